@@ -1,0 +1,30 @@
+// The command line of SPEC §3, parsed with CLI11 into a Layer plus run-level choices.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.hpp"
+#include "cordon/settings.hpp"
+
+namespace cordon {
+
+struct CliRequest {
+    Layer layer;                        // the command line's keys, merged last
+    std::vector<std::string> profiles;  // -p/--profile, in order
+    bool no_profile = false;
+    bool no_policy = false;
+    std::vector<std::string> command;   // COMMAND [ARG...]
+    std::optional<std::string> script;  // -c SCRIPT
+    bool dry_run = false;
+    int verbosity = 0;                  // -1 quiet, 0 normal, 1+ verbose
+    bool help = false;
+    bool version = false;
+    std::string help_text;
+};
+
+// Parse argv (without subcommands, which main dispatches first). Errors name the option.
+Result<CliRequest> parse_command_line(const std::vector<std::string>& args);
+
+}  // namespace cordon

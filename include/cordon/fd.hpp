@@ -1,0 +1,54 @@
+// RAII for file descriptors and small EINTR-safe syscall helpers.
+#pragma once
+
+#include <unistd.h>
+
+#include <string>
+#include <utility>
+
+#include "cordon/error.hpp"
+
+namespace cordon {
+
+class UniqueFd final {
+public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) : fd_(fd) {}
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    UniqueFd& operator=(UniqueFd&& o) noexcept {
+        if (this != &o) reset(std::exchange(o.fd_, -1));
+        return *this;
+    }
+    ~UniqueFd() { reset(); }
+
+    [[nodiscard]] int get() const { return fd_; }
+    [[nodiscard]] bool valid() const { return fd_ >= 0; }
+    explicit operator bool() const { return valid(); }
+    int release() { return std::exchange(fd_, -1); }
+    void reset(int fd = -1) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = fd;
+    }
+
+private:
+    int fd_ = -1;
+};
+
+// Retry a syscall-like expression while it fails with EINTR.
+template <typename F>
+auto retry_eintr(F&& f) {
+    decltype(f()) r;
+    do {
+        r = f();
+    } while (r == -1 && errno == EINTR);
+    return r;
+}
+
+// Whole-buffer I/O; return false with errno set on failure.
+bool write_all(int fd, const void* buf, size_t len);
+Result<std::string> read_file(const std::string& path);
+Status write_file(const std::string& path, const std::string& data);
+
+}  // namespace cordon

@@ -1,0 +1,76 @@
+// The jail's runtime: what is derived from the Spec before clone (Prepared), the messages the
+// child sends to the supervisor, and the two entry points.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.hpp"
+#include "cordon/mount_plan.hpp"
+#include "cordon/seccomp.hpp"
+#include "cordon/spec.hpp"
+
+namespace cordon {
+
+// One line of /proc/PID/uid_map or gid_map: "inside outside count".
+struct IdMap {
+    uint32_t inside;
+    uint32_t outside;
+    uint32_t count;
+};
+// The maps for a jail: the caller's ids become spec.uid/spec.gid inside, nothing else is mapped.
+std::vector<IdMap> uid_maps(const Spec& spec);
+std::vector<IdMap> gid_maps(const Spec& spec);
+std::string format_id_map(const std::vector<IdMap>& maps);
+
+// Everything the child needs, computed in the parent before clone so the child only replays it.
+struct Prepared {
+    MountPlan mounts;
+    SeccompPolicy seccomp;
+    std::vector<sock_filter> bpf;
+    int clone_flags = 0;
+};
+Result<Prepared> prepare(const Spec& spec);
+
+// Child -> supervisor messages over a SOCK_SEQPACKET socket.
+struct ChildMsg {
+    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4 };
+    Type type;
+    int32_t err;     // errno
+    int32_t status;  // wait status, for Exited
+    char text[480];  // the failing step, or argv[0]
+};
+
+// How the run ended, for the exit status and --status-json.
+struct Outcome {
+    enum class Reason { Exited, Signaled, Timeout, SetupError, ExecError };
+    Reason reason = Reason::SetupError;
+    int exit_code = 125;
+    int signal = 0;
+    uint64_t wall_ms = 0;
+    uint64_t cpu_ms = 0;
+    uint64_t peak_memory_bytes = 0;
+    std::optional<Error> error;  // SetupError / ExecError
+};
+
+// The supervisor: create the namespaces, feed the child, wait, clean up.
+Outcome run_jail(const Spec& spec, const Prepared& prepared);
+
+// Child side (src/jail/child.cpp): runs as pid 1 of the new pid namespace; never returns.
+struct ChildContext {
+    const Spec* spec;
+    const Prepared* prepared;
+    int sync_fd;
+};
+[[noreturn]] void child_main(const ChildContext& ctx);
+
+// Replay the mount plan inside the new mount namespace and pivot into the new root.
+// On failure, `step` describes the operation (written into a fixed buffer, no allocation).
+int apply_mounts(const Spec& spec, const MountPlan& plan, char* step, size_t step_len);
+
+}  // namespace cordon

@@ -1,0 +1,16 @@
+// What cordon prints about a run: --dry-run's resolved jail and --status-json's object.
+#pragma once
+
+#include <string>
+
+#include "cordon/error.hpp"
+#include "cordon/jail.hpp"
+
+namespace cordon {
+
+std::string format_dry_run(const Spec& spec, const Prepared& prepared);
+std::string status_json(const Outcome& outcome);
+// TARGET is a path or fd:N.
+Status write_status_json(const std::string& target, const Outcome& outcome);
+
+}  // namespace cordon

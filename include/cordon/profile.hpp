@@ -1,0 +1,31 @@
+// Profiles: TOML files whose keys are the long option names (SPEC §5).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cordon/error.hpp"
+#include "cordon/settings.hpp"
+
+namespace cordon {
+
+// Values for ${HOME}, ${WORKDIR}, ${XDG_CACHE_HOME}, ${XDG_CONFIG_HOME}, ${UID}, ${USER}.
+using Vars = std::map<std::string, std::string>;
+
+// Parse one profile file's text into a Layer. `path` is used in messages (file:line:col).
+// `extends` receives the parents it names, in order.
+Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
+                            std::vector<std::string>* extends);
+
+// Find NAME on the profile search path (a value containing '/' is a path).
+Result<std::string> find_profile(const std::string& name_or_path);
+
+// Load the named profiles with their parents (depth first, each file once; a cycle is an
+// error) and merge them in order into one Layer.
+Result<Layer> load_profiles(const std::vector<std::string>& names, const Vars& vars);
+
+// Replace ${NAME} in `text`; an unknown or undefined variable is an error naming it.
+Result<std::string> expand_vars(const std::string& text, const Vars& vars);
+
+}  // namespace cordon

@@ -1,0 +1,77 @@
+// Settings: the keys shared by the command line and profile files (SPEC §3, §5).
+//
+// A profile file and the command line each produce one Layer: a map from long option name to
+// value. Layers merge in order (profiles, then the command line): scalar keys are overridden,
+// list keys accumulate. The merged layer is then validated into an immutable Spec.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cordon/error.hpp"
+
+namespace cordon {
+
+enum class KeyType {
+    String,    // --net none
+    Bool,      // --allow-userns
+    UInt,      // --uid 1000
+    Size,      // --memory 2G (stored as the text; validated when the spec is built)
+    Duration,  // --timeout 90s
+    List,      // --ro PATH (repeatable, accumulates)
+    PairList,  // --setenv NAME VALUE
+    Ops,       // --bind SRC DEST and the other bwrap-style primitives: ordered, accumulate
+};
+
+struct KeyInfo {
+    const char* name;     // long option name == profile key
+    KeyType type;
+    const char* metavar;  // for --help
+    const char* help;
+    bool profile_ok;      // may appear in a profile file
+    int arity;            // values per occurrence (Ops and PairList: 1 or 2)
+    bool available;       // false: reserved for a later release, rejected with a clear message
+};
+
+// Every key cordon knows, in --help order.
+const std::vector<KeyInfo>& all_keys();
+const KeyInfo* find_key(const std::string& name);
+
+// One ordered bwrap-style primitive: --bind SRC DEST, --dir DEST, ...
+struct OpValue {
+    std::string key;                // "bind", "ro-bind-try", "dir", ...
+    std::vector<std::string> args;  // 1 or 2 values
+    std::string origin;             // "command line" or "file:line:col"
+};
+
+using PairValue = std::pair<std::string, std::string>;
+using Value = std::variant<std::string, bool, uint64_t, std::vector<std::string>,
+                           std::vector<PairValue>, std::vector<OpValue>>;
+
+struct Layer {
+    std::string origin;  // "command line" or the profile's path
+    std::map<std::string, Value> values;
+    std::map<std::string, std::string> where;  // key -> "file:line:col" for messages
+};
+
+// Merge `top` over `base`: scalars replace, lists append.
+void merge_layer(Layer& base, const Layer& top);
+
+// Accessors on a merged layer.
+std::optional<std::string> get_string(const Layer& l, const std::string& key);
+bool get_bool(const Layer& l, const std::string& key, bool fallback = false);
+std::optional<uint64_t> get_uint(const Layer& l, const std::string& key);
+std::vector<std::string> get_list(const Layer& l, const std::string& key);
+std::vector<PairValue> get_pairs(const Layer& l, const std::string& key);
+std::vector<OpValue> get_ops(const Layer& l);
+
+// "512K", "64M", "2G", "1048576" -> bytes.
+Result<uint64_t> parse_size(const std::string& text);
+// "90s", "10m", "1h", "1h30m", "250ms", "5" (seconds) -> milliseconds.
+Result<uint64_t> parse_duration_ms(const std::string& text);
+
+}  // namespace cordon

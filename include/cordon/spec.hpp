@@ -1,0 +1,92 @@
+// The Spec: everything the jail will be, validated once, immutable afterwards (STYLE.md).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/cli.hpp"
+#include "cordon/error.hpp"
+#include "cordon/settings.hpp"
+
+namespace cordon {
+
+// What cordon knows about the caller, gathered once (injected by tests).
+struct HostInfo {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string cwd;
+    std::string home;
+    std::string user;
+    std::vector<std::string> environ;  // NAME=VALUE
+};
+HostInfo current_host();
+
+struct Rlimit {
+    int resource;
+    std::string name;
+    uint64_t soft;
+    uint64_t hard;
+};
+
+struct Spec {
+    // The command: argv[0] is looked up on the jail's PATH.
+    std::vector<std::string> argv;
+    bool via_shell = false;  // -c SCRIPT
+
+    // Identity.
+    uid_t host_uid = 0, uid = 0;
+    gid_t host_gid = 0, gid = 0;
+    std::string home;  // the caller's HOME (same path inside)
+    std::optional<std::string> hostname;
+    bool share_net = false;
+
+    // Filesystem (absolute, normalised paths; `protect` is relative to the workdir).
+    bool no_profile = false;
+    std::optional<std::string> workdir;  // nullopt: nothing writable
+    std::string workdir_note;            // why the current directory was not made writable
+    std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
+    bool private_home = false;
+    uint64_t tmpfs_size = 1ULL << 30;
+    std::vector<OpValue> ops;  // bwrap-style primitives, in order
+    std::string chdir;         // working directory inside the jail
+
+    // Environment after filtering, and what was removed (for --dry-run).
+    std::vector<std::string> env;
+    std::vector<std::string> env_removed;
+
+    // Limits.
+    std::optional<uint64_t> timeout_ms;
+    std::vector<Rlimit> rlimits;
+
+    // Security.
+    bool allow_userns = false;
+    bool allow_ptrace = false;
+    bool new_session = false;
+    std::vector<int> cap_keep;
+    std::vector<std::string> cap_keep_names;
+    std::string seccomp = "default";
+
+    // Output.
+    std::optional<std::string> status_json;
+    bool dry_run = false;
+    int verbosity = 0;
+    std::vector<std::string> profiles;
+};
+
+// Normalise an absolute or cwd-relative path lexically: "//a/./b/../c/" -> "/a/c".
+std::string normalize_path(const std::string& path, const std::string& cwd);
+
+// True for /, HOME, an ancestor of HOME, and system directories (/usr, /etc, /bin, ...).
+bool is_unsafe_workdir(const std::string& dir, const std::string& home);
+
+// Build and validate the Spec from the command line and the merged profile layer.
+Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host);
+
+// The full flow: load profiles named on the command line (or `default`), merge, build.
+Result<Spec> resolve_spec(const CliRequest& cli, const HostInfo& host);
+
+}  // namespace cordon

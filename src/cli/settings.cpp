@@ -1,0 +1,204 @@
+#include "cordon/settings.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cordon {
+
+namespace {
+
+constexpr bool kProfile = true;
+constexpr bool kCliOnly = false;
+
+}  // namespace
+
+const std::vector<KeyInfo>& all_keys() {
+    using T = KeyType;
+    // name, type, metavar, help, profile_ok, arity, available
+    static const std::vector<KeyInfo> keys = {
+        // filesystem
+        {"workdir", T::String, "DIR", "the writable project root (default: current directory; 'none': nothing writable)", kProfile, 1, true},
+        {"rw", T::List, "PATH", "expose PATH read-write", kProfile, 1, true},
+        {"ro", T::List, "PATH", "expose PATH read-only", kProfile, 1, true},
+        {"hide", T::List, "PATH", "make PATH appear empty (directories) or empty and unreadable (files)", kProfile, 1, true},
+        {"tmpfs", T::List, "PATH", "mount a private, size-bounded tmpfs on PATH", kProfile, 1, true},
+        {"tmpfs-size", T::Size, "SIZE", "size bound of every tmpfs (default 1G)", kProfile, 1, true},
+        {"protect", T::List, "RELPATH", "keep RELPATH inside the workdir read-only, even if it does not exist yet", kProfile, 1, true},
+        {"protect-existing", T::List, "RELPATH", "keep RELPATH inside the workdir read-only if it exists", kProfile, 1, true},
+        {"private-home", T::Bool, "", "replace HOME with an empty private directory", kProfile, 0, true},
+        {"bind", T::Ops, "SRC DEST", "bind-mount host SRC on DEST read-write", kProfile, 2, true},
+        {"bind-try", T::Ops, "SRC DEST", "like --bind, ignored if SRC does not exist", kProfile, 2, true},
+        {"ro-bind", T::Ops, "SRC DEST", "bind-mount host SRC on DEST read-only", kProfile, 2, true},
+        {"ro-bind-try", T::Ops, "SRC DEST", "like --ro-bind, ignored if SRC does not exist", kProfile, 2, true},
+        {"dev-bind", T::Ops, "SRC DEST", "bind-mount host SRC on DEST, devices allowed", kProfile, 2, true},
+        {"dev-bind-try", T::Ops, "SRC DEST", "like --dev-bind, ignored if SRC does not exist", kProfile, 2, true},
+        {"proc", T::Ops, "DEST", "mount a fresh procfs on DEST", kProfile, 1, true},
+        {"dev", T::Ops, "DEST", "mount a minimal /dev on DEST", kProfile, 1, true},
+        {"dir", T::Ops, "DEST", "create directory DEST", kProfile, 1, true},
+        {"symlink", T::Ops, "SRC DEST", "create symlink DEST pointing to SRC", kProfile, 2, true},
+        {"remount-ro", T::Ops, "DEST", "remount DEST read-only", kProfile, 1, true},
+        {"chdir", T::String, "DIR", "working directory inside the jail (default: the current directory)", kProfile, 1, true},
+        // network and identity
+        {"net", T::String, "none|host", "network: none (loopback only, default) or host", kProfile, 1, true},
+        {"uid", T::UInt, "N", "user id inside the jail (default: the caller's)", kProfile, 1, true},
+        {"gid", T::UInt, "N", "group id inside the jail (default: the caller's)", kProfile, 1, true},
+        {"hostname", T::String, "NAME", "hostname inside the jail", kProfile, 1, true},
+        // environment
+        {"clearenv", T::Bool, "", "start from an empty environment", kProfile, 0, true},
+        {"setenv", T::PairList, "NAME VALUE", "set an environment variable", kProfile, 2, true},
+        {"unsetenv", T::List, "NAME", "remove an environment variable", kProfile, 1, true},
+        {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob)", kProfile, 1, true},
+        {"env-pass", T::List, "NAME", "keep a variable that env-strip would remove", kProfile, 1, true},
+        // limits
+        {"memory", T::Size, "SIZE", "memory limit (cgroup v2)", kProfile, 1, false},
+        {"pids", T::UInt, "N", "process limit (cgroup v2)", kProfile, 1, false},
+        {"cpus", T::String, "N.N", "CPU limit (cgroup v2)", kProfile, 1, false},
+        {"limits", T::String, "required|best-effort", "what to do when a limit cannot be applied", kProfile, 1, false},
+        {"timeout", T::Duration, "DURATION", "kill the jail after DURATION (exit 124)", kProfile, 1, true},
+        {"rlimit", T::List, "NAME=SOFT[:HARD]", "set a resource limit (core dumps are off unless set)", kProfile, 1, true},
+        // security
+        {"allow-userns", T::Bool, "", "allow nested user namespaces", kProfile, 0, true},
+        {"allow-ptrace", T::Bool, "", "allow ptrace and process_vm_* between jailed processes", kProfile, 0, true},
+        {"cap-add", T::List, "CAP", "keep capability CAP inside the jail's user namespace", kProfile, 1, true},
+        {"new-session", T::Bool, "", "run the command in a new session (no controlling terminal)", kProfile, 0, true},
+        {"seccomp", T::String, "NAME|PATH", "syscall policy (default: default)", kProfile, 1, true},
+        // policy
+        {"policy", T::List, "NAME|PATH", "command policy file (repeatable)", kProfile, 1, false},
+        {"on-deny", T::String, "error|kill", "what an exec denied inside the jail does", kProfile, 1, false},
+        // output
+        {"status-json", T::String, "PATH|fd:N", "write a JSON status object at the end", kProfile, 1, true},
+        {"audit", T::String, "PATH", "write exec decisions as JSON lines", kProfile, 1, false},
+    };
+    return keys;
+}
+
+const KeyInfo* find_key(const std::string& name) {
+    for (const auto& k : all_keys()) {
+        if (name == k.name) return &k;
+    }
+    return nullptr;
+}
+
+void merge_layer(Layer& base, const Layer& top) {
+    for (const auto& [key, value] : top.values) {
+        auto it = base.values.find(key);
+        if (it == base.values.end() || it->second.index() != value.index()) {
+            base.values[key] = value;
+        } else if (auto* list = std::get_if<std::vector<std::string>>(&it->second)) {
+            const auto& add = std::get<std::vector<std::string>>(value);
+            list->insert(list->end(), add.begin(), add.end());
+        } else if (auto* pairs = std::get_if<std::vector<PairValue>>(&it->second)) {
+            const auto& add = std::get<std::vector<PairValue>>(value);
+            pairs->insert(pairs->end(), add.begin(), add.end());
+        } else if (auto* ops = std::get_if<std::vector<OpValue>>(&it->second)) {
+            const auto& add = std::get<std::vector<OpValue>>(value);
+            ops->insert(ops->end(), add.begin(), add.end());
+        } else {
+            it->second = value;
+        }
+        if (auto w = top.where.find(key); w != top.where.end()) base.where[key] = w->second;
+    }
+}
+
+std::optional<std::string> get_string(const Layer& l, const std::string& key) {
+    auto it = l.values.find(key);
+    if (it == l.values.end()) return std::nullopt;
+    if (auto* s = std::get_if<std::string>(&it->second)) return *s;
+    return std::nullopt;
+}
+
+bool get_bool(const Layer& l, const std::string& key, bool fallback) {
+    auto it = l.values.find(key);
+    if (it == l.values.end()) return fallback;
+    if (auto* b = std::get_if<bool>(&it->second)) return *b;
+    return fallback;
+}
+
+std::optional<uint64_t> get_uint(const Layer& l, const std::string& key) {
+    auto it = l.values.find(key);
+    if (it == l.values.end()) return std::nullopt;
+    if (auto* u = std::get_if<uint64_t>(&it->second)) return *u;
+    return std::nullopt;
+}
+
+std::vector<std::string> get_list(const Layer& l, const std::string& key) {
+    auto it = l.values.find(key);
+    if (it == l.values.end()) return {};
+    if (auto* v = std::get_if<std::vector<std::string>>(&it->second)) return *v;
+    return {};
+}
+
+std::vector<PairValue> get_pairs(const Layer& l, const std::string& key) {
+    auto it = l.values.find(key);
+    if (it == l.values.end()) return {};
+    if (auto* v = std::get_if<std::vector<PairValue>>(&it->second)) return *v;
+    return {};
+}
+
+std::vector<OpValue> get_ops(const Layer& l) {
+    auto it = l.values.find("ops");
+    if (it == l.values.end()) return {};
+    if (auto* v = std::get_if<std::vector<OpValue>>(&it->second)) return *v;
+    return {};
+}
+
+Result<uint64_t> parse_size(const std::string& text) {
+    if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) {
+        return make_error("invalid size '" + text + "'", "expected a number with an optional K, M, G or T suffix");
+    }
+    size_t pos = 0;
+    uint64_t n = 0;
+    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+        uint64_t d = static_cast<uint64_t>(text[pos] - '0');
+        if (n > (UINT64_MAX - d) / 10) return make_error("invalid size '" + text + "'", "too large");
+        n = n * 10 + d;
+        ++pos;
+    }
+    std::string suffix = text.substr(pos);
+    if (suffix.size() == 2 && (suffix[1] == 'B' || suffix[1] == 'b')) suffix.pop_back();
+    if (suffix == "iB") suffix.clear();
+    int shift = 0;
+    if (suffix.empty() || suffix == "B" || suffix == "b") shift = 0;
+    else if (suffix == "K" || suffix == "k") shift = 10;
+    else if (suffix == "M" || suffix == "m") shift = 20;
+    else if (suffix == "G" || suffix == "g") shift = 30;
+    else if (suffix == "T" || suffix == "t") shift = 40;
+    else return make_error("invalid size '" + text + "'", "unknown suffix '" + suffix + "' (use K, M, G or T)");
+    if (shift > 0 && n > (UINT64_MAX >> shift)) return make_error("invalid size '" + text + "'", "too large");
+    return n << shift;
+}
+
+Result<uint64_t> parse_duration_ms(const std::string& text) {
+    auto bad = [&](const std::string& why) {
+        return make_error("invalid duration '" + text + "'", why + " (examples: 90s, 10m, 1h30m, 500ms)");
+    };
+    if (text.empty()) return bad("empty");
+    uint64_t total = 0;
+    size_t pos = 0;
+    bool any = false;
+    while (pos < text.size()) {
+        if (!std::isdigit(static_cast<unsigned char>(text[pos]))) return bad("expected a number");
+        uint64_t n = 0;
+        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+            n = n * 10 + static_cast<uint64_t>(text[pos] - '0');
+            if (n > 100000000000ULL) return bad("too large");
+            ++pos;
+        }
+        std::string unit;
+        while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) unit += text[pos++];
+        uint64_t mult = 0;
+        if (unit.empty() || unit == "s") mult = 1000;
+        else if (unit == "ms") mult = 1;
+        else if (unit == "m") mult = 60 * 1000;
+        else if (unit == "h") mult = 3600 * 1000;
+        else if (unit == "d") mult = 24 * 3600 * 1000;
+        else return bad("unknown unit '" + unit + "'");
+        if (unit.empty() && pos != text.size()) return bad("a unit is needed between numbers");
+        total += n * mult;
+        any = true;
+    }
+    if (!any || total == 0) return bad("must be greater than zero");
+    return total;
+}
+
+}  // namespace cordon

@@ -1,0 +1,340 @@
+#include "cordon/spec.hpp"
+
+#include <fnmatch.h>
+#include <pwd.h>
+#include <sys/capability.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+#include "cordon/profile.hpp"
+
+extern char** environ;
+
+namespace cordon {
+
+HostInfo current_host() {
+    HostInfo h;
+    h.uid = ::getuid();
+    h.gid = ::getgid();
+    char buf[PATH_MAX];
+    if (::getcwd(buf, sizeof buf)) h.cwd = buf;
+    if (const char* home = std::getenv("HOME"); home && *home) {
+        h.home = home;
+    } else if (struct passwd* pw = ::getpwuid(h.uid)) {
+        h.home = pw->pw_dir;
+    }
+    if (struct passwd* pw = ::getpwuid(h.uid)) h.user = pw->pw_name;
+    else h.user = std::to_string(h.uid);
+    for (char** e = environ; e && *e; ++e) h.environ.emplace_back(*e);
+    return h;
+}
+
+std::string normalize_path(const std::string& path, const std::string& cwd) {
+    std::string full = (!path.empty() && path[0] == '/') ? path : cwd + "/" + path;
+    std::vector<std::string> parts;
+    size_t i = 0;
+    while (i <= full.size()) {
+        size_t j = full.find('/', i);
+        if (j == std::string::npos) j = full.size();
+        std::string comp = full.substr(i, j - i);
+        if (comp == "..") {
+            if (!parts.empty()) parts.pop_back();
+        } else if (!comp.empty() && comp != ".") {
+            parts.push_back(comp);
+        }
+        i = j + 1;
+    }
+    std::string out;
+    for (const auto& p : parts) out += "/" + p;
+    return out.empty() ? "/" : out;
+}
+
+namespace {
+
+bool is_under(const std::string& path, const std::string& dir) {
+    if (dir == "/") return true;
+    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
+const std::vector<std::string>& system_dirs() {
+    static const std::vector<std::string> dirs = {
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot", "/dev", "/proc",
+        "/sys", "/run", "/var", "/opt", "/srv", "/root", "/snap", "/nix", "/home", "/tmp", "/mnt", "/media"};
+    return dirs;
+}
+
+struct RlimitName {
+    const char* name;
+    int resource;
+};
+constexpr RlimitName kRlimits[] = {
+    {"as", RLIMIT_AS},           {"core", RLIMIT_CORE},         {"cpu", RLIMIT_CPU},
+    {"data", RLIMIT_DATA},       {"fsize", RLIMIT_FSIZE},       {"locks", RLIMIT_LOCKS},
+    {"memlock", RLIMIT_MEMLOCK}, {"msgqueue", RLIMIT_MSGQUEUE}, {"nice", RLIMIT_NICE},
+    {"nofile", RLIMIT_NOFILE},   {"nproc", RLIMIT_NPROC},       {"rss", RLIMIT_RSS},
+    {"rtprio", RLIMIT_RTPRIO},   {"rttime", RLIMIT_RTTIME},     {"sigpending", RLIMIT_SIGPENDING},
+    {"stack", RLIMIT_STACK},
+};
+
+Result<uint64_t> parse_rlimit_value(const std::string& v) {
+    if (v == "unlimited" || v == "infinity") return static_cast<uint64_t>(RLIM_INFINITY);
+    return parse_size(v);
+}
+
+Result<Rlimit> parse_rlimit(const std::string& text) {
+    auto bad = [&](const std::string& why) { return make_error("--rlimit", "invalid value '" + text + "': " + why); };
+    size_t eq = text.find('=');
+    if (eq == std::string::npos) return bad("expected NAME=SOFT[:HARD]");
+    std::string name = text.substr(0, eq);
+    std::string rest = text.substr(eq + 1);
+    const RlimitName* found = nullptr;
+    for (const auto& r : kRlimits) {
+        if (name == r.name || ("RLIMIT_" + std::string(r.name)) == name) found = &r;
+    }
+    if (!found) return bad("unknown limit '" + name + "' (as, core, cpu, data, fsize, memlock, nofile, nproc, stack, ...)");
+    size_t colon = rest.find(':');
+    auto soft = parse_rlimit_value(rest.substr(0, colon));
+    if (!soft) return bad(soft.error().why.empty() ? soft.error().what : soft.error().why);
+    uint64_t hard = *soft;
+    if (colon != std::string::npos) {
+        auto h = parse_rlimit_value(rest.substr(colon + 1));
+        if (!h) return bad(h.error().why.empty() ? h.error().what : h.error().why);
+        hard = *h;
+    }
+    if (soft.value() > hard) return bad("the soft limit is above the hard limit");
+    return Rlimit{found->resource, found->name, *soft, hard};
+}
+
+bool path_exists(const std::string& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+bool is_unsafe_workdir(const std::string& dir, const std::string& home) {
+    if (dir == "/") return true;
+    if (!home.empty() && is_under(home, dir)) return true;  // HOME itself or an ancestor
+    for (const auto& sys : system_dirs()) {
+        if (dir == sys) return true;
+        // Everything below the system trees proper (but not project dirs under /home, /tmp, /srv, ...).
+        static const std::vector<std::string> deep = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                                      "/libx32", "/etc", "/boot", "/dev", "/proc", "/sys"};
+        for (const auto& d : deep) {
+            if (is_under(dir, d)) return true;
+        }
+    }
+    return false;
+}
+
+Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host) {
+    Spec s;
+    s.host_uid = host.uid;
+    s.host_gid = host.gid;
+    s.home = host.home;
+    s.dry_run = cli.dry_run;
+    s.verbosity = cli.verbosity;
+    s.no_profile = cli.no_profile;
+
+    // Command.
+    if (cli.script) {
+        s.argv = {"/bin/sh", "-c", *cli.script};
+        s.via_shell = true;
+    } else {
+        s.argv = cli.command;
+    }
+
+    // Identity and network.
+    s.uid = static_cast<uid_t>(get_uint(merged, "uid").value_or(host.uid));
+    s.gid = static_cast<gid_t>(get_uint(merged, "gid").value_or(host.gid));
+    s.hostname = get_string(merged, "hostname");
+    if (s.hostname && (s.hostname->empty() || s.hostname->size() > 64)) {
+        return make_error("--hostname", "invalid value '" + *s.hostname + "': must be 1 to 64 characters");
+    }
+    std::string net = get_string(merged, "net").value_or("none");
+    if (net == "host") s.share_net = true;
+    else if (net != "none") return make_error("--net", "invalid value '" + net + "': expected none or host");
+
+    // Paths: absolute and normalised; entries named on the command line must exist.
+    auto norm_list = [&](const std::string& key) -> Result<std::vector<std::string>> {
+        std::vector<std::string> out;
+        auto cli_list = get_list(cli.layer, key);
+        for (const auto& p : get_list(merged, key)) {
+            if (p.empty()) return make_error("--" + key, "empty path");
+            out.push_back(normalize_path(p, host.cwd));
+        }
+        for (const auto& p : cli_list) {
+            std::string n = normalize_path(p, host.cwd);
+            if ((key == "ro" || key == "rw") && !path_exists(n)) {
+                return make_error("--" + key, "'" + p + "' does not exist");
+            }
+        }
+        return out;
+    };
+    auto ro = norm_list("ro");
+    if (!ro) return ro.error();
+    auto rw = norm_list("rw");
+    if (!rw) return rw.error();
+    auto hide = norm_list("hide");
+    if (!hide) return hide.error();
+    auto tmpfs = norm_list("tmpfs");
+    if (!tmpfs) return tmpfs.error();
+    s.ro = *ro;
+    s.rw = *rw;
+    s.hide = *hide;
+    s.tmpfs = *tmpfs;
+    for (const char* key : {"protect", "protect-existing"}) {
+        for (const auto& rel : get_list(merged, key)) {
+            if (rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos) {
+                return make_error(std::string("--") + key,
+                                  "invalid value '" + rel + "': must be a path relative to the workdir, without '..'");
+            }
+            (std::string(key) == "protect" ? s.protect : s.protect_existing).push_back(rel);
+        }
+    }
+    s.private_home = get_bool(merged, "private-home");
+    if (auto sz = get_string(merged, "tmpfs-size")) {
+        auto r = parse_size(*sz);
+        if (!r) return make_error("--tmpfs-size", r.error().what + ": " + r.error().why);
+        if (*r < 4096) return make_error("--tmpfs-size", "invalid value '" + *sz + "': at least 4K");
+        s.tmpfs_size = *r;
+    }
+    for (auto op : get_ops(merged)) {
+        for (auto& a : op.args) {
+            if (a.empty()) return make_error("--" + op.key, "empty path (" + op.origin + ")");
+        }
+        // DEST is always inside the jail; a relative DEST is relative to the jail's root.
+        std::string& dest = op.args.back();
+        if (op.key != "symlink" || op.args.size() == 2) dest = normalize_path(dest, "/");
+        if (op.key.find("bind") != std::string::npos) op.args[0] = normalize_path(op.args[0], host.cwd);
+        s.ops.push_back(op);
+    }
+
+    // The workdir: explicit (--workdir / profile) is honoured; the implicit current directory
+    // is refused when it is /, HOME, an ancestor of HOME or a system directory.
+    if (auto wd = get_string(merged, "workdir")) {
+        if (*wd != "none") {
+            std::string n = normalize_path(*wd, host.cwd);
+            struct stat st {};
+            if (::stat(n.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+                return make_error("--workdir", "'" + *wd + "' is not a directory");
+            }
+            char real[PATH_MAX];
+            if (!::realpath(n.c_str(), real)) return sys_error("--workdir: " + *wd);
+            s.workdir = real;
+        }
+    } else if (!s.no_profile) {
+        char real[PATH_MAX];
+        std::string cwd = ::realpath(host.cwd.c_str(), real) ? std::string(real) : host.cwd;
+        if (is_unsafe_workdir(cwd, host.home)) {
+            s.workdir_note = "the current directory " + cwd +
+                             " is /, HOME, an ancestor of HOME or a system directory; nothing is writable "
+                             "(pass --workdir DIR to choose one)";
+        } else {
+            s.workdir = cwd;
+        }
+    }
+    s.chdir = get_string(merged, "chdir").value_or(host.cwd);
+    s.chdir = normalize_path(s.chdir, host.cwd);
+
+    // Environment: the caller's, minus credential-like names, then the explicit edits.
+    std::vector<std::string> strip = get_list(merged, "env-strip");
+    std::vector<std::string> pass = get_list(merged, "env-pass");
+    std::vector<std::string> unset = get_list(merged, "unsetenv");
+    bool clear = get_bool(merged, "clearenv");
+    std::vector<std::string> env;
+    for (const auto& kv : host.environ) {
+        std::string name = kv.substr(0, kv.find('='));
+        bool passed = std::find(pass.begin(), pass.end(), name) != pass.end();
+        bool drop = clear || std::find(unset.begin(), unset.end(), name) != unset.end();
+        if (!drop && !passed) {
+            for (const auto& pat : strip) {
+                if (::fnmatch(pat.c_str(), name.c_str(), 0) == 0) {
+                    drop = true;
+                    break;
+                }
+            }
+        }
+        if (drop && !(passed && !clear)) s.env_removed.push_back(name);
+        else env.push_back(kv);
+    }
+    for (const auto& [name, value] : get_pairs(merged, "setenv")) {
+        if (name.empty() || name.find('=') != std::string::npos) {
+            return make_error("--setenv", "invalid variable name '" + name + "'");
+        }
+        std::erase_if(env, [&](const std::string& kv) { return kv.compare(0, name.size() + 1, name + "=") == 0; });
+        env.push_back(name + "=" + value);
+    }
+    s.env = env;
+
+    // Limits.
+    if (auto t = get_string(merged, "timeout")) {
+        auto ms = parse_duration_ms(*t);
+        if (!ms) return make_error("--timeout", ms.error().what + ": " + ms.error().why);
+        s.timeout_ms = *ms;
+    }
+    s.rlimits.push_back(Rlimit{RLIMIT_CORE, "core", 0, 0});  // core dumps off unless asked
+    for (const auto& text : get_list(merged, "rlimit")) {
+        auto r = parse_rlimit(text);
+        if (!r) return r.error();
+        std::erase_if(s.rlimits, [&](const Rlimit& x) { return x.resource == r->resource; });
+        s.rlimits.push_back(*r);
+    }
+
+    // Security.
+    s.allow_userns = get_bool(merged, "allow-userns");
+    s.allow_ptrace = get_bool(merged, "allow-ptrace");
+    s.new_session = get_bool(merged, "new-session");
+    for (const auto& name : get_list(merged, "cap-add")) {
+        std::string lower;
+        for (char ch : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (lower.rfind("cap_", 0) != 0) lower = "cap_" + lower;
+        cap_value_t cap = 0;
+        if (::cap_from_name(lower.c_str(), &cap) != 0) {
+            return make_error("--cap-add", "unknown capability '" + name + "'");
+        }
+        s.cap_keep.push_back(cap);
+        s.cap_keep_names.push_back(lower);
+    }
+    s.seccomp = get_string(merged, "seccomp").value_or("default");
+    s.status_json = get_string(merged, "status-json");
+    if (s.status_json && s.status_json->rfind("fd:", 0) == 0) {
+        std::string n = s.status_json->substr(3);
+        if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 6) {
+            return make_error("--status-json", "invalid value '" + *s.status_json + "': expected PATH or fd:N");
+        }
+    }
+    s.profiles = cli.profiles;
+    return s;
+}
+
+Result<Spec> resolve_spec(const CliRequest& cli, const HostInfo& host) {
+    Layer merged;
+    if (!cli.no_profile) {
+        Vars vars = {{"HOME", host.home},
+                     {"UID", std::to_string(host.uid)},
+                     {"USER", host.user},
+                     {"WORKDIR", host.cwd}};
+        auto env_or = [&](const char* name, const std::string& fallback) {
+            const char* v = std::getenv(name);
+            return (v && *v) ? std::string(v) : fallback;
+        };
+        vars["XDG_CACHE_HOME"] = env_or("XDG_CACHE_HOME", host.home.empty() ? "" : host.home + "/.cache");
+        vars["XDG_CONFIG_HOME"] = env_or("XDG_CONFIG_HOME", host.home.empty() ? "" : host.home + "/.config");
+        std::vector<std::string> names = cli.profiles.empty() ? std::vector<std::string>{"default"} : cli.profiles;
+        auto layer = load_profiles(names, vars);
+        if (!layer) return layer.error();
+        merged = *layer;
+    }
+    merge_layer(merged, cli.layer);
+    auto spec = build_spec(cli, merged, host);
+    if (spec && spec->profiles.empty() && !cli.no_profile) spec->profiles = {"default"};
+    return spec;
+}
+
+}  // namespace cordon

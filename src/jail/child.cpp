@@ -1,0 +1,247 @@
+// The child: pid 1 of the jail's pid namespace. It builds the jail, then stays as a tiny init
+// that reaps zombies and forwards the supervisor's signals, while its child (the payload) execs
+// the command. Everything here replays data prepared by the parent; errors travel back to the
+// supervisor as typed ChildMsg records.
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "cordon/fd.hpp"
+#include "cordon/jail.hpp"
+
+namespace cordon {
+
+namespace {
+
+void send_msg(int fd, ChildMsg::Type type, int err, int status, const char* text) {
+    ChildMsg m{};
+    m.type = type;
+    m.err = err;
+    m.status = status;
+    if (text) std::snprintf(m.text, sizeof m.text, "%s", text);
+    (void)retry_eintr([&] { return ::send(fd, &m, sizeof m, MSG_NOSIGNAL); });
+}
+
+[[noreturn]] void setup_failed(int fd, const char* step) {
+    send_msg(fd, ChildMsg::SetupError, errno, 0, step);
+    ::_exit(125);
+}
+
+// The signals init relays from the supervisor to the payload.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void noop_handler(int) {}
+
+int bring_loopback_up() {
+    UniqueFd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!s) return -1;
+    struct ifreq ifr {};
+    std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+    if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) return -1;
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+    return ::ioctl(s.get(), SIOCSIFFLAGS, &ifr);
+}
+
+bool keep_cap(const Spec& spec, int cap) {
+    for (int k : spec.cap_keep) {
+        if (k == cap) return true;
+    }
+    return false;
+}
+
+// Bounding set: everything not explicitly kept. Needs CAP_SETPCAP, so it runs before the
+// capability sets are cleared.
+int drop_bounding_set(const Spec& spec) {
+    for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
+        if (keep_cap(spec, cap)) continue;
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+    }
+    return 0;
+}
+
+// Effective, permitted and inheritable sets become exactly the kept capabilities; those are
+// also raised in the ambient set so they survive execve for a non-root uid.
+int set_capabilities(const Spec& spec) {
+    cap_t caps = ::cap_init();
+    if (!caps) return -1;
+    if (!spec.cap_keep.empty()) {
+        std::vector<cap_value_t> keep(spec.cap_keep.begin(), spec.cap_keep.end());
+        int n = static_cast<int>(keep.size());
+        ::cap_set_flag(caps, CAP_EFFECTIVE, n, keep.data(), CAP_SET);
+        ::cap_set_flag(caps, CAP_PERMITTED, n, keep.data(), CAP_SET);
+        ::cap_set_flag(caps, CAP_INHERITABLE, n, keep.data(), CAP_SET);
+    }
+    int rc = ::cap_set_proc(caps);
+    ::cap_free(caps);
+    if (rc != 0) return -1;
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) return -1;
+    for (int cap : spec.cap_keep) {
+        if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) return -1;
+    }
+    return 0;
+}
+
+const char* env_path(const Spec& spec) {
+    for (const auto& kv : spec.env) {
+        if (kv.rfind("PATH=", 0) == 0) return kv.c_str() + 5;
+    }
+    return "/usr/local/bin:/usr/bin:/bin";
+}
+
+// execve with a PATH search inside the jail; returns the most telling errno.
+int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
+    const std::string& cmd = spec.argv[0];
+    if (cmd.find('/') != std::string::npos) {
+        ::execve(cmd.c_str(), argv, envp);
+        return errno;
+    }
+    int best = ENOENT;
+    std::string path = env_path(spec);
+    size_t start = 0;
+    while (start <= path.size()) {
+        size_t end = path.find(':', start);
+        if (end == std::string::npos) end = path.size();
+        std::string dir = end > start ? path.substr(start, end - start) : ".";
+        std::string full = dir + "/" + cmd;
+        ::execve(full.c_str(), argv, envp);
+        if (errno != ENOENT && errno != ENOTDIR) best = errno;
+        start = end + 1;
+    }
+    return best;
+}
+
+[[noreturn]] void payload_main(const ChildContext& ctx, int report_fd) {
+    const Spec& spec = *ctx.spec;
+    auto die = [&](int err) {
+        (void)write_all(report_fd, &err, sizeof err);
+        ::_exit(127);
+    };
+    sigset_t none;
+    sigemptyset(&none);
+    for (int sig : kForwarded) ::signal(sig, SIG_DFL);
+    ::signal(SIGCHLD, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(errno);
+    if (spec.new_session && ::setsid() < 0) die(errno);
+    // Only 0, 1, 2 (and our report pipe, close-on-exec) survive into the command.
+    if (report_fd > 3) ::close_range(3, static_cast<unsigned>(report_fd) - 1, 0);
+    ::close_range(static_cast<unsigned>(report_fd) + 1, ~0U, 0);
+    for (const auto& r : spec.rlimits) {
+        struct rlimit rl {static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)};
+        if (::setrlimit(r.resource, &rl) != 0) die(errno);
+    }
+    if (set_capabilities(spec) != 0) die(errno);
+
+    std::vector<char*> argv;
+    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+
+    // Last step before exec: the syscall filter (no_new_privs is already set).
+    const auto& bpf = ctx.prepared->bpf;
+    struct sock_fprog prog {static_cast<unsigned short>(bpf.size()), const_cast<sock_filter*>(bpf.data())};
+    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) die(errno);
+    die(exec_command(spec, argv.data(), envp.data()));
+    ::_exit(127);
+}
+
+}  // namespace
+
+[[noreturn]] void child_main(const ChildContext& ctx) {
+    const Spec& spec = *ctx.spec;
+    const int sync = ctx.sync_fd;
+    // 1. Die with the supervisor. It may already be gone: then the socket is at EOF below.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
+    // 2. Nothing inherited beyond stdio and the sync socket reaches the jail.
+    if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
+    ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
+    // 3. Wait until the supervisor has written our uid/gid maps: until then we have no ids.
+    char go = 0;
+    if (retry_eintr([&] { return ::recv(sync, &go, 1, 0); }) != 1) ::_exit(125);
+    // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
+    char step[256] = "";
+    if (apply_mounts(spec, ctx.prepared->mounts, step, sizeof step) != 0) setup_failed(sync, step);
+    // 5. Identity and network namespace contents.
+    if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
+        setup_failed(sync, "set the hostname");
+    }
+    if (!spec.share_net && bring_loopback_up() != 0) setup_failed(sync, "bring up the loopback interface");
+    if (::chdir(spec.chdir.c_str()) != 0) {
+        std::snprintf(step, sizeof step, "change to directory %s inside the jail", spec.chdir.c_str());
+        setup_failed(sync, step);
+    }
+    // 6. Privileges: no way back up for init or anything it starts. Init is not dumpable, so
+    //    the payload (same uid) cannot ptrace it or read its memory through /proc.
+    if (drop_bounding_set(spec) != 0) setup_failed(sync, "drop the capability bounding set");
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed(sync, "set no_new_privs");
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) setup_failed(sync, "make init non-dumpable");
+    // 7. Signals: as pid 1 we only receive signals we handle; block them and read a signalfd.
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    for (int sig : kForwarded) {
+        sigaddset(&mask, sig);
+        ::signal(sig, noop_handler);
+    }
+    ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+    UniqueFd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC));
+    if (!sigfd) setup_failed(sync, "create a signalfd");
+    // 8. The payload. Exec failure comes back over a close-on-exec pipe; EOF means it ran.
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) setup_failed(sync, "create a pipe");
+    pid_t payload = ::fork();
+    if (payload < 0) setup_failed(sync, "fork the payload");
+    if (payload == 0) {
+        ::close(report[0]);
+        ::close(sync);
+        ::close(sigfd.release());
+        payload_main(ctx, report[1]);
+    }
+    ::close(report[1]);
+    if (set_capabilities(Spec{}) != 0) setup_failed(sync, "drop init's capabilities");
+    int exec_err = 0;
+    ssize_t n = retry_eintr([&] { return ::read(report[0], &exec_err, sizeof exec_err); });
+    ::close(report[0]);
+    if (n == static_cast<ssize_t>(sizeof exec_err)) {
+        send_msg(sync, ChildMsg::ExecError, exec_err, 0, spec.argv[0].c_str());
+    } else {
+        send_msg(sync, ChildMsg::Started, 0, 0, nullptr);
+    }
+    // 9. Init: reap everything, relay the supervisor's signals, report the payload's end.
+    for (;;) {
+        struct signalfd_siginfo si {};
+        if (retry_eintr([&] { return ::read(sigfd.get(), &si, sizeof si); }) != sizeof si) continue;
+        if (si.ssi_signo == SIGCHLD) {
+            int status = 0;
+            pid_t pid;
+            while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+                if (pid == payload) {
+                    send_msg(sync, ChildMsg::Exited, 0, status, nullptr);
+                    // Our exit tears down the pid namespace and with it every leftover process.
+                    ::_exit(0);
+                }
+            }
+            continue;
+        }
+        // Relay only what the supervisor sent (from outside our pid namespace: pid 0).
+        // Terminal-generated signals (SI_KERNEL) already reached the payload's process group.
+        if (si.ssi_code == SI_USER && si.ssi_pid == 0) ::kill(payload, static_cast<int>(si.ssi_signo));
+    }
+}
+
+}  // namespace cordon

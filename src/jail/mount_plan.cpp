@@ -1,0 +1,220 @@
+#include "cordon/mount_plan.hpp"
+
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+
+namespace cordon {
+
+HostFs real_host_fs() {
+    HostFs fs;
+    fs.type = [](const std::string& p) {
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0) return HostFs::Type::Missing;
+        if (S_ISLNK(st.st_mode)) return HostFs::Type::Symlink;
+        if (S_ISDIR(st.st_mode)) return HostFs::Type::Dir;
+        if (S_ISREG(st.st_mode)) return HostFs::Type::File;
+        return HostFs::Type::Other;
+    };
+    fs.readlink = [](const std::string& p) {
+        char buf[PATH_MAX];
+        ssize_t n = ::readlink(p.c_str(), buf, sizeof buf - 1);
+        return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+    };
+    fs.glob = [](const std::string& pattern) {
+        std::vector<std::string> out;
+        glob_t g{};
+        if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0) {
+            for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+        }
+        ::globfree(&g);
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    return fs;
+}
+
+namespace {
+
+size_t depth(const std::string& path) {
+    return path == "/" ? 0 : static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+// Ops from profiles and --ro/--rw/--tmpfs/--hide are sorted so that a parent is always mounted
+// before anything below it (depth first), then by rank (tmpfs < binds < hides < protection), then
+// in the order given. bwrap-style primitives keep the command line's order and come last.
+struct Ranked {
+    size_t depth;
+    int rank;
+    size_t seq;
+    MountOp op;
+};
+
+}  // namespace
+
+Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
+    MountPlan plan;
+    std::vector<Ranked> ranked;
+    auto add = [&](int rank, MountOp op) {
+        size_t d = depth(op.dest);
+        ranked.push_back(Ranked{d, rank, ranked.size(), std::move(op)});
+    };
+
+    if (!spec.no_profile) {
+        for (const auto& path : spec.tmpfs) {
+            add(0, MountOp{MountOp::Kind::Tmpfs, "", path, false, false, false, false, spec.tmpfs_size, 01777, "tmpfs"});
+        }
+        if (spec.private_home && !spec.home.empty() && spec.home != "/") {
+            add(0, MountOp{MountOp::Kind::Tmpfs, "", spec.home, false, false, false, false, spec.tmpfs_size, 0700,
+                           "private HOME"});
+        }
+        auto expose = [&](const std::string& path, bool readonly, const char* why) {
+            switch (fs.type(path)) {
+                case HostFs::Type::Missing:
+                    return;  // profile entries are optional; command-line ones were checked
+                case HostFs::Type::Symlink:
+                    // Merged-/usr systems: /bin -> usr/bin. Recreate the link, do not follow it.
+                    add(1, MountOp{MountOp::Kind::Symlink, fs.readlink(path), path, false, false, false, false, 0,
+                                   0777, why});
+                    return;
+                default:
+                    add(1, MountOp{MountOp::Kind::Bind, path, path, readonly, false, true, false, 0, 0, why});
+            }
+        };
+        for (const auto& path : spec.ro) expose(path, true, "--ro");
+        for (const auto& path : spec.rw) expose(path, false, "--rw");
+        if (spec.workdir) {
+            add(1, MountOp{MountOp::Kind::Bind, *spec.workdir, *spec.workdir, false, false, false, false, 0, 0,
+                           "workdir"});
+        }
+        for (const auto& pattern : spec.hide) {
+            for (const auto& path : fs.glob(pattern)) {
+                auto t = fs.type(path);
+                if (t == HostFs::Type::Dir) {
+                    add(2, MountOp{MountOp::Kind::HideDir, "", path, true, false, false, false, 0, 0755, "--hide"});
+                } else if (t != HostFs::Type::Missing) {
+                    add(2, MountOp{MountOp::Kind::HideFile, "", path, true, false, false, false, 0, 0, "--hide"});
+                }
+            }
+        }
+        if (spec.workdir) {
+            // Protected paths: every existing directory on the way is pinned (bound onto itself)
+            // so it cannot be renamed away and recreated; the path itself is bound read-only.
+            // Missing parts become placeholders that the supervisor creates and removes.
+            const std::string& wd = *spec.workdir;
+            std::vector<std::string> pinned;
+            std::vector<std::pair<std::string, bool>> entries;  // (path, only if it exists)
+            for (const auto& e : spec.protect) entries.emplace_back(e, false);
+            for (const auto& e : spec.protect_existing) entries.emplace_back(e, true);
+            for (const auto& [entry, only_existing] : entries) {
+                bool want_dir = entry.back() == '/';
+                std::string rel = normalize_path(entry, "/").substr(1);
+                std::vector<std::string> comps;
+                for (size_t pos = 0; pos < rel.size();) {
+                    size_t next = rel.find('/', pos);
+                    if (next == std::string::npos) next = rel.size();
+                    comps.push_back(rel.substr(pos, next - pos));
+                    pos = next + 1;
+                }
+                std::string cur = wd;
+                for (size_t i = 0; i < comps.size(); ++i) {
+                    cur += "/" + comps[i];
+                    bool last = i + 1 == comps.size();
+                    auto t = fs.type(cur);
+                    if (t == HostFs::Type::Symlink) {
+                        return make_error("protected path " + cur,
+                                          "is a symlink (to " + fs.readlink(cur) +
+                                              "); it could redirect the jail's setup, so cordon refuses to run. "
+                                              "Remove the link, or pass --workdir none");
+                    }
+                    if (t == HostFs::Type::Missing && only_existing) break;
+                    if (t == HostFs::Type::Missing) {
+                        // The first missing component and everything below it become placeholders;
+                        // the first one is bound read-only, which freezes the rest.
+                        std::string p = cur;
+                        for (size_t j = i; j < comps.size(); ++j) {
+                            if (j > i) p += "/" + comps[j];
+                            bool dir = j + 1 < comps.size() || want_dir;
+                            bool known = std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
+                                                     [&](const Placeholder& ph) { return ph.path == p; });
+                            if (!known) plan.placeholders.push_back(Placeholder{p, dir});
+                        }
+                        add(3, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                        break;
+                    }
+                    if (last) {
+                        add(3, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                        break;
+                    }
+                    if (t != HostFs::Type::Dir) break;  // a file in the middle: nothing can exist below it
+                    if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
+                        pinned.push_back(cur);
+                        add(3, MountOp{MountOp::Kind::Bind, cur, cur, false, false, false, true, 0, 0, "pin"});
+                    }
+                }
+            }
+        }
+        add(0, MountOp{MountOp::Kind::Proc, "", "/proc", false, false, false, false, 0, 0555, "proc"});
+        add(0, MountOp{MountOp::Kind::Dev, "", "/dev", false, false, false, false, 0, 0755, "dev"});
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+        if (a.depth != b.depth) return a.depth < b.depth;
+        if (a.rank != b.rank) return a.rank < b.rank;
+        return a.seq < b.seq;
+    });
+    // Two protections of the same path (e.g. listed twice) are harmless but noisy: keep one.
+    for (auto& r : ranked) {
+        bool dup = std::any_of(plan.ops.begin(), plan.ops.end(), [&](const MountOp& o) {
+            return o.kind == r.op.kind && o.dest == r.op.dest && o.source == r.op.source && o.readonly == r.op.readonly;
+        });
+        if (!dup) plan.ops.push_back(std::move(r.op));
+    }
+
+    for (const auto& op : spec.ops) {
+        const std::string& k = op.key;
+        std::string why = "--" + k;
+        bool is_try = k.size() > 4 && k.compare(k.size() - 4, 4, "-try") == 0;
+        std::string base = is_try ? k.substr(0, k.size() - 4) : k;
+        if (base == "bind" || base == "ro-bind" || base == "dev-bind") {
+            plan.ops.push_back(MountOp{MountOp::Kind::Bind, op.args[0], op.args[1], base == "ro-bind",
+                                       base == "dev-bind", is_try, false, 0, 0, why});
+        } else if (base == "proc") {
+            plan.ops.push_back(MountOp{MountOp::Kind::Proc, "", op.args[0], false, false, false, false, 0, 0555, why});
+        } else if (base == "dev") {
+            plan.ops.push_back(MountOp{MountOp::Kind::Dev, "", op.args[0], false, false, false, false, 0, 0755, why});
+        } else if (base == "dir") {
+            plan.ops.push_back(MountOp{MountOp::Kind::Dir, "", op.args[0], false, false, false, false, 0, 0755, why});
+        } else if (base == "symlink") {
+            plan.ops.push_back(MountOp{MountOp::Kind::Symlink, op.args[0], op.args[1], false, false, false, false, 0,
+                                       0777, why});
+        } else if (base == "remount-ro") {
+            plan.ops.push_back(MountOp{MountOp::Kind::RemountRo, "", op.args[0], true, false, false, false, 0, 0, why});
+        }
+    }
+    return plan;
+}
+
+std::string describe(const MountOp& op) {
+    using K = MountOp::Kind;
+    std::string s;
+    switch (op.kind) {
+        case K::Bind:
+            s = std::string(op.readonly ? "ro-bind " : (op.devices ? "dev-bind " : "bind ")) + op.source + " -> " + op.dest;
+            break;
+        case K::Tmpfs: s = "tmpfs " + op.dest + " (size " + std::to_string(op.size >> 20) + "M)"; break;
+        case K::Proc: s = "proc " + op.dest; break;
+        case K::Dev: s = "dev " + op.dest; break;
+        case K::Dir: s = "dir " + op.dest; break;
+        case K::Symlink: s = "symlink " + op.dest + " -> " + op.source; break;
+        case K::RemountRo: s = "remount-ro " + op.dest; break;
+        case K::HideFile: s = "hide-file " + op.dest; break;
+        case K::HideDir: s = "hide-dir " + op.dest; break;
+    }
+    if (op.optional && op.kind == K::Bind) s += " (if it exists)";
+    return s + "  [" + op.why + "]";
+}
+
+}  // namespace cordon

@@ -1,0 +1,291 @@
+// Replays a MountPlan inside the child's new mount namespace.
+//
+// Layout during setup (as bubblewrap does it): a small tmpfs becomes the root, the host's root
+// is reachable at /oldroot and the jail's future root is the tmpfs at /newroot. Every mount is
+// made with file descriptors (open_tree/fsmount + move_mount), every source is resolved inside
+// /oldroot and every destination inside /newroot with openat2(RESOLVE_IN_ROOT), so no symlink
+// planted anywhere can point a mount outside the jail. At the end we pivot into /newroot,
+// detach everything else and make the root tmpfs itself read-only.
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "cordon/fd.hpp"
+#include "cordon/jail.hpp"
+
+namespace cordon {
+
+namespace {
+
+int openat2_in(int dirfd, const std::string& path, int flags, uint64_t resolve) {
+    struct open_how how {};
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+    how.resolve = resolve;
+    const char* rel = path.c_str();
+    while (*rel == '/') ++rel;
+    if (*rel == '\0') rel = ".";
+    return static_cast<int>(retry_eintr([&] { return ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how); }));
+}
+
+constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+
+std::string parent_of(const std::string& p) {
+    size_t slash = p.rfind('/');
+    return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
+}
+std::string base_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+
+// mkdir -p DEST inside ROOT; returns an O_PATH fd of the directory.
+int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode) {
+    int fd = openat2_in(root, dest, O_PATH | O_DIRECTORY, resolve);
+    if (fd >= 0 || errno != ENOENT) return fd;
+    if (dest == "/") return -1;
+    UniqueFd parent(ensure_dir(root, parent_of(dest), resolve, 0755));
+    if (!parent) return -1;
+    if (::mkdirat(parent.get(), base_of(dest).c_str(), mode) != 0 && errno != EEXIST) return -1;
+    return openat2_in(root, dest, O_PATH | O_DIRECTORY, resolve);
+}
+
+// An empty file at DEST inside ROOT (a mount point for a file).
+int ensure_file(int root, const std::string& dest, uint64_t resolve) {
+    int fd = openat2_in(root, dest, O_PATH, resolve);
+    if (fd >= 0 || errno != ENOENT) return fd;
+    UniqueFd parent(ensure_dir(root, parent_of(dest), resolve, 0755));
+    if (!parent) return -1;
+    int created = ::openat(parent.get(), base_of(dest).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+    if (created < 0 && errno != EEXIST) return -1;
+    if (created >= 0) ::close(created);
+    return openat2_in(root, dest, O_PATH, resolve);
+}
+
+int attach(int mnt, int dest) {
+    return ::move_mount(mnt, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+int set_attr(int mnt, uint64_t set, bool recursive) {
+    struct mount_attr attr {};
+    attr.attr_set = set;
+    return ::mount_setattr(mnt, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr);
+}
+
+int new_fs(const char* type, std::initializer_list<std::pair<const char*, std::string>> options, uint64_t attrs) {
+    UniqueFd fs(::fsopen(type, FSOPEN_CLOEXEC));
+    if (!fs) return -1;
+    for (const auto& [key, value] : options) {
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) != 0) return -1;
+    }
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return -1;
+    return ::fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs));
+}
+
+std::string octal(mode_t m) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%o", static_cast<unsigned>(m));
+    return buf;
+}
+
+int mount_tmpfs(int dest, uint64_t size, mode_t mode, uint64_t attrs) {
+    UniqueFd mnt(new_fs("tmpfs", {{"size", std::to_string(size)}, {"mode", octal(mode)}}, attrs));
+    if (!mnt) return -1;
+    return attach(mnt.get(), dest);
+}
+
+// Bind SRC (an fd anywhere) onto DEST with the given attributes, recursively.
+int bind_fd(int src, int dest, uint64_t attrs) {
+    UniqueFd tree(::open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+    if (!tree) return -1;
+    if (attrs && set_attr(tree.get(), attrs, true) != 0) return -1;
+    return attach(tree.get(), dest);
+}
+
+struct Ctx {
+    int oldroot;
+    int newroot;
+    char* step;
+    size_t step_len;
+};
+
+int fail(const Ctx& c, const char* what, const std::string& path) {
+    int e = errno;
+    std::snprintf(c.step, c.step_len, "%s %s", what, path.c_str());
+    errno = e;
+    return -1;
+}
+
+int do_bind(const Ctx& c, const MountOp& op, int src_root) {
+    uint64_t resolve = kInRoot | (op.no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
+    UniqueFd src(openat2_in(src_root, op.source, O_PATH, resolve));
+    if (!src) {
+        if (errno == ENOENT && op.optional) return 0;
+        return fail(c, "open bind source", op.source);
+    }
+    struct stat st {};
+    if (::fstat(src.get(), &st) != 0) return fail(c, "stat", op.source);
+    UniqueFd dest(S_ISDIR(st.st_mode) ? ensure_dir(c.newroot, op.dest, resolve, 0755)
+                                      : ensure_file(c.newroot, op.dest, resolve));
+    if (!dest) return fail(c, "create mount point", op.dest);
+    uint64_t attrs = MOUNT_ATTR_NOSUID | (op.readonly ? MOUNT_ATTR_RDONLY : 0) | (op.devices ? 0 : MOUNT_ATTR_NODEV);
+    if (bind_fd(src.get(), dest.get(), attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
+    return 0;
+}
+
+int do_dev(const Ctx& c, const std::string& dest_path) {
+    UniqueFd dest(ensure_dir(c.newroot, dest_path, kInRoot, 0755));
+    if (!dest) return fail(c, "create", dest_path);
+    if (mount_tmpfs(dest.get(), 1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0) {
+        return fail(c, "mount tmpfs on", dest_path);
+    }
+    for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
+        MountOp op;
+        op.kind = MountOp::Kind::Bind;
+        op.source = std::string("/dev/") + node;
+        op.dest = dest_path + "/" + node;
+        op.devices = true;
+        op.optional = std::strcmp(node, "tty") == 0;
+        if (do_bind(c, op, c.oldroot) != 0) return -1;
+    }
+    {
+        UniqueFd pts(ensure_dir(c.newroot, dest_path + "/pts", kInRoot, 0755));
+        if (!pts) return fail(c, "create", dest_path + "/pts");
+        UniqueFd mnt(new_fs("devpts", {{"ptmxmode", "0666"}, {"mode", "0620"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC));
+        if (!mnt || attach(mnt.get(), pts.get()) != 0) return fail(c, "mount devpts on", dest_path + "/pts");
+    }
+    {
+        UniqueFd shm(ensure_dir(c.newroot, dest_path + "/shm", kInRoot, 0755));
+        if (!shm || mount_tmpfs(shm.get(), 64 << 20, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+            return fail(c, "mount tmpfs on", dest_path + "/shm");
+        }
+    }
+    UniqueFd dir(openat2_in(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
+    if (!dir) return fail(c, "open", dest_path);
+    const std::pair<const char*, const char*> links[] = {{"ptmx", "pts/ptmx"},
+                                                         {"fd", "/proc/self/fd"},
+                                                         {"stdin", "/proc/self/fd/0"},
+                                                         {"stdout", "/proc/self/fd/1"},
+                                                         {"stderr", "/proc/self/fd/2"}};
+    for (const auto& [name, target] : links) {
+        if (::symlinkat(target, dir.get(), name) != 0 && errno != EEXIST) return fail(c, "symlink", dest_path + "/" + name);
+    }
+    // Nothing more may be created in /dev itself (pts and shm stay usable).
+    UniqueFd top(openat2_in(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
+    if (!top || set_attr(top.get(), MOUNT_ATTR_RDONLY, false) != 0) return fail(c, "remount read-only", dest_path);
+    return 0;
+}
+
+int apply_one(const Ctx& c, const MountOp& op, int empty_file_root) {
+    using K = MountOp::Kind;
+    switch (op.kind) {
+        case K::Bind:
+            return do_bind(c, op, c.oldroot);
+        case K::Tmpfs: {
+            UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0755));
+            if (!dest) return fail(c, "create", op.dest);
+            if (mount_tmpfs(dest.get(), op.size, op.mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+                return fail(c, "mount tmpfs on", op.dest);
+            }
+            return 0;
+        }
+        case K::Proc: {
+            UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0555));
+            if (!dest) return fail(c, "create", op.dest);
+            UniqueFd mnt(new_fs("proc", {}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+            if (!mnt || attach(mnt.get(), dest.get()) != 0) return fail(c, "mount proc on", op.dest);
+            return 0;
+        }
+        case K::Dev:
+            return do_dev(c, op.dest);
+        case K::Dir: {
+            UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, op.mode));
+            return dest ? 0 : fail(c, "create directory", op.dest);
+        }
+        case K::Symlink: {
+            UniqueFd parent(ensure_dir(c.newroot, parent_of(op.dest), kInRoot, 0755));
+            if (!parent) return fail(c, "create", parent_of(op.dest));
+            if (::symlinkat(op.source.c_str(), parent.get(), base_of(op.dest).c_str()) != 0) {
+                return fail(c, "create symlink", op.dest);
+            }
+            return 0;
+        }
+        case K::RemountRo: {
+            UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
+            if (!dest || set_attr(dest.get(), MOUNT_ATTR_RDONLY, true) != 0) return fail(c, "remount read-only", op.dest);
+            return 0;
+        }
+        case K::HideFile: {
+            UniqueFd src(openat2_in(empty_file_root, "/.cordon-empty", O_PATH, 0));
+            UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
+            if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
+            if (!src || !dest) return fail(c, "open", op.dest);
+            if (bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {
+                return fail(c, "hide", op.dest);
+            }
+            return 0;
+        }
+        case K::HideDir: {
+            UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
+            if (!dest && errno == ENOENT) return 0;
+            if (!dest) return fail(c, "open", op.dest);
+            if (mount_tmpfs(dest.get(), 4096, op.mode, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                          MOUNT_ATTR_NOEXEC) != 0) {
+                return fail(c, "hide", op.dest);
+            }
+            return 0;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int apply_mounts(const Spec& spec, const MountPlan& plan, char* step, size_t step_len) {
+    (void)spec;
+    Ctx c{-1, -1, step, step_len};
+    auto sys = [&](bool ok, const char* what) {
+        if (!ok) fail(c, what, "");
+        return ok;
+    };
+    // Nothing we do may propagate back to the host.
+    if (!sys(::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) == 0, "make / a slave mount")) return -1;
+    if (!sys(::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") == 0,
+             "mount the setup tmpfs on /tmp")) return -1;
+    if (!sys(::chdir("/tmp") == 0, "chdir /tmp")) return -1;
+    if (!sys(::mkdir("newroot", 0755) == 0 && ::mkdir("oldroot", 0755) == 0, "mkdir newroot/oldroot")) return -1;
+    if (!sys(::mount("tmpfs", "newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
+             "mount the root tmpfs")) return -1;
+    if (!sys(::syscall(SYS_pivot_root, ".", "oldroot") == 0, "pivot_root")) return -1;
+    if (!sys(::chdir("/") == 0, "chdir /")) return -1;
+    int empty = ::open("/.cordon-empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+    if (!sys(empty >= 0, "create the empty file")) return -1;
+    ::close(empty);
+
+    UniqueFd base(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd oldroot(::open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd newroot(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!sys(base && oldroot && newroot, "open the setup directories")) return -1;
+    c.oldroot = oldroot.get();
+    c.newroot = newroot.get();
+
+    for (const auto& op : plan.ops) {
+        if (apply_one(c, op, base.get()) != 0) return -1;
+    }
+
+    // Leave the host's tree behind, then make /newroot the root.
+    if (!sys(::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) return -1;
+    if (!sys(::umount2("/oldroot", MNT_DETACH) == 0, "detach /oldroot")) return -1;
+    if (!sys(::chdir("/newroot") == 0, "chdir /newroot")) return -1;
+    if (!sys(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root into the new root")) return -1;
+    if (!sys(::umount2(".", MNT_DETACH) == 0, "detach the setup root")) return -1;
+    if (!sys(::chdir("/") == 0, "chdir /")) return -1;
+    UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!sys(root && set_attr(root.get(), MOUNT_ATTR_RDONLY, false) == 0, "make the root read-only")) return -1;
+    return 0;
+}
+
+}  // namespace cordon

@@ -1,0 +1,98 @@
+#include "cordon/output.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cordon/fd.hpp"
+#include "cordon/json.hpp"
+
+namespace cordon {
+
+namespace {
+
+const char* reason_name(Outcome::Reason r) {
+    switch (r) {
+        case Outcome::Reason::Exited: return "exited";
+        case Outcome::Reason::Signaled: return "signaled";
+        case Outcome::Reason::Timeout: return "timeout";
+        case Outcome::Reason::SetupError: return "setup-error";
+        case Outcome::Reason::ExecError: return "exec-error";
+    }
+    return "?";
+}
+
+}  // namespace
+
+std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
+    std::string o;
+    o += "command:    ";
+    for (const auto& a : spec.argv) o += json_quote(a) + " ";
+    o += "\nprofiles:   ";
+    for (const auto& p : spec.profiles) o += p + " ";
+    if (spec.no_profile) o += "(none: --no-profile)";
+    o += "\nnamespaces: user mount pid ipc uts cgroup";
+    o += spec.share_net ? " (network: host)" : " net (loopback only)";
+    o += "\nuid map:    " + format_id_map(uid_maps(spec));
+    o += "gid map:    " + format_id_map(gid_maps(spec));
+    o += "workdir:    " + (spec.workdir ? *spec.workdir + " (read-write)" : std::string("none (nothing writable)")) + "\n";
+    if (!spec.workdir_note.empty()) o += "            note: " + spec.workdir_note + "\n";
+    o += "chdir:      " + spec.chdir + "\n";
+    o += "hostname:   " + spec.hostname.value_or("(unchanged)") + "\n";
+    o += "mounts (in order):\n";
+    o += "   0. tmpfs / (read-only once set up)\n";
+    int i = 1;
+    for (const auto& op : prepared.mounts.ops) {
+        o += (i < 10 ? "   " : "  ") + std::to_string(i) + ". " + describe(op) + "\n";
+        ++i;
+    }
+    if (!prepared.mounts.placeholders.empty()) {
+        o += "placeholders (created empty on the host for the run, removed afterwards):\n";
+        for (const auto& ph : prepared.mounts.placeholders) o += "   " + ph.path + (ph.directory ? "/" : "") + "\n";
+    }
+    o += "seccomp:    " + prepared.seccomp.name + " (" + std::to_string(prepared.seccomp.rules.size()) + " rules, " +
+         std::to_string(prepared.bpf.size()) + " BPF instructions; other ABIs killed)\n";
+    o += "caps:       none" + std::string(spec.cap_keep.empty() ? "" : " except") ;
+    for (const auto& c : spec.cap_keep_names) o += " " + c;
+    o += "; bounding set cleared; no_new_privs\n";
+    o += "limits:     timeout " + (spec.timeout_ms ? std::to_string(*spec.timeout_ms) + "ms" : std::string("none"));
+    for (const auto& r : spec.rlimits) {
+        o += ", " + r.name + "=" + (r.soft == static_cast<uint64_t>(-1) ? "unlimited" : std::to_string(r.soft));
+    }
+    o += "\nenvironment:\n";
+    for (const auto& e : spec.env) o += "   " + e + "\n";
+    if (!spec.env_removed.empty()) {
+        o += "removed from the environment:";
+        for (const auto& n : spec.env_removed) o += " " + n;
+        o += "\n";
+    }
+    return o;
+}
+
+std::string status_json(const Outcome& outcome) {
+    JsonObject j;
+    j.add("exit_code", static_cast<int64_t>(outcome.exit_code));
+    j.add("reason", reason_name(outcome.reason));
+    if (outcome.signal) j.add("signal", static_cast<int64_t>(outcome.signal));
+    else j.add_null("signal");
+    j.add("wall_ms", static_cast<int64_t>(outcome.wall_ms));
+    j.add("cpu_ms", static_cast<int64_t>(outcome.cpu_ms));
+    j.add("peak_memory_bytes", static_cast<int64_t>(outcome.peak_memory_bytes));
+    j.add("denials", std::vector<std::string>{});
+    if (outcome.error) j.add("error", outcome.error->message());
+    return j.str() + "\n";
+}
+
+Status write_status_json(const std::string& target, const Outcome& outcome) {
+    std::string text = status_json(outcome);
+    if (target.rfind("fd:", 0) == 0) {
+        int fd = std::stoi(target.substr(3));
+        if (!write_all(fd, text.data(), text.size())) return sys_error("--status-json: write to " + target);
+        return {};
+    }
+    UniqueFd fd(::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd) return sys_error("--status-json: open " + target);
+    if (!write_all(fd.get(), text.data(), text.size())) return sys_error("--status-json: write " + target);
+    return {};
+}
+
+}  // namespace cordon

@@ -1,0 +1,207 @@
+#include "cordon/seccomp.hpp"
+
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <toml++/toml.h>
+
+#include "cordon/fd.hpp"
+#include "cordon/paths.hpp"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+namespace cordon {
+
+namespace {
+
+using A = SyscallRule::Action;
+
+SyscallRule deny(const char* name, const char* why) { return SyscallRule{name, A::Errno, EPERM, {}, why}; }
+
+}  // namespace
+
+SeccompPolicy default_seccomp(bool allow_userns, bool allow_ptrace) {
+    SeccompPolicy p;
+    p.name = "default";
+    auto& r = p.rules;
+    for (const char* n : {"add_key", "request_key", "keyctl"}) r.push_back(deny(n, "kernel keyring"));
+    for (const char* n : {"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+                          "io_uring_register"}) {
+        r.push_back(deny(n, "kernel attack surface"));
+    }
+    if (!allow_ptrace) {
+        for (const char* n : {"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd"}) {
+            r.push_back(deny(n, "tracing other processes (--allow-ptrace)"));
+        }
+    }
+    for (const char* n : {"mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
+                          "fsconfig", "fsmount", "fspick", "mount_setattr"}) {
+        r.push_back(deny(n, "mounting"));
+    }
+    for (const char* n : {"swapon", "swapoff", "reboot", "kexec_load", "kexec_file_load", "init_module",
+                          "finit_module", "delete_module", "acct", "quotactl", "quotactl_fd", "syslog",
+                          "iopl", "ioperm", "vhangup", "lookup_dcookie", "nfsservctl", "uselib",
+                          "open_by_handle_at", "name_to_handle_at"}) {
+        r.push_back(deny(n, "system administration"));
+    }
+    for (const char* n : {"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime"}) {
+        r.push_back(deny(n, "setting the clock"));
+    }
+    // personality: no persona flags that weaken ASLR or W^X (the 0xffffffff query stays allowed).
+    for (uint64_t flag : {uint64_t{ADDR_NO_RANDOMIZE}, uint64_t{READ_IMPLIES_EXEC}, uint64_t{MMAP_PAGE_ZERO},
+                          uint64_t{ADDR_COMPAT_LAYOUT}}) {
+        // Bit 31 is clear in every real persona and set in the query, so it tells them apart.
+        r.push_back(SyscallRule{"personality", A::Errno, EPERM, {{0, flag | 0x80000000ULL, flag}},
+                                "persona flags that weaken ASLR or W^X"});
+    }
+    // Terminal input injection: compare the low 32 bits of the request, whatever the high ones.
+    r.push_back(SyscallRule{"ioctl", A::Errno, EPERM, {{1, 0xffffffffULL, TIOCSTI}}, "TIOCSTI injects terminal input"});
+    r.push_back(SyscallRule{"ioctl", A::Errno, EPERM, {{1, 0xffffffffULL, TIOCLINUX}}, "TIOCLINUX"});
+    // clone3 passes its flags in memory that BPF cannot read: ENOSYS makes libc fall back to clone.
+    r.push_back(SyscallRule{"clone3", A::Enosys, ENOSYS, {}, "flags not inspectable; libc falls back to clone"});
+    if (!allow_userns) {
+        const uint64_t ns_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
+                                     CLONE_NEWUTS,  CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME};
+        for (uint64_t f : ns_flags) {
+            r.push_back(SyscallRule{"clone", A::Errno, EPERM, {{0, f, f}}, "new namespaces (--allow-userns)"});
+            r.push_back(SyscallRule{"unshare", A::Errno, EPERM, {{0, f, f}}, "new namespaces (--allow-userns)"});
+        }
+        r.push_back(deny("setns", "joining namespaces (--allow-userns)"));
+    }
+    return p;
+}
+
+namespace {
+
+Result<SyscallRule::Action> parse_action(const std::string& s) {
+    if (s == "errno" || s == "deny") return A::Errno;
+    if (s == "enosys") return A::Enosys;
+    if (s == "kill") return A::Kill;
+    if (s == "allow") return A::Allow;
+    return make_error("action", "unknown action '" + s + "' (allow, deny, enosys, kill)");
+}
+
+std::string at(const std::string& path, const toml::node& n) {
+    return path + ":" + std::to_string(n.source().begin.line) + ":" + std::to_string(n.source().begin.column);
+}
+
+}  // namespace
+
+Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& path, bool allow_userns,
+                                    bool allow_ptrace) {
+    toml::table tbl;
+    try {
+        tbl = toml::parse(text, path);
+    } catch (const toml::parse_error& e) {
+        return make_error(path + ":" + std::to_string(e.source().begin.line) + ":" +
+                              std::to_string(e.source().begin.column),
+                          std::string(e.description()));
+    }
+    SeccompPolicy p;
+    std::string base = "default";
+    for (auto&& [k, node] : tbl) {
+        std::string key(k.str());
+        if (key == "description") continue;
+        if (key == "base") {
+            if (!node.is_string()) return make_error(at(path, node), "'base' must be \"default\" or \"none\"");
+            base = *node.value<std::string>();
+            if (base != "default" && base != "none") return make_error(at(path, node), "'base' must be \"default\" or \"none\"");
+            continue;
+        }
+        if (key != "allow" && key != "deny" && key != "enosys" && key != "kill") {
+            return make_error(at(path, node), "unknown key '" + key + "' (description, base, allow, deny, enosys, kill)");
+        }
+    }
+    if (base == "default") p = default_seccomp(allow_userns, allow_ptrace);
+    p.name = path;
+    for (const char* key : {"allow", "deny", "enosys", "kill"}) {
+        const toml::node* node = tbl.get(key);
+        if (!node) continue;
+        const toml::array* arr = node->as_array();
+        if (!arr) return make_error(at(path, *node), std::string("'") + key + "' must be an array of syscall names");
+        for (const auto& e : *arr) {
+            auto name = e.value<std::string>();
+            if (!name || !e.is_string()) return make_error(at(path, e), std::string("'") + key + "' must hold strings");
+            if (::seccomp_syscall_resolve_name(name->c_str()) == __NR_SCMP_ERROR) {
+                return make_error(at(path, e), "unknown syscall '" + *name + "'");
+            }
+            std::erase_if(p.rules, [&](const SyscallRule& r) { return r.syscall == *name; });
+            auto action = parse_action(key);
+            if (*action != A::Allow) {
+                p.rules.push_back(SyscallRule{*name, *action, *action == A::Enosys ? ENOSYS : EPERM, {}, path});
+            }
+        }
+    }
+    return p;
+}
+
+Result<SeccompPolicy> load_seccomp(const std::string& name, bool allow_userns, bool allow_ptrace) {
+    if (name == "default") return default_seccomp(allow_userns, allow_ptrace);
+    std::string path = name;
+    if (name.find('/') == std::string::npos) {
+        path.clear();
+        for (const auto& dir : search_path("policies", "CORDON_POLICY_PATH")) {
+            std::string candidate = dir + "/" + name + ".seccomp.toml";
+            if (::access(candidate.c_str(), F_OK) == 0) {
+                path = candidate;
+                break;
+            }
+        }
+        if (path.empty()) return make_error("--seccomp", "syscall policy '" + name + "' not found (looked for " + name + ".seccomp.toml)");
+    }
+    auto text = read_file(path);
+    if (!text) return make_error("--seccomp", "cannot read '" + path + "'", text.error().err);
+    return parse_seccomp(*text, path, allow_userns, allow_ptrace);
+}
+
+Result<std::vector<sock_filter>> compile_seccomp(const SeccompPolicy& policy) {
+    struct CtxDeleter {
+        void operator()(void* c) const { seccomp_release(c); }
+    };
+    std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
+    if (!ctx) return make_error("seccomp", "seccomp_init failed");
+    // Only the native ABI: i386 and x32 calls on x86-64 kill the whole process.
+    if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0) {
+        return make_error("seccomp", "cannot set the bad-architecture action", -rc);
+    }
+    // We set no_new_privs ourselves, at the right moment.
+    if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0); rc < 0) {
+        return make_error("seccomp", "cannot clear the NNP attribute", -rc);
+    }
+    for (const auto& rule : policy.rules) {
+        int nr = seccomp_syscall_resolve_name(rule.syscall.c_str());
+        if (nr == __NR_SCMP_ERROR) continue;  // not a syscall on this architecture
+        uint32_t action = SCMP_ACT_KILL_PROCESS;
+        switch (rule.action) {
+            case A::Errno: action = SCMP_ACT_ERRNO(static_cast<uint16_t>(rule.err)); break;
+            case A::Enosys: action = SCMP_ACT_ERRNO(ENOSYS); break;
+            case A::Kill: action = SCMP_ACT_KILL_PROCESS; break;
+            case A::Allow: continue;
+        }
+        std::vector<scmp_arg_cmp> cmps;
+        for (const auto& c : rule.conds) cmps.push_back(SCMP_CMP64(c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.datum));
+        int rc = seccomp_rule_add_array(ctx.get(), action, nr, static_cast<unsigned>(cmps.size()),
+                                        cmps.empty() ? nullptr : cmps.data());
+        if (rc < 0) return make_error("seccomp rule for " + rule.syscall, "libseccomp refused it", -rc);
+    }
+    UniqueFd mem(::memfd_create("cordon-bpf", MFD_CLOEXEC));
+    if (!mem) return sys_error("memfd_create");
+    if (int rc = seccomp_export_bpf(ctx.get(), mem.get()); rc < 0) return make_error("seccomp", "export failed", -rc);
+    off_t size = ::lseek(mem.get(), 0, SEEK_END);
+    if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0) return make_error("seccomp", "bad BPF size");
+    std::vector<sock_filter> prog(static_cast<size_t>(size) / sizeof(sock_filter));
+    if (::pread(mem.get(), prog.data(), static_cast<size_t>(size), 0) != size) return sys_error("read BPF");
+    return prog;
+}
+
+}  // namespace cordon

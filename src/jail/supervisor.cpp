@@ -1,0 +1,309 @@
+// The supervisor: the parent process. It prepares everything before clone, creates the
+// namespaces, writes the id maps, then runs one poll loop over the child's sync socket, a
+// signalfd and the timeout timer until the jail's init is gone. The loop is the place where
+// later event sources (seccomp user notifications, cgroup events) plug in.
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+
+#include "cordon/fd.hpp"
+#include "cordon/jail.hpp"
+
+namespace cordon {
+
+namespace {
+
+constexpr int kSupervisedSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+constexpr uint64_t kKillGraceMs = 3000;  // after --timeout's SIGTERM, before SIGKILL
+
+const char* kUsernsHint =
+    "cordon needs unprivileged user namespaces. Check: sysctl user.max_user_namespaces (must be > 0), "
+    "kernel.unprivileged_userns_clone=1 (Debian < 11), and on Ubuntu >= 23.10 "
+    "kernel.apparmor_restrict_unprivileged_userns: install cordon's AppArmor profile "
+    "(packaging/apparmor/usr.bin.cordon). Inside a container, the container must allow namespaces.";
+
+Error clone_error(int err) {
+    Error e = sys_error("cannot create the jail's namespaces (clone)", err);
+    if (err == EPERM || err == EACCES) e.hint = kUsernsHint;
+    else if (err == ENOSPC || err == EUSERS) e.hint = "a namespace limit is exhausted or 0: sysctl user.max_user_namespaces";
+    else if (err == EINVAL) e.hint = "this kernel lacks a namespace type cordon needs (user, mount, pid, net, ipc, uts, cgroup)";
+    return e;
+}
+
+// Placeholders for missing protected paths: created empty, before the jail, by the caller.
+Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<Placeholder>& created) {
+    for (const auto& ph : todo) {
+        std::string parent = ph.path.substr(0, ph.path.rfind('/'));
+        std::string name = ph.path.substr(ph.path.rfind('/') + 1);
+        struct open_how how {};
+        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+        how.resolve = RESOLVE_NO_SYMLINKS;
+        UniqueFd dir(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
+        if (!dir) return sys_error("protected path " + ph.path + ": open " + parent);
+        if (ph.directory) {
+            if (::mkdirat(dir.get(), name.c_str(), 0755) != 0) return sys_error("protected path: create " + ph.path);
+        } else {
+            int fd = ::openat(dir.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (fd < 0) return sys_error("protected path: create " + ph.path);
+            ::close(fd);
+        }
+        created.push_back(ph);
+    }
+    return {};
+}
+
+// Remove what we created, deepest first, and only while it is still an empty placeholder.
+void remove_placeholders(const std::vector<Placeholder>& created) {
+    for (auto it = created.rbegin(); it != created.rend(); ++it) {
+        struct stat st {};
+        if (::lstat(it->path.c_str(), &st) != 0) continue;
+        if (it->directory && S_ISDIR(st.st_mode)) ::rmdir(it->path.c_str());
+        else if (!it->directory && S_ISREG(st.st_mode) && st.st_size == 0) ::unlink(it->path.c_str());
+    }
+}
+
+Status write_id_maps(pid_t pid, const Spec& spec) {
+    std::string base = "/proc/" + std::to_string(pid);
+    // Without CAP_SETGID in the parent namespace, setgroups must be denied before gid_map.
+    if (auto s = write_file(base + "/setgroups", "deny"); !s && s.error().err != ENOENT) return s;
+    if (auto s = write_file(base + "/uid_map", format_id_map(uid_maps(spec))); !s) {
+        s.error().what = "write uid_map (" + format_id_map(uid_maps(spec)).substr(0, 40) + ")";
+        return s;
+    }
+    if (auto s = write_file(base + "/gid_map", format_id_map(gid_maps(spec))); !s) {
+        s.error().what = "write gid_map";
+        return s;
+    }
+    return {};
+}
+
+Error setup_error(const ChildMsg& m) {
+    Error e = sys_error(std::string("jail setup failed: ") + m.text, m.err);
+    if (m.err == EPERM || m.err == EACCES) {
+        e.hint = "the kernel refused a namespace operation; if user namespaces are restricted (AppArmor, "
+                 "SELinux, a container's seccomp policy) see 'cordon doctor' and the README";
+    }
+    if (m.err == ENOSYS) e.hint = "cordon needs Linux >= 5.12 (openat2, open_tree, move_mount, mount_setattr)";
+    return e;
+}
+
+uint64_t ms_since(std::chrono::steady_clock::time_point t0) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void arm(int tfd, uint64_t ms) {
+    struct itimerspec its {};
+    its.it_value.tv_sec = static_cast<time_t>(ms / 1000);
+    its.it_value.tv_nsec = static_cast<long>((ms % 1000) * 1000000);
+    ::timerfd_settime(tfd, 0, &its, nullptr);
+}
+
+}  // namespace
+
+Result<Prepared> prepare(const Spec& spec) {
+    Prepared p;
+    auto plan = plan_mounts(spec, real_host_fs());
+    if (!plan) return plan.error();
+    p.mounts = std::move(*plan);
+    auto policy = load_seccomp(spec.seccomp, spec.allow_userns, spec.allow_ptrace);
+    if (!policy) return policy.error();
+    p.seccomp = std::move(*policy);
+    auto bpf = compile_seccomp(p.seccomp);
+    if (!bpf) return bpf.error();
+    p.bpf = std::move(*bpf);
+    p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+    if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
+    return p;
+}
+
+Outcome run_jail(const Spec& spec, const Prepared& prepared) {
+    Outcome out;
+    auto t0 = std::chrono::steady_clock::now();
+    auto fail = [&](Error e) {
+        out.reason = Outcome::Reason::SetupError;
+        out.exit_code = 125;
+        out.error = std::move(e);
+        out.wall_ms = ms_since(t0);
+        return out;
+    };
+
+    std::vector<Placeholder> created;
+    if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) {
+        remove_placeholders(created);
+        return fail(s.error());
+    }
+    struct Cleanup {
+        std::vector<Placeholder>& created;
+        ~Cleanup() { remove_placeholders(created); }
+    } cleanup{created};
+
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return fail(sys_error("socketpair"));
+    UniqueFd sync(sv[0]);
+    UniqueFd child_end(sv[1]);
+
+    // Signals are blocked before clone so none is lost; the child restores its own mask.
+    sigset_t mask, old_mask;
+    sigemptyset(&mask);
+    for (int sig : kSupervisedSignals) sigaddset(&mask, sig);
+    ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
+    UniqueFd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!sigfd) return fail(sys_error("signalfd"));
+
+    pid_t init = static_cast<pid_t>(
+        ::syscall(SYS_clone, static_cast<unsigned long>(prepared.clone_flags) | SIGCHLD, nullptr, nullptr, nullptr, 0));
+    if (init < 0) {
+        ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+        return fail(clone_error(errno));
+    }
+    if (init == 0) {
+        sync.reset();
+        ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+        child_main(ChildContext{&spec, &prepared, child_end.get()});
+    }
+    child_end.reset();
+
+    auto abort_child = [&](Error e) {
+        ::kill(init, SIGKILL);
+        ::waitpid(init, nullptr, 0);
+        ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+        return fail(std::move(e));
+    };
+    if (auto s = write_id_maps(init, spec); !s) {
+        Error e = s.error();
+        e.hint = kUsernsHint;
+        return abort_child(e);
+    }
+    char go = 1;
+    if (::send(sync.get(), &go, 1, MSG_NOSIGNAL) != 1) return abort_child(sys_error("start the jail"));
+
+    UniqueFd timer(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+    if (!timer) return abort_child(sys_error("timerfd_create"));
+    if (spec.timeout_ms) arm(timer.get(), *spec.timeout_ms);
+
+    bool timed_out = false, killed = false, have_exit = false, started = false;
+    int payload_status = 0;
+    int init_status = 0;
+    bool init_done = false;
+    std::optional<Error> child_error;
+    int child_error_code = 125;
+
+    auto handle_msg = [&](const ChildMsg& m) {
+        switch (m.type) {
+            case ChildMsg::SetupError:
+                child_error = setup_error(m);
+                child_error_code = 125;
+                break;
+            case ChildMsg::ExecError:
+                if (m.err == ENOENT || m.err == ENOTDIR) {
+                    child_error = Error{std::string(m.text), "command not found inside the jail", 0, {}, ErrorKind::NotFound};
+                    child_error_code = 127;
+                } else {
+                    child_error = Error{std::string(m.text), "cannot execute inside the jail", m.err, {}, ErrorKind::Denied};
+                    child_error_code = 126;
+                }
+                break;
+            case ChildMsg::Started: started = true; break;
+            case ChildMsg::Exited:
+                have_exit = true;
+                payload_status = m.status;
+                break;
+        }
+    };
+
+    while (!init_done) {
+        struct pollfd fds[3] = {{sync.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
+        int n = ::poll(fds, sync ? 3 : 3, -1);
+        if (n < 0 && errno != EINTR) break;
+        if (sync && (fds[0].revents & POLLIN)) {
+            ChildMsg m{};
+            ssize_t r = ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT);
+            if (r == static_cast<ssize_t>(sizeof m)) handle_msg(m);
+            else if (r == 0) sync.reset();
+        } else if (sync && (fds[0].revents & (POLLHUP | POLLERR))) {
+            sync.reset();
+        }
+        if (fds[1].revents & POLLIN) {
+            struct signalfd_siginfo si {};
+            while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
+                int sig = static_cast<int>(si.ssi_signo);
+                if (sig == SIGCHLD) {
+                    if (::waitpid(init, &init_status, WNOHANG) == init) init_done = true;
+                    continue;
+                }
+                // kill(cordon) is relayed to the payload; terminal signals (Ctrl-C) already
+                // reached it through its process group, unless it runs in its own session.
+                bool from_user = si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE;
+                if (from_user || spec.new_session) ::kill(init, sig);
+            }
+        }
+        if (fds[2].revents & POLLIN) {
+            uint64_t ticks = 0;
+            (void)::read(timer.get(), &ticks, sizeof ticks);
+            if (!timed_out) {
+                timed_out = true;
+                ::kill(init, SIGTERM);
+                arm(timer.get(), kKillGraceMs);
+            } else if (!killed) {
+                killed = true;
+                ::kill(init, SIGKILL);
+            }
+        }
+    }
+    // Messages sent just before init exited are still queued.
+    if (sync) {
+        ChildMsg m{};
+        while (::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) handle_msg(m);
+    }
+    ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+
+    out.wall_ms = ms_since(t0);
+    struct rusage ru {};
+    if (::getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+        out.cpu_ms = static_cast<uint64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                     static_cast<uint64_t>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+        out.peak_memory_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+    }
+    if (timed_out) {
+        out.reason = Outcome::Reason::Timeout;
+        out.exit_code = 124;
+        out.signal = have_exit && WIFSIGNALED(payload_status) ? WTERMSIG(payload_status) : (killed ? SIGKILL : SIGTERM);
+    } else if (child_error) {
+        out.reason = child_error_code == 125 ? Outcome::Reason::SetupError : Outcome::Reason::ExecError;
+        out.exit_code = child_error_code;
+        out.error = child_error;
+    } else if (have_exit && WIFEXITED(payload_status)) {
+        out.reason = Outcome::Reason::Exited;
+        out.exit_code = WEXITSTATUS(payload_status);
+    } else if (have_exit && WIFSIGNALED(payload_status)) {
+        out.reason = Outcome::Reason::Signaled;
+        out.signal = WTERMSIG(payload_status);
+        out.exit_code = 128 + out.signal;
+    } else if (WIFSIGNALED(init_status)) {
+        out.reason = Outcome::Reason::Signaled;
+        out.signal = WTERMSIG(init_status);
+        out.exit_code = 128 + out.signal;
+    } else {
+        out.reason = Outcome::Reason::SetupError;
+        out.exit_code = 125;
+        out.error = make_error("the jail's init exited without reporting the command's status",
+                               started ? "after the command started" : "before the command started");
+    }
+    return out;
+}
+
+}  // namespace cordon

@@ -1,0 +1,39 @@
+#include "cordon/fd.hpp"
+
+#include <fcntl.h>
+
+namespace cordon {
+
+bool write_all(int fd, const void* buf, size_t len) {
+    const char* p = static_cast<const char*>(buf);
+    while (len > 0) {
+        ssize_t n = retry_eintr([&] { return ::write(fd, p, len); });
+        if (n < 0) return false;
+        p += n;
+        len -= static_cast<size_t>(n);
+    }
+    return true;
+}
+
+Result<std::string> read_file(const std::string& path) {
+    UniqueFd fd(retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
+    if (!fd) return sys_error("open " + path);
+    std::string out;
+    char buf[8192];
+    for (;;) {
+        ssize_t n = retry_eintr([&] { return ::read(fd.get(), buf, sizeof buf); });
+        if (n < 0) return sys_error("read " + path);
+        if (n == 0) break;
+        out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+}
+
+Status write_file(const std::string& path, const std::string& data) {
+    UniqueFd fd(retry_eintr([&] { return ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC); }));
+    if (!fd) return sys_error("open " + path);
+    if (!write_all(fd.get(), data.data(), data.size())) return sys_error("write " + path);
+    return {};
+}
+
+}  // namespace cordon

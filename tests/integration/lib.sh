@@ -1,0 +1,74 @@
+# Shared helpers for the integration scripts (sourced). Each check prints "ok - ..." or
+# "not ok - ..."; finish prints "N passed, N failed" and exits non-zero on any failure.
+set -u
+passed=0
+failed=0
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/cordon-out.XXXXXX")
+
+ok() { passed=$((passed + 1)); echo "ok - [$RUN_AS] $*"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - [$RUN_AS] $*"; }
+finish() {
+  rm -rf "$OUT"
+  echo "$passed passed, $failed failed"
+  [[ $failed -eq 0 ]]
+}
+
+# run CMD...: runs it, leaving stdout in $OUT/out, stderr in $OUT/err and the status in $rc.
+run() {
+  rc=0
+  "$@" >"$OUT/out" 2>"$OUT/err" </dev/null || rc=$?
+}
+
+# expect_exit CODE DESCRIPTION CMD...
+expect_exit() {
+  local want=$1 desc=$2
+  shift 2
+  run "$@"
+  if [[ $rc -eq $want ]]; then ok "$desc (exit $rc)"; else
+    not_ok "$desc: exit $rc, expected $want"
+    sed 's/^/#   stderr: /' "$OUT/err" | head -5
+    sed 's/^/#   stdout: /' "$OUT/out" | head -5
+  fi
+}
+
+# expect_out PATTERN DESCRIPTION: the last run's stdout matches the extended regex.
+expect_out() {
+  if grep -Eq -- "$1" "$OUT/out"; then ok "$2"; else
+    not_ok "$2: stdout does not match /$1/"
+    sed 's/^/#   stdout: /' "$OUT/out" | head -8
+    sed 's/^/#   stderr: /' "$OUT/err" | head -5
+  fi
+}
+expect_err() {
+  if grep -Eq -- "$1" "$OUT/err"; then ok "$2"; else
+    not_ok "$2: stderr does not match /$1/"
+    sed 's/^/#   stderr: /' "$OUT/err" | head -8
+  fi
+}
+expect_no_out() {
+  if grep -Eq -- "$1" "$OUT/out"; then
+    not_ok "$2: stdout matches /$1/"
+    sed 's/^/#   stdout: /' "$OUT/out" | head -8
+  else ok "$2"; fi
+}
+
+# The guard that every escape attempt runs first, inside the jail: pid 1 must be cordon's init,
+# the bounding set empty and /etc read-only. Otherwise the script exits 99 before trying anything.
+GUARD='grep -q "^CapBnd:[[:space:]]*0000000000000000" /proc/self/status && grep -q "^Name:[[:space:]]*cordon" /proc/1/status && ! [ -w /etc ] || exit 99'
+
+# jailed SCRIPT [cordon options...]: run SCRIPT with sh inside the jail, behind the guard.
+# A guard failure aborts the whole test file: a broken jail must never reach an escape attempt.
+jailed() {
+  local script=$1
+  shift
+  run "$CORDON" "$@" -- /bin/sh -c "$GUARD; $script"
+  if [[ $rc -eq 99 ]]; then
+    echo "Bail out! the jail is not working (guard failed); refusing to run escape tests"
+    cat "$OUT/err" >&2
+    finish
+    exit 1
+  fi
+}
+
+# snapshot DIR: a listing of every entry with type, mode, size and mtime (to prove "unchanged").
+snapshot() { (cd "$1" && find . -printf '%y %m %s %T@ %p\n' | sort); }
