@@ -53,6 +53,7 @@ struct Spec {
     uint64_t tmpfs_size = 1ULL << 30;
     std::vector<OpValue> ops;  // bwrap-style primitives, in order
     std::string chdir;         // working directory inside the jail
+    bool chdir_explicit = false;  // --chdir given: failing to enter it is an error
 
     // Environment after filtering, and what was removed (for --dry-run).
     std::vector<std::string> env;

@@ -85,7 +85,19 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
     req.script = script;
     req.verbosity = quiet ? -1 : verbose;
     req.command = app.remaining();
-    if (!req.command.empty() && req.command.front() == "--") req.command.erase(req.command.begin());
+    if (!req.command.empty() && req.command.front() == "--") {
+        req.command.erase(req.command.begin());
+    } else if (!req.command.empty() && req.command.front().size() > 1 && req.command.front()[0] == '-') {
+        // CLI11 hands an unknown option to the prefix command; a COMMAND starting with '-'
+        // is only accepted after "--".
+        bool after_dashes = false;
+        for (size_t i = 0; i + 1 < args.size(); ++i) {
+            if (args[i] == "--" && args[i + 1] == req.command.front()) after_dashes = true;
+        }
+        if (!after_dashes) {
+            return make_error(req.command.front(), "unknown option (see cordon --help; put COMMAND after -- if it starts with '-')");
+        }
+    }
 
     Layer& layer = req.layer;
     layer.origin = "command line";
@@ -108,7 +120,10 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
         const auto& vals = raw[key.name];
         size_t a = static_cast<size_t>(key.arity);
         if (key.type == KeyType::List || key.type == KeyType::PairList || key.type == KeyType::Ops) {
-            if ((idx + 1) * a > vals.size()) continue;
+            // CLI11's parse_order() lists an option once per value, not once per occurrence.
+            if (vals.size() % a != 0) return make_error(optname, std::string("expects ") + key.metavar);
+            if (idx % a != 0) continue;
+            idx /= a;
             std::vector<std::string> occ(vals.begin() + static_cast<long>(idx * a),
                                          vals.begin() + static_cast<long>((idx + 1) * a));
             if (key.type == KeyType::Ops) {

@@ -239,6 +239,7 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
             s.workdir = cwd;
         }
     }
+    s.chdir_explicit = get_string(merged, "chdir").has_value();
     s.chdir = get_string(merged, "chdir").value_or(host.cwd);
     s.chdir = normalize_path(s.chdir, host.cwd);
 

@@ -181,7 +181,10 @@ int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
         setup_failed(sync, "set the hostname");
     }
     if (!spec.share_net && bring_loopback_up() != 0) setup_failed(sync, "bring up the loopback interface");
-    if (::chdir(spec.chdir.c_str()) != 0) {
+    // The caller's directory may not exist in the jail (--no-profile, a directory outside every
+    // exposed path): like bwrap, fall back to HOME, then /. An explicit --chdir must work.
+    if (::chdir(spec.chdir.c_str()) != 0 &&
+        (spec.chdir_explicit || (::chdir(spec.home.c_str()) != 0 && ::chdir("/") != 0))) {
         std::snprintf(step, sizeof step, "change to directory %s inside the jail", spec.chdir.c_str());
         setup_failed(sync, step);
     }

@@ -44,7 +44,8 @@ size_t depth(const std::string& path) {
 }
 
 // Ops from profiles and --ro/--rw/--tmpfs/--hide are sorted so that a parent is always mounted
-// before anything below it (depth first), then by rank (tmpfs < binds < hides < protection), then
+// before anything below it (depth first), then by rank (workdir < tmpfs < binds < hides <
+// protection), then
 // in the order given. bwrap-style primitives keep the command line's order and come last.
 struct Ranked {
     size_t depth;
@@ -64,11 +65,17 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
     };
 
     if (!spec.no_profile) {
-        for (const auto& path : spec.tmpfs) {
-            add(0, MountOp{MountOp::Kind::Tmpfs, "", path, false, false, false, false, spec.tmpfs_size, 01777, "tmpfs"});
+        // The workdir goes first among mounts on the same path, so an explicit --tmpfs or --ro of
+        // the workdir itself wins over it.
+        if (spec.workdir) {
+            add(0, MountOp{MountOp::Kind::Bind, *spec.workdir, *spec.workdir, false, false, false, false, 0, 0,
+                           "workdir"});
         }
-        if (spec.private_home && !spec.home.empty() && spec.home != "/") {
-            add(0, MountOp{MountOp::Kind::Tmpfs, "", spec.home, false, false, false, false, spec.tmpfs_size, 0700,
+        for (const auto& path : spec.tmpfs) {
+            add(1, MountOp{MountOp::Kind::Tmpfs, "", path, false, false, false, false, spec.tmpfs_size, 01777, "tmpfs"});
+        }
+        if (spec.private_home && !spec.home.empty() && spec.home != "/" && spec.workdir != spec.home) {
+            add(1, MountOp{MountOp::Kind::Tmpfs, "", spec.home, false, false, false, false, spec.tmpfs_size, 0700,
                            "private HOME"});
         }
         auto expose = [&](const std::string& path, bool readonly, const char* why) {
@@ -77,26 +84,22 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                     return;  // profile entries are optional; command-line ones were checked
                 case HostFs::Type::Symlink:
                     // Merged-/usr systems: /bin -> usr/bin. Recreate the link, do not follow it.
-                    add(1, MountOp{MountOp::Kind::Symlink, fs.readlink(path), path, false, false, false, false, 0,
+                    add(2, MountOp{MountOp::Kind::Symlink, fs.readlink(path), path, false, false, false, false, 0,
                                    0777, why});
                     return;
                 default:
-                    add(1, MountOp{MountOp::Kind::Bind, path, path, readonly, false, true, false, 0, 0, why});
+                    add(2, MountOp{MountOp::Kind::Bind, path, path, readonly, false, true, false, 0, 0, why});
             }
         };
         for (const auto& path : spec.ro) expose(path, true, "--ro");
         for (const auto& path : spec.rw) expose(path, false, "--rw");
-        if (spec.workdir) {
-            add(1, MountOp{MountOp::Kind::Bind, *spec.workdir, *spec.workdir, false, false, false, false, 0, 0,
-                           "workdir"});
-        }
         for (const auto& pattern : spec.hide) {
             for (const auto& path : fs.glob(pattern)) {
                 auto t = fs.type(path);
                 if (t == HostFs::Type::Dir) {
-                    add(2, MountOp{MountOp::Kind::HideDir, "", path, true, false, false, false, 0, 0755, "--hide"});
+                    add(3, MountOp{MountOp::Kind::HideDir, "", path, true, false, false, false, 0, 0755, "--hide"});
                 } else if (t != HostFs::Type::Missing) {
-                    add(2, MountOp{MountOp::Kind::HideFile, "", path, true, false, false, false, 0, 0, "--hide"});
+                    add(3, MountOp{MountOp::Kind::HideFile, "", path, true, false, false, false, 0, 0, "--hide"});
                 }
             }
         }
@@ -142,23 +145,23 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                                                      [&](const Placeholder& ph) { return ph.path == p; });
                             if (!known) plan.placeholders.push_back(Placeholder{p, dir});
                         }
-                        add(3, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
                         break;
                     }
                     if (last) {
-                        add(3, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
                         break;
                     }
                     if (t != HostFs::Type::Dir) break;  // a file in the middle: nothing can exist below it
                     if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
                         pinned.push_back(cur);
-                        add(3, MountOp{MountOp::Kind::Bind, cur, cur, false, false, false, true, 0, 0, "pin"});
+                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, false, false, false, true, 0, 0, "pin"});
                     }
                 }
             }
         }
-        add(0, MountOp{MountOp::Kind::Proc, "", "/proc", false, false, false, false, 0, 0555, "proc"});
-        add(0, MountOp{MountOp::Kind::Dev, "", "/dev", false, false, false, false, 0, 0755, "dev"});
+        add(1, MountOp{MountOp::Kind::Proc, "", "/proc", false, false, false, false, 0, 0555, "proc"});
+        add(1, MountOp{MountOp::Kind::Dev, "", "/dev", false, false, false, false, 0, 0755, "dev"});
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
         if (a.depth != b.depth) return a.depth < b.depth;

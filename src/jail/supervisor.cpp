@@ -44,7 +44,14 @@ Error clone_error(int err) {
 }
 
 // Placeholders for missing protected paths: created empty, before the jail, by the caller.
-Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<Placeholder>& created) {
+// The parent directory's times are recorded first and restored after removal, so a run
+// leaves the workdir exactly as it was.
+struct CreatedPlaceholder {
+    Placeholder ph;
+    struct timespec parent_times[2];
+};
+
+Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<CreatedPlaceholder>& created) {
     for (const auto& ph : todo) {
         std::string parent = ph.path.substr(0, ph.path.rfind('/'));
         std::string name = ph.path.substr(ph.path.rfind('/') + 1);
@@ -53,6 +60,8 @@ Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<Pla
         how.resolve = RESOLVE_NO_SYMLINKS;
         UniqueFd dir(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
         if (!dir) return sys_error("protected path " + ph.path + ": open " + parent);
+        struct stat pst {};
+        if (::fstat(dir.get(), &pst) != 0) return sys_error("protected path: stat " + parent);
         if (ph.directory) {
             if (::mkdirat(dir.get(), name.c_str(), 0755) != 0) return sys_error("protected path: create " + ph.path);
         } else {
@@ -60,18 +69,24 @@ Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<Pla
             if (fd < 0) return sys_error("protected path: create " + ph.path);
             ::close(fd);
         }
-        created.push_back(ph);
+        created.push_back(CreatedPlaceholder{ph, {pst.st_atim, pst.st_mtim}});
     }
     return {};
 }
 
 // Remove what we created, deepest first, and only while it is still an empty placeholder.
-void remove_placeholders(const std::vector<Placeholder>& created) {
+void remove_placeholders(const std::vector<CreatedPlaceholder>& created) {
     for (auto it = created.rbegin(); it != created.rend(); ++it) {
+        const Placeholder& ph = it->ph;
         struct stat st {};
-        if (::lstat(it->path.c_str(), &st) != 0) continue;
-        if (it->directory && S_ISDIR(st.st_mode)) ::rmdir(it->path.c_str());
-        else if (!it->directory && S_ISREG(st.st_mode) && st.st_size == 0) ::unlink(it->path.c_str());
+        if (::lstat(ph.path.c_str(), &st) != 0) continue;
+        int rc = -1;
+        if (ph.directory && S_ISDIR(st.st_mode)) rc = ::rmdir(ph.path.c_str());
+        else if (!ph.directory && S_ISREG(st.st_mode) && st.st_size == 0) rc = ::unlink(ph.path.c_str());
+        if (rc == 0) {
+            std::string parent = ph.path.substr(0, ph.path.rfind('/'));
+            ::utimensat(AT_FDCWD, parent.c_str(), it->parent_times, AT_SYMLINK_NOFOLLOW);
+        }
     }
 }
 
@@ -141,13 +156,13 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         return out;
     };
 
-    std::vector<Placeholder> created;
+    std::vector<CreatedPlaceholder> created;
     if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) {
         remove_placeholders(created);
         return fail(s.error());
     }
     struct Cleanup {
-        std::vector<Placeholder>& created;
+        std::vector<CreatedPlaceholder>& created;
         ~Cleanup() { remove_placeholders(created); }
     } cleanup{created};
 

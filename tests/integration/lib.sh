@@ -31,6 +31,23 @@ expect_exit() {
   fi
 }
 
+# expect_rc CODE DESCRIPTION: the last run's status.
+expect_rc() {
+  if [[ $rc -eq $1 ]]; then ok "$2 (exit $rc)"; else
+    not_ok "$2: exit $rc, expected $1"
+    sed 's/^/#   stderr: /' "$OUT/err" | head -5
+  fi
+}
+
+# alive PID...: prints those that still run (zombies count as gone).
+alive() {
+  local p st
+  for p in "$@"; do
+    st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+    [[ -n $st && $st != Z && $st != X ]] && echo "$p"
+  done
+}
+
 # expect_out PATTERN DESCRIPTION: the last run's stdout matches the extended regex.
 expect_out() {
   if grep -Eq -- "$1" "$OUT/out"; then ok "$2"; else

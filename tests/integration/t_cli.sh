@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The command line: --help, --version, -c, --, --dry-run, subcommand names after --.
+source "$TESTLIB"
+
+expect_exit 0 "--help" "$CORDON" --help
+expect_out "--workdir" "--help lists --workdir"
+expect_out "--status-json" "--help lists --status-json"
+expect_out "Exit status" "--help explains exit statuses"
+expect_exit 0 "--version" "$CORDON" --version
+expect_out "^cordon [0-9]+\.[0-9]+\.[0-9]+" "--version prints cordon X.Y.Z"
+
+expect_exit 0 "-c runs a script with /bin/sh" "$CORDON" -c 'echo "a b" | wc -w'
+expect_out "^2$" "-c output"
+expect_exit 0 "arguments after the command belong to it" "$CORDON" -- /bin/echo --ro x -c y
+expect_out "^--ro x -c y$" "options after COMMAND are not cordon's"
+expect_exit 0 "no -- needed" "$CORDON" /bin/echo hello
+expect_out "^hello$" "plain COMMAND"
+expect_exit 127 "'cordon -- check' runs a program named check" "$CORDON" -- check
+expect_exit 125 "a script and a command together are refused" "$CORDON" -c 'true' -- true
+expect_exit 125 "no command is an error" "$CORDON"
+
+expect_exit 0 "--dry-run runs nothing" "$CORDON" --dry-run -- touch "$WORK/dry-marker"
+[[ -e $WORK/dry-marker ]] && not_ok "--dry-run executed the command" || ok "--dry-run did not execute"
+expect_out "namespaces: user mount pid" "--dry-run shows namespaces"
+expect_out "uid map: +[0-9]+ $(id -u) 1" "--dry-run shows the uid map"
+expect_out "ro-bind /usr -> /usr" "--dry-run shows the mount plan"
+expect_out "bind $WORK -> $WORK +\[workdir\]" "--dry-run shows the workdir bind"
+expect_out "seccomp: +default" "--dry-run shows the seccomp policy"
+GITHUB_TOKEN=secret-value run "$CORDON" --dry-run -- true
+expect_out "removed from the environment:.*GITHUB_TOKEN" "--dry-run shows removed variables"
+expect_no_out "secret-value" "--dry-run does not print the removed value"
+
+# bwrap-style primitives in order, and --no-profile.
+expect_exit 0 "--no-profile with primitives" "$CORDON" --no-profile --ro-bind /usr /usr --symlink usr/bin /bin \
+  --symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc --dev /dev --dir /scratch -- /bin/sh -c 'ls /; test -d /scratch'
+expect_out "^scratch$" "--dir created /scratch"
+expect_no_out "^etc$" "--no-profile exposes nothing but what was asked"
+expect_exit 0 "--chdir" "$CORDON" --chdir /usr -- /bin/pwd
+expect_out "^/usr$" "--chdir moves the working directory"
+expect_exit 0 "--hostname" "$CORDON" --hostname jailhost -- /bin/cat /proc/sys/kernel/hostname
+expect_out "^jailhost$" "--hostname is set inside"
+expect_exit 0 "--uid/--gid" "$CORDON" --uid 4242 --gid 4343 -- /bin/sh -c 'echo $(id -u) $(id -g)'
+expect_out "^4242 4343$" "the ids inside are the requested ones"
+expect_exit 0 "--rlimit" "$CORDON" --rlimit nofile=64:128 -- /bin/sh -c 'ulimit -n; ulimit -Hn'
+expect_out "^64$" "soft nofile"
+expect_exit 0 "core dumps are off by default" "$CORDON" -- /bin/sh -c 'ulimit -c'
+expect_out "^0$" "core limit 0"
+expect_exit 125 "a bad --rlimit names it" "$CORDON" --rlimit bogus=1 -- true
+expect_err "--rlimit" "bad rlimit message"
+finish

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Every exit status of SPEC §3 except 126-for-policy, and --status-json.
+source "$TESTLIB"
+
+expect_exit 0 "true passes through" "$CORDON" -- true
+expect_exit 1 "false passes through" "$CORDON" -- false
+expect_exit 42 "an arbitrary status passes through" "$CORDON" -c 'exit 42'
+expect_exit 143 "killed by SIGTERM is 128+15" "$CORDON" -- /bin/sh -c 'kill -TERM $$'
+expect_exit 137 "killed by SIGKILL is 128+9" "$CORDON" -- /bin/sh -c 'kill -KILL $$'
+expect_exit 127 "a missing command is 127" "$CORDON" -- cordon-no-such-command
+expect_err "cordon-no-such-command: command not found inside the jail" "127 says what was not found"
+expect_exit 127 "a missing absolute path is 127" "$CORDON" -- /nonexistent/bin/x
+printf '#!/bin/sh\necho hi\n' > "$WORK/noexec.sh"
+chmod 0644 "$WORK/noexec.sh"
+expect_exit 126 "a file without exec permission is 126" "$CORDON" -- "$WORK/noexec.sh"
+expect_err "^cordon: .*noexec.sh: cannot execute inside the jail: Permission denied" "126 says why"
+rm -f "$WORK/noexec.sh"
+
+start=$(date +%s)
+expect_exit 124 "--timeout expiry is 124" "$CORDON" --timeout 1s -- sleep 30
+elapsed=$(($(date +%s) - start))
+if ((elapsed < 10)); then ok "timeout kills promptly (${elapsed}s)"; else not_ok "timeout took ${elapsed}s"; fi
+expect_err "timeout" "timeout is reported on stderr"
+expect_exit 124 "--timeout kills a payload that ignores SIGTERM" "$CORDON" --timeout 1s -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done'
+
+expect_exit 125 "an unknown option is 125" "$CORDON" --no-such-option -- true
+expect_err "^cordon: " "errors start with cordon:"
+expect_exit 125 "a bad size names option and value" "$CORDON" --tmpfs-size 12Q -- true
+expect_err "--tmpfs-size.*12Q" "the bad size message names --tmpfs-size and 12Q"
+expect_exit 125 "a bad duration names option and value" "$CORDON" --timeout 10x -- true
+expect_err "--timeout.*10x" "the bad duration message names --timeout and 10x"
+expect_exit 125 "a bad --net value" "$CORDON" --net maybe -- true
+expect_exit 125 "a missing --ro path" "$CORDON" --ro /nonexistent-cordon-path -- true
+expect_exit 125 "limits not yet available are refused, not ignored" "$CORDON" --memory 1G -- true
+expect_err "--memory" "the refusal names --memory"
+expect_exit 125 "a missing profile" "$CORDON" -p no-such-profile -- true
+expect_err "profile 'no-such-profile'.*not found" "the missing profile is named"
+
+# Nothing runs after an error: the marker must not appear.
+marker="$WORK/should-not-exist"
+expect_exit 125 "nothing is executed after a bad option" "$CORDON" --timeout nope -- touch "$marker"
+if [[ -e $marker ]]; then not_ok "the command ran despite the error"; else ok "the command did not run"; fi
+
+# --status-json: a path and an inherited fd.
+expect_exit 3 "status json run" "$CORDON" --status-json "$WORK/status.json" -c 'exit 3'
+if grep -q '"exit_code":3' "$WORK/status.json" && grep -q '"reason":"exited"' "$WORK/status.json" &&
+   grep -q '"wall_ms":' "$WORK/status.json" && grep -q '"cpu_ms":' "$WORK/status.json" &&
+   grep -q '"peak_memory_bytes":' "$WORK/status.json" && grep -q '"denials":\[\]' "$WORK/status.json"; then
+  ok "status json has exit_code, reason, wall_ms, cpu_ms, peak_memory_bytes, denials"
+else
+  not_ok "status json content: $(cat "$WORK/status.json")"
+fi
+json=$("$CORDON" --status-json fd:3 -- /bin/sh -c 'kill -TERM $$' 3>&1 >/dev/null 2>&1 || true)
+if [[ $json == *'"reason":"signaled"'* && $json == *'"signal":15'* && $json == *'"exit_code":143'* ]]; then
+  ok "status json to fd:3 reports signaled/15/143"
+else
+  not_ok "status json on fd:3: $json"
+fi
+json=$("$CORDON" --timeout 1s --status-json fd:3 -- sleep 30 3>&1 >/dev/null 2>&1 || true)
+if [[ $json == *'"reason":"timeout"'* && $json == *'"exit_code":124'* ]]; then ok "status json reports timeout"; else not_ok "timeout json: $json"; fi
+rm -f "$WORK/status.json"
+finish

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The default jail's filesystem (SPEC §4): read-only system, writable workdir, private HOME,
+# /tmp and /run, fresh /proc, minimal /dev, no /sys, hidden secrets, nothing left on the host.
+source "$TESTLIB"
+
+git -C "$WORK" init -q 2>/dev/null || mkdir -p "$WORK/.git/hooks"
+echo "tracked" > "$WORK/file.txt"
+host_home_before=$(snapshot "$HOME")
+
+jailed 'mkdir -p sub && echo new > sub/y && cat sub/y'
+expect_rc 0 "the workdir is writable"
+expect_out "^new$" "a write to the workdir is visible inside"
+[[ $(cat "$WORK/sub/y") == new ]] && ok "workdir writes reach the host" || not_ok "workdir writes did not reach the host"
+rm -rf "$WORK/sub"
+before=$(snapshot "$WORK")
+
+for target in /etc/cordon-escape /usr/cordon-escape /opt/cordon-escape /cordon-escape /bin/cordon-escape; do
+  jailed "echo pwned > $target; echo status=\$?"
+  expect_out "status=[1-9]" "writing $target fails"
+done
+for target in /etc/cordon-escape /usr/cordon-escape /opt/cordon-escape /cordon-escape; do
+  [[ -e $target ]] && not_ok "$target exists on the host" || ok "$target not created on the host"
+done
+
+jailed 'ls -A "$HOME"; cat "$HOME/.ssh/id_ed25519" 2>&1; cat "$HOME/.aws/credentials" 2>&1; echo mine > "$HOME/scratch"; cat "$HOME/scratch"'
+expect_no_out "FAKE-PRIVATE-KEY" "~/.ssh of the caller is invisible"
+expect_no_out "^\[default\]" "~/.aws of the caller is invisible"
+expect_out "^mine$" "the private HOME is writable"
+[[ $(snapshot "$HOME") == "$host_home_before" ]] && ok "the host HOME is unchanged" || not_ok "the host HOME changed"
+
+jailed 'cat /etc/shadow; echo rc=$?; cat /etc/gshadow; echo rc=$?; ls /etc/ssl/private 2>&1 | wc -l'
+expect_no_out "^root:" "/etc/shadow content is not readable"
+expect_out "rc=[1-9]" "reading /etc/shadow fails"
+for key in /etc/ssh/ssh_host_*_key; do
+  [[ -e $key ]] || continue
+  jailed "cat $key >/dev/null 2>&1 && echo READ || echo DENIED"
+  expect_out "^DENIED$" "$key is unreadable"
+done
+
+marker="cordon-host-tmp-$$"
+touch "/tmp/$marker"
+jailed "ls /tmp; echo scratch > /tmp/jail-$$; ls /var/tmp /run >/dev/null && echo dirs-ok"
+expect_no_out "$marker" "host /tmp is invisible"
+expect_out "dirs-ok" "/var/tmp and /run exist"
+[[ -e /tmp/jail-$$ ]] && not_ok "a jail /tmp file leaked to the host" || ok "jail /tmp writes stay private"
+rm -f "/tmp/$marker"
+jailed 'df -k /tmp | tail -1'
+expect_out " 1048576 " "/tmp is a tmpfs bounded at 1G by default"
+
+jailed 'cat /proc/1/comm; ls /proc | grep -c "^[0-9]"'
+expect_out "^cordon$" "/proc is the jail's own (pid 1 is cordon's init)"
+jailed 'ls /dev | tr "\n" " "'
+expect_out "^fd full null ptmx pts random shm stderr stdin stdout (tty )?urandom zero $" "/dev is minimal"
+jailed 'echo hi > /dev/null && head -c 4 /dev/urandom | wc -c && echo x > /dev/shm/x && cat /dev/shm/x'
+expect_out "^4$" "/dev/urandom works"
+expect_out "^x$" "/dev/shm is writable"
+jailed 'ls /sys 2>&1 | head -1; test -e /sys/kernel && echo HAS-SYS-KERNEL'
+expect_no_out "HAS-SYS-KERNEL" "no host /sys internals"
+
+# The current directory is HOME: nothing is writable, and cordon says so.
+pushd "$HOME" >/dev/null
+run "$CORDON" -- /bin/sh -c "$GUARD; touch \"\$HOME/x\" && echo wrote-home; touch /cordon-x 2>/dev/null || echo root-ro"
+popd >/dev/null
+expect_err "nothing is writable" "running from HOME prints a note"
+expect_out "root-ro" "and / stays read-only"
+[[ -e $HOME/x ]] && not_ok "HOME became writable by accident" || ok "HOME was not made writable"
+pushd / >/dev/null; run "$CORDON" -- /bin/true; popd >/dev/null
+expect_err "nothing is writable" "running from / prints a note"
+
+# --workdir none, --ro, --rw, --hide, --tmpfs.
+mkdir -p "$SCRATCH/extra" && echo data > "$SCRATCH/extra/f"
+jailed "echo x > $WORK/f2; echo rc=\$?" --workdir none
+expect_out "rc=[1-9]" "--workdir none makes the workdir read-only"
+jailed "cat $SCRATCH/extra/f; echo y > $SCRATCH/extra/g; echo rc=\$?" --ro "$SCRATCH/extra"
+expect_out "^data$" "--ro exposes a path"
+expect_out "rc=[1-9]" "--ro is read-only"
+jailed "echo y > $SCRATCH/extra/g && echo rc=\$?" --rw "$SCRATCH/extra"
+[[ -f $SCRATCH/extra/g ]] && ok "--rw is writable" || not_ok "--rw write missing"
+jailed "cat $WORK/file.txt; echo rc=\$?" --hide "$WORK/file.txt"
+expect_no_out "^tracked$" "--hide hides a file"
+jailed "ls $WORK | wc -l" --tmpfs "$WORK"
+expect_out "^0$" "--tmpfs shadows a directory with an empty tmpfs"
+rm -rf "$SCRATCH/extra"
+
+after=$(snapshot "$WORK")
+[[ $before == "$after" ]] && ok "the workdir is exactly as it was" || { not_ok "the workdir changed"; diff <(echo "$before") <(echo "$after") | head; }
+finish

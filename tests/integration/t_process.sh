@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Processes (SPEC §4): new pid namespace, unkillable host processes, a small init, signal relay,
+# and the payload dies with cordon.
+source "$TESTLIB"
+
+sleep 300 &
+host_sleeper=$!
+trap 'kill $host_sleeper 2>/dev/null' EXIT
+
+jailed 'ps -e -o pid=,comm= | wc -l; ps -e -o pid= | sort -n | tail -1'
+expect_no_out "^ *${host_sleeper}$" "host processes are invisible"
+jailed 'kill -9 -1; echo survived'
+sleep 0.2
+[[ -n $(alive "$host_sleeper") ]] && ok "a host process survives kill -9 -1 inside" || not_ok "kill -9 -1 killed a host process"
+jailed "kill -9 $host_sleeper 2>&1; echo rc=\$?"
+expect_out "rc=[1-9]" "a host pid cannot be signalled from inside"
+[[ -n $(alive "$host_sleeper") ]] && ok "the host process is still alive" || not_ok "host process died"
+
+jailed 'cat /proc/1/environ >/dev/null 2>&1 && echo READ-ENVIRON; cat /proc/1/mem >/dev/null 2>&1 && echo READ-MEM; ls -l /proc/1/exe >/dev/null 2>&1 && echo READ-EXE; kill -9 1; echo still=$?'
+expect_no_out "READ-ENVIRON" "init's environment is unreadable"
+expect_no_out "READ-MEM" "init's memory is unreadable"
+expect_no_out "READ-EXE" "init's exe link is unreadable"
+jailed 'kill -KILL 1; sleep 0.2; echo after'
+expect_out "^after$" "SIGKILL to init from inside has no effect"
+
+# Zombies are reaped by init: a double-forked orphan does not stay defunct.
+jailed '(sh -c "sleep 0.1 &" &); sleep 0.5; ps -e -o stat= | grep -c Z'
+expect_out "^0$" "orphans are reaped"
+
+# kill(cordon) with SIGTERM is relayed to the payload.
+"$CORDON" -- /bin/sh -c 'trap "echo got-term; exit 7" TERM; while :; do sleep 0.1; done' >"$OUT/out" 2>"$OUT/err" &
+cpid=$!
+sleep 1
+kill -TERM "$cpid"
+rc=0; wait "$cpid" || rc=$?
+[[ $rc -eq 7 ]] && ok "SIGTERM to cordon reaches the payload (exit 7)" || not_ok "SIGTERM relay: exit $rc"
+expect_out "got-term" "the payload's TERM trap ran"
+
+# SIGKILL of cordon kills the whole jail.
+"$CORDON" -- /bin/sh -c 'sleep 300 & sleep 300' >/dev/null 2>&1 &
+cpid=$!
+sleep 1
+init=$(cat /proc/"$cpid"/task/*/children 2>/dev/null | tr ' ' '\n' | head -1)
+kids=$(cat /proc/"$init"/task/*/children 2>/dev/null)
+grand=""; for k in $kids; do grand+=" $(cat /proc/"$k"/task/*/children 2>/dev/null)"; done
+all="$init $kids $grand"
+kill -KILL "$cpid"; wait "$cpid" 2>/dev/null || true
+sleep 0.5
+alive=$(alive $all)
+[[ -n $init && -n $kids && -z $alive ]] && ok "SIGKILL of cordon kills the payload and its children" || not_ok "left alive after SIGKILL:$alive (init=$init kids=$kids)"
+finish

