@@ -193,7 +193,8 @@ Result<uint64_t> parse_duration_ms(const std::string& text) {
         else if (unit == "h") mult = 3600 * 1000;
         else if (unit == "d") mult = 24 * 3600 * 1000;
         else return bad("unknown unit '" + unit + "'");
-        if (unit.empty() && pos != text.size()) return bad("a unit is needed between numbers");
+        if (unit.empty() && (any || pos != text.size())) return bad("a unit is needed between numbers");
+        if (n > (UINT64_MAX - total) / mult) return bad("too large");
         total += n * mult;
         any = true;
     }

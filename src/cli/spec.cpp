@@ -231,7 +231,9 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
     } else if (!s.no_profile) {
         char real[PATH_MAX];
         std::string cwd = ::realpath(host.cwd.c_str(), real) ? std::string(real) : host.cwd;
-        if (is_unsafe_workdir(cwd, host.home)) {
+        // HOME may be spelled through a symlink; compare its resolved form too.
+        std::string home_real = ::realpath(host.home.c_str(), real) ? std::string(real) : host.home;
+        if (is_unsafe_workdir(cwd, host.home) || is_unsafe_workdir(cwd, home_real)) {
             s.workdir_note = "the current directory " + cwd +
                              " is /, HOME, an ancestor of HOME or a system directory; nothing is writable "
                              "(pass --workdir DIR to choose one)";
