@@ -91,7 +91,9 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
     }
     Layer layer;
     layer.origin = path;
-    std::vector<OpValue> ops;
+    // toml++ walks a table in key order; primitives must keep the file's order, so they are
+    // collected with their position and sorted at the end.
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, OpValue>> ops;
     auto string_at = [&](const toml::node& n, const std::string& key, bool expand) -> Result<std::string> {
         auto s = n.value<std::string>();
         if (!s || !n.is_string()) return make_error(where(path, n.source()), "'" + key + "' must hold strings");
@@ -199,13 +201,19 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
                             args.push_back(*s);
                         }
                     }
-                    ops.push_back(OpValue{key, args, where(path, e.source())});
+                    ops.emplace_back(std::make_pair(e.source().begin.line, e.source().begin.column),
+                                     OpValue{key, args, where(path, e.source())});
                 }
                 break;
             }
         }
     }
-    if (!ops.empty()) layer.values["ops"] = ops;
+    if (!ops.empty()) {
+        std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::vector<OpValue> ordered;
+        for (auto& [pos, op] : ops) ordered.push_back(std::move(op));
+        layer.values["ops"] = ordered;
+    }
     return layer;
 }
 

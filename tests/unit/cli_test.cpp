@@ -1,0 +1,207 @@
+// The command line (SPEC §3): prefix-command parsing, ordered primitives, error messages.
+#include <catch2/catch.hpp>
+
+#include "cordon/cli.hpp"
+
+using namespace cordon;
+using Args = std::vector<std::string>;
+
+namespace {
+
+CliRequest parse_ok(const Args& args) {
+    auto r = parse_command_line(args);
+    if (!r) FAIL("unexpected error: " << r.error().what << ": " << r.error().why);
+    return std::move(r).value();
+}
+
+Error parse_err(const Args& args) {
+    auto r = parse_command_line(args);
+    if (r) FAIL("expected an error");
+    return r.error();
+}
+
+}  // namespace
+
+TEST_CASE("cli: the first positional starts COMMAND, the rest is its argv", "[cli]") {
+    auto r = parse_ok({"--ro", "/a", "ls", "-la", "--ro", "x"});
+    CHECK(r.command == Args{"ls", "-la", "--ro", "x"});
+    CHECK(get_list(r.layer, "ro") == Args{"/a"});  // the second --ro belongs to ls
+    CHECK_FALSE(r.script.has_value());
+    CHECK(r.layer.origin == "command line");
+}
+
+TEST_CASE("cli: -- ends cordon's options", "[cli]") {
+    auto r = parse_ok({"--ro", "/a", "--", "ls", "--ro", "x"});
+    CHECK(r.command == Args{"ls", "--ro", "x"});
+    CHECK(get_list(r.layer, "ro") == Args{"/a"});
+
+    // A command that looks like an option is allowed after --.
+    CHECK(parse_ok({"--", "--weird", "arg"}).command == Args{"--weird", "arg"});
+    CHECK(parse_ok({"--", "-c", "x"}).command == Args{"-c", "x"});
+    CHECK_FALSE(parse_ok({"--", "-c", "x"}).script.has_value());
+    // A -- inside the command's argv is the command's.
+    CHECK(parse_ok({"ls", "--", "x"}).command == Args{"ls", "--", "x"});
+    // Subcommand names are not special here (main dispatches them first).
+    CHECK(parse_ok({"--", "check"}).command == Args{"check"});
+}
+
+TEST_CASE("cli: an unknown option is an error, not a command", "[cli]") {
+    auto e = parse_err({"--ro-bnd", "a", "b", "ls"});
+    CHECK_THAT(e.what + e.why, Catch::Contains("--ro-bnd"));
+    CHECK_FALSE(parse_command_line({"--bogus", "ls"}).ok());
+}
+
+TEST_CASE("cli: -c SCRIPT", "[cli]") {
+    auto r = parse_ok({"-c", "make -j2 && ./run-tests"});
+    REQUIRE(r.script.has_value());
+    CHECK(*r.script == "make -j2 && ./run-tests");
+    CHECK(r.command.empty());
+
+    auto both = parse_err({"-c", "echo hi", "ls"});
+    CHECK(both.what == "-c");
+    CHECK_THAT(both.why, Catch::Contains("both"));
+
+    // -c without its SCRIPT names the option.
+    CHECK_THAT(parse_err({"-c"}).why, Catch::Contains("-c"));
+}
+
+TEST_CASE("cli: a COMMAND is required unless --dry-run", "[cli]") {
+    CHECK_THAT(parse_err({}).why, Catch::Contains("no COMMAND"));
+    CHECK_THAT(parse_err({"--ro", "/a"}).why, Catch::Contains("no COMMAND"));
+    auto r = parse_ok({"--dry-run"});
+    CHECK(r.dry_run);
+    CHECK(r.command.empty());
+}
+
+TEST_CASE("cli: bwrap-style primitives keep the command line's order", "[cli]") {
+    auto r = parse_ok({"--bind", "a", "b", "--dir", "d", "--ro-bind", "c", "e", "true"});
+    auto ops = get_ops(r.layer);
+    REQUIRE(ops.size() == 3);
+    CHECK(ops[0].key == "bind");
+    CHECK(ops[0].args == Args{"a", "b"});
+    CHECK(ops[1].key == "dir");
+    CHECK(ops[1].args == Args{"d"});
+    CHECK(ops[2].key == "ro-bind");
+    CHECK(ops[2].args == Args{"c", "e"});
+    for (const auto& op : ops) CHECK(op.origin == "command line");
+    CHECK(r.command == Args{"true"});
+}
+
+TEST_CASE("cli: repeated two-value primitives interleave correctly", "[cli]") {
+    // --dir /x must come before the bind below it, and /z before its bind.
+    auto r = parse_ok({"--dir", "/x", "--bind", "a", "/x/y", "--dir", "/z", "--bind", "b", "/z/w",
+                       "--symlink", "t", "/l", "--remount-ro", "/x", "true"});
+    auto ops = get_ops(r.layer);
+    REQUIRE(ops.size() == 6);
+    CHECK(ops[0].key == "dir");
+    CHECK(ops[0].args == Args{"/x"});
+    CHECK(ops[1].key == "bind");
+    CHECK(ops[1].args == Args{"a", "/x/y"});
+    CHECK(ops[2].key == "dir");
+    CHECK(ops[2].args == Args{"/z"});
+    CHECK(ops[3].key == "bind");
+    CHECK(ops[3].args == Args{"b", "/z/w"});
+    CHECK(ops[4].key == "symlink");
+    CHECK(ops[4].args == Args{"t", "/l"});
+    CHECK(ops[5].key == "remount-ro");
+}
+
+TEST_CASE("cli: a two-value option with one value is an error, not dropped", "[cli]") {
+    auto r = parse_command_line({"--bind", "a", "--dir", "x", "ls"});
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().what + r.error().why, Catch::Contains("--bind"));
+}
+
+TEST_CASE("cli: lists and pairs accumulate, scalars take the last value", "[cli]") {
+    auto r = parse_ok({"--ro", "/a", "--rw", "/b", "--ro", "/c", "--setenv", "A", "1", "--unsetenv", "X",
+                       "--setenv", "B", "two words", "--net", "none", "--net", "host", "--hostname", "box", "ls"});
+    CHECK(get_list(r.layer, "ro") == Args{"/a", "/c"});
+    CHECK(get_list(r.layer, "rw") == Args{"/b"});
+    CHECK(get_list(r.layer, "unsetenv") == Args{"X"});
+    CHECK(get_pairs(r.layer, "setenv") == std::vector<PairValue>{{"A", "1"}, {"B", "two words"}});
+    CHECK(get_string(r.layer, "net") == std::string("host"));
+    CHECK(get_string(r.layer, "hostname") == std::string("box"));
+    CHECK(r.layer.where.at("net") == "--net");
+    CHECK(get_ops(r.layer).empty());
+    // --opt=value works too.
+    CHECK(get_list(parse_ok({"--ro=/x", "ls"}).layer, "ro") == Args{"/x"});
+}
+
+TEST_CASE("cli: typed values are checked and stored", "[cli]") {
+    auto r = parse_ok({"--uid", "0", "--gid", "4294967294", "--timeout", "1h30m", "--tmpfs-size", "64M",
+                       "--allow-userns", "--clearenv", "ls"});
+    CHECK(get_uint(r.layer, "uid") == uint64_t{0});
+    CHECK(get_uint(r.layer, "gid") == uint64_t{4294967294});
+    CHECK(get_string(r.layer, "timeout") == std::string("1h30m"));  // validated, kept as text
+    CHECK(get_string(r.layer, "tmpfs-size") == std::string("64M"));
+    CHECK(get_bool(r.layer, "allow-userns"));
+    CHECK(get_bool(r.layer, "clearenv"));
+    CHECK_FALSE(get_bool(r.layer, "allow-ptrace"));
+}
+
+TEST_CASE("cli: bad values name the option and the value", "[cli]") {
+    auto t = parse_err({"--timeout", "5x", "ls"});
+    CHECK(t.what == "--timeout");
+    CHECK_THAT(t.why, Catch::Contains("'5x'"));
+
+    auto u = parse_err({"--uid", "abc", "ls"});
+    CHECK(u.what == "--uid");
+    CHECK_THAT(u.why, Catch::Contains("'abc'"));
+
+    // (uid_t)-1 is "no change" for setresuid and cannot be mapped.
+    CHECK(parse_err({"--uid", "4294967295", "ls"}).what == "--uid");
+    CHECK(parse_err({"--gid", "99999999999", "ls"}).what == "--gid");
+    CHECK(parse_err({"--uid", "-1", "ls"}).what == "--uid");
+    CHECK(parse_err({"--uid", "", "ls"}).what == "--uid");
+
+    auto s = parse_err({"--tmpfs-size", "1Q", "ls"});
+    CHECK(s.what == "--tmpfs-size");
+    CHECK_THAT(s.why, Catch::Contains("'1Q'"));
+
+    // A missing value names the option.
+    CHECK_THAT(parse_err({"--workdir"}).why, Catch::Contains("--workdir"));
+}
+
+TEST_CASE("cli: keys reserved for a later release are refused", "[cli]") {
+    for (const auto& args : {Args{"--memory", "1G", "ls"}, Args{"--pids", "10", "ls"}, Args{"--policy", "x", "ls"},
+                             Args{"--audit", "/tmp/a", "ls"}, Args{"--on-deny", "kill", "ls"}}) {
+        auto e = parse_err(args);
+        CHECK(e.what == args[0]);
+        CHECK_THAT(e.why, Catch::Contains("not available"));
+    }
+}
+
+TEST_CASE("cli: profiles, verbosity and flags", "[cli]") {
+    auto r = parse_ok({"-p", "npm", "--profile", "./x.toml", "-v", "-v", "--no-policy", "--no-profile", "ls"});
+    CHECK(r.profiles == Args{"npm", "./x.toml"});
+    CHECK(r.verbosity == 2);
+    CHECK(r.no_policy);
+    CHECK(r.no_profile);
+    CHECK_FALSE(r.dry_run);
+
+    auto q = parse_ok({"-q", "ls"});
+    CHECK(q.verbosity == -1);
+    CHECK(q.profiles.empty());
+    CHECK_FALSE(q.no_profile);
+}
+
+TEST_CASE("cli: --help and --version run nothing", "[cli]") {
+    auto h = parse_ok({"--help"});
+    CHECK(h.help);
+    CHECK(h.command.empty());
+    CHECK_THAT(h.help_text, Catch::Contains("--ro"));
+    CHECK_THAT(h.help_text, Catch::Contains("--bind"));
+    CHECK_THAT(h.help_text, Catch::Contains("--timeout"));
+    CHECK_THAT(h.help_text, Catch::Contains("-c"));
+    CHECK_THAT(h.help_text, Catch::Contains("Not yet available"));
+
+    // --help wins even with other options and a command.
+    auto h2 = parse_ok({"--ro", "/a", "-h", "ls"});
+    CHECK(h2.help);
+    CHECK_FALSE(h2.help_text.empty());
+
+    auto v = parse_ok({"--version"});
+    CHECK(v.version);
+    CHECK_FALSE(v.help);
+    CHECK(v.help_text.empty());
+}

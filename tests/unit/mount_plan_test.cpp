@@ -1,0 +1,344 @@
+// The mount plan (SPEC §4) against a fake host filesystem.
+#include <catch2/catch.hpp>
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <map>
+
+#include "cordon/mount_plan.hpp"
+
+using namespace cordon;
+using K = MountOp::Kind;
+using T = HostFs::Type;
+
+namespace {
+
+struct FakeFs {
+    std::map<std::string, std::pair<T, std::string>> entries;  // path -> (type, symlink target)
+    void dir(const std::string& p) { entries[p] = {T::Dir, ""}; }
+    void file(const std::string& p) { entries[p] = {T::File, ""}; }
+    void link(const std::string& p, const std::string& target) { entries[p] = {T::Symlink, target}; }
+    HostFs fs() const {
+        HostFs h;
+        h.type = [this](const std::string& p) {
+            auto it = entries.find(p);
+            return it == entries.end() ? T::Missing : it->second.first;
+        };
+        h.readlink = [this](const std::string& p) {
+            auto it = entries.find(p);
+            return it == entries.end() ? std::string() : it->second.second;
+        };
+        h.glob = [this](const std::string& pattern) {
+            std::vector<std::string> out;
+            for (const auto& [path, e] : entries) {
+                if (::fnmatch(pattern.c_str(), path.c_str(), FNM_PATHNAME) == 0) out.push_back(path);
+            }
+            return out;
+        };
+        return h;
+    }
+};
+
+// Index of the first op with this kind and dest, or -1.
+long find_op(const MountPlan& plan, K kind, const std::string& dest, const std::string& why = "") {
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+        const auto& op = plan.ops[i];
+        if (op.kind == kind && op.dest == dest && (why.empty() || op.why == why)) return static_cast<long>(i);
+    }
+    return -1;
+}
+
+long count_dest(const MountPlan& plan, const std::string& dest) {
+    return std::count_if(plan.ops.begin(), plan.ops.end(), [&](const MountOp& o) { return o.dest == dest; });
+}
+
+MountPlan plan_ok(const Spec& spec, const FakeFs& f) {
+    auto r = plan_mounts(spec, f.fs());
+    if (!r) FAIL("unexpected error: " << r.error().what << ": " << r.error().why);
+    return std::move(r).value();
+}
+
+}  // namespace
+
+TEST_CASE("mount plan: a tmpfs parent is mounted before the workdir below it", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/tmp");
+    f.dir("/tmp/proj");
+    Spec s;
+    s.workdir = "/tmp/proj";  // the workdir is added before the tmpfs in the planner's code
+    s.tmpfs = {"/tmp"};
+    auto plan = plan_ok(s, f);
+    long tmp = find_op(plan, K::Tmpfs, "/tmp");
+    long wd = find_op(plan, K::Bind, "/tmp/proj", "workdir");
+    REQUIRE(tmp >= 0);
+    REQUIRE(wd >= 0);
+    CHECK(tmp < wd);
+    CHECK(plan.ops[static_cast<size_t>(tmp)].size == s.tmpfs_size);
+    CHECK(plan.ops[static_cast<size_t>(tmp)].mode == 01777);
+    CHECK_FALSE(plan.ops[static_cast<size_t>(wd)].readonly);
+    CHECK(plan.ops[static_cast<size_t>(wd)].source == "/tmp/proj");
+    // proc and dev are always there with a profile.
+    CHECK(find_op(plan, K::Proc, "/proc") >= 0);
+    CHECK(find_op(plan, K::Dev, "/dev") >= 0);
+    CHECK(plan.placeholders.empty());
+}
+
+TEST_CASE("mount plan: the private HOME comes before read-only entries inside it", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/home/u");
+    f.file("/home/u/.gitconfig");
+    Spec s;
+    s.home = "/home/u";
+    s.private_home = true;
+    s.ro = {"/home/u/.gitconfig"};
+    auto plan = plan_ok(s, f);
+    long home = find_op(plan, K::Tmpfs, "/home/u");
+    long cfg = find_op(plan, K::Bind, "/home/u/.gitconfig");
+    REQUIRE(home >= 0);
+    REQUIRE(cfg >= 0);
+    CHECK(home < cfg);
+    CHECK(plan.ops[static_cast<size_t>(home)].mode == 0700);
+    CHECK(plan.ops[static_cast<size_t>(cfg)].readonly);
+    CHECK(plan.ops[static_cast<size_t>(cfg)].optional);
+
+    // Without private-home there is no HOME tmpfs.
+    s.private_home = false;
+    CHECK(find_op(plan_ok(s, f), K::Tmpfs, "/home/u") == -1);
+}
+
+TEST_CASE("mount plan: system entries, symlinks and missing profile entries", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/usr");
+    f.dir("/etc");
+    f.link("/bin", "usr/bin");
+    f.link("/lib64", "usr/lib64");
+    Spec s;
+    s.ro = {"/usr", "/bin", "/lib32", "/etc", "/lib64", "/usr"};
+    s.rw = {"/srv/missing"};
+    auto plan = plan_ok(s, f);
+    long bin = find_op(plan, K::Symlink, "/bin");
+    REQUIRE(bin >= 0);
+    CHECK(plan.ops[static_cast<size_t>(bin)].source == "usr/bin");
+    CHECK(find_op(plan, K::Bind, "/bin") == -1);  // never followed
+    CHECK(find_op(plan, K::Symlink, "/lib64") >= 0);
+    CHECK(count_dest(plan, "/lib32") == 0);
+    CHECK(count_dest(plan, "/srv/missing") == 0);
+    long usr = find_op(plan, K::Bind, "/usr");
+    REQUIRE(usr >= 0);
+    CHECK(plan.ops[static_cast<size_t>(usr)].readonly);
+    CHECK(plan.ops[static_cast<size_t>(usr)].why == "--ro");
+    CHECK(count_dest(plan, "/usr") == 1);  // listed twice, mounted once
+    // The given order is kept among equals.
+    CHECK(usr < find_op(plan, K::Bind, "/etc"));
+}
+
+TEST_CASE("mount plan: hides, with directories, files and globs", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/etc");
+    f.file("/etc/shadow");
+    f.dir("/etc/ssl");
+    f.dir("/etc/ssl/private");
+    f.dir("/etc/ssh");
+    f.file("/etc/ssh/ssh_host_ed25519_key");
+    f.file("/etc/ssh/ssh_host_rsa_key");
+    f.file("/etc/ssh/ssh_host_rsa_key.pub");
+    Spec s;
+    s.ro = {"/etc"};
+    s.hide = {"/etc/shadow", "/etc/gshadow", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key"};
+    auto plan = plan_ok(s, f);
+    long etc = find_op(plan, K::Bind, "/etc");
+    long shadow = find_op(plan, K::HideFile, "/etc/shadow");
+    long priv = find_op(plan, K::HideDir, "/etc/ssl/private");
+    REQUIRE(etc >= 0);
+    REQUIRE(shadow >= 0);
+    REQUIRE(priv >= 0);
+    CHECK(etc < shadow);
+    CHECK(plan.ops[static_cast<size_t>(shadow)].readonly);
+    CHECK(find_op(plan, K::HideFile, "/etc/ssh/ssh_host_ed25519_key") > etc);
+    CHECK(find_op(plan, K::HideFile, "/etc/ssh/ssh_host_rsa_key") > etc);
+    CHECK(count_dest(plan, "/etc/ssh/ssh_host_rsa_key.pub") == 0);  // public keys stay readable
+    CHECK(count_dest(plan, "/etc/gshadow") == 0);                   // missing: nothing to hide
+}
+
+TEST_CASE("mount plan: existing protected paths are bound read-only, their parents pinned", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/w");
+    f.dir("/w/.git");
+    f.file("/w/.git/config");
+    f.dir("/w/.git/hooks");
+    Spec s;
+    s.workdir = "/w";
+    s.protect = {".git/config", ".git/hooks/"};
+    auto plan = plan_ok(s, f);
+    long wd = find_op(plan, K::Bind, "/w", "workdir");
+    long pin = find_op(plan, K::Bind, "/w/.git", "pin");
+    long cfg = find_op(plan, K::Bind, "/w/.git/config", "protect");
+    long hooks = find_op(plan, K::Bind, "/w/.git/hooks", "protect");
+    REQUIRE(wd >= 0);
+    REQUIRE(pin >= 0);
+    REQUIRE(cfg >= 0);
+    REQUIRE(hooks >= 0);
+    CHECK(wd < pin);
+    CHECK(pin < cfg);
+    CHECK(pin < hooks);
+    const auto& pin_op = plan.ops[static_cast<size_t>(pin)];
+    CHECK_FALSE(pin_op.readonly);
+    CHECK(pin_op.no_symlinks);
+    CHECK(pin_op.source == "/w/.git");
+    const auto& cfg_op = plan.ops[static_cast<size_t>(cfg)];
+    CHECK(cfg_op.readonly);
+    CHECK(cfg_op.no_symlinks);
+    CHECK(cfg_op.source == "/w/.git/config");
+    CHECK(count_dest(plan, "/w/.git") == 1);  // pinned once for two entries
+    CHECK(plan.placeholders.empty());
+}
+
+TEST_CASE("mount plan: missing protected paths become placeholders", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/w");
+    f.dir("/w/.git");
+    Spec s;
+    s.workdir = "/w";
+    s.protect = {".git/hooks/", ".claude/", ".a/b/c", ".git/config"};
+    auto plan = plan_ok(s, f);
+    std::vector<std::pair<std::string, bool>> ph;
+    for (const auto& p : plan.placeholders) ph.emplace_back(p.path, p.directory);
+    CHECK(ph == std::vector<std::pair<std::string, bool>>{{"/w/.git/hooks", true},
+                                                          {"/w/.claude", true},
+                                                          {"/w/.a", true},
+                                                          {"/w/.a/b", true},
+                                                          {"/w/.a/b/c", false},
+                                                          {"/w/.git/config", false}});
+    // One read-only bind on the first missing component freezes everything below it.
+    for (const char* dest : {"/w/.git/hooks", "/w/.claude", "/w/.a", "/w/.git/config"}) {
+        INFO(dest);
+        long i = find_op(plan, K::Bind, dest, "protect");
+        REQUIRE(i >= 0);
+        CHECK(plan.ops[static_cast<size_t>(i)].readonly);
+        CHECK(plan.ops[static_cast<size_t>(i)].no_symlinks);
+        CHECK(i > find_op(plan, K::Bind, "/w", "workdir"));
+    }
+    CHECK(count_dest(plan, "/w/.a/b") == 0);
+    CHECK(count_dest(plan, "/w/.a/b/c") == 0);
+    CHECK(find_op(plan, K::Bind, "/w/.git", "pin") >= 0);
+}
+
+TEST_CASE("mount plan: a symlink on a protected path is an error", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/w");
+    f.link("/w/.git", "/home/u/.ssh");
+    Spec s;
+    s.workdir = "/w";
+    s.protect = {".git/hooks/"};
+    auto r = plan_mounts(s, f.fs());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().what, Catch::Contains("/w/.git"));
+    CHECK_THAT(r.error().why, Catch::Contains("symlink"));
+    CHECK_THAT(r.error().why, Catch::Contains("/home/u/.ssh"));
+
+    // The last component too, and for protect-existing entries.
+    FakeFs g;
+    g.dir("/w");
+    g.link("/w/.envrc", "/etc/passwd");
+    Spec e;
+    e.workdir = "/w";
+    e.protect_existing = {".envrc"};
+    CHECK_FALSE(plan_mounts(e, g.fs()).ok());
+}
+
+TEST_CASE("mount plan: protect-existing entries that are missing add nothing", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/w");
+    f.file("/w/.bashrc");
+    Spec s;
+    s.workdir = "/w";
+    s.protect_existing = {".envrc", ".bashrc", ".config/direnv/x"};
+    auto plan = plan_ok(s, f);
+    CHECK(plan.placeholders.empty());
+    CHECK(count_dest(plan, "/w/.envrc") == 0);
+    CHECK(count_dest(plan, "/w/.config") == 0);
+    long rc = find_op(plan, K::Bind, "/w/.bashrc", "protect");
+    REQUIRE(rc >= 0);
+    CHECK(plan.ops[static_cast<size_t>(rc)].readonly);
+
+    // Without a workdir nothing is protected (nothing is writable).
+    Spec n;
+    n.protect = {".git/hooks/"};
+    n.protect_existing = {".bashrc"};
+    auto none = plan_ok(n, f);
+    CHECK(none.placeholders.empty());
+    CHECK(std::none_of(none.ops.begin(), none.ops.end(), [](const MountOp& o) { return o.why == "protect"; }));
+}
+
+TEST_CASE("mount plan: bwrap-style primitives come last, in command-line order", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/usr");
+    Spec s;
+    s.ro = {"/usr/share/deep/path"};
+    f.dir("/usr/share/deep/path");
+    s.ops = {OpValue{"dir", {"/a"}, "command line"},
+             OpValue{"ro-bind-try", {"/x", "/a/b"}, "command line"},
+             OpValue{"dev-bind", {"/dev/fuse", "/dev/fuse"}, "command line"},
+             OpValue{"symlink", {"usr/lib", "/lib"}, "command line"},
+             OpValue{"proc", {"/proc2"}, "command line"},
+             OpValue{"dev", {"/dev2"}, "command line"},
+             OpValue{"bind", {"/y", "/z"}, "command line"},
+             OpValue{"remount-ro", {"/a"}, "command line"}};
+    auto plan = plan_ok(s, f);
+    REQUIRE(plan.ops.size() >= 8);
+    std::vector<MountOp> tail(plan.ops.end() - 8, plan.ops.end());
+    CHECK(tail[0].kind == K::Dir);
+    CHECK(tail[0].dest == "/a");
+    CHECK(tail[1].kind == K::Bind);
+    CHECK(tail[1].readonly);
+    CHECK(tail[1].optional);
+    CHECK(tail[1].source == "/x");
+    CHECK(tail[1].dest == "/a/b");
+    CHECK(tail[2].devices);
+    CHECK_FALSE(tail[2].readonly);
+    CHECK_FALSE(tail[2].optional);
+    CHECK(tail[3].kind == K::Symlink);
+    CHECK(tail[3].source == "usr/lib");
+    CHECK(tail[4].kind == K::Proc);
+    CHECK(tail[4].dest == "/proc2");
+    CHECK(tail[5].kind == K::Dev);
+    CHECK(tail[6].kind == K::Bind);
+    CHECK_FALSE(tail[6].readonly);
+    CHECK(tail[6].why == "--bind");
+    CHECK(tail[7].kind == K::RemountRo);
+    // The deep profile entry still comes before every primitive.
+    CHECK(find_op(plan, K::Bind, "/usr/share/deep/path") < static_cast<long>(plan.ops.size()) - 8);
+}
+
+TEST_CASE("mount plan: --no-profile yields only the primitives", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/usr");
+    f.dir("/w");
+    Spec s;
+    s.no_profile = true;
+    s.ro = {"/usr"};
+    s.tmpfs = {"/tmp"};
+    s.workdir = "/w";
+    s.private_home = true;
+    s.home = "/home/u";
+    s.protect = {".git/hooks/"};
+    s.ops = {OpValue{"ro-bind", {"/usr", "/usr"}, "command line"}, OpValue{"proc", {"/proc"}, "command line"}};
+    auto plan = plan_ok(s, f);
+    REQUIRE(plan.ops.size() == 2);
+    CHECK(plan.ops[0].kind == K::Bind);
+    CHECK(plan.ops[0].why == "--ro-bind");
+    CHECK(plan.ops[1].kind == K::Proc);
+    CHECK(plan.placeholders.empty());
+}
+
+TEST_CASE("mount plan: describe() says what each op does", "[mount_plan]") {
+    MountOp ro{K::Bind, "/usr", "/usr", true, false, true, false, 0, 0, "--ro"};
+    CHECK(describe(ro) == "ro-bind /usr -> /usr (if it exists)  [--ro]");
+    MountOp tmp{K::Tmpfs, "", "/tmp", false, false, false, false, 64ULL << 20, 01777, "tmpfs"};
+    CHECK(describe(tmp) == "tmpfs /tmp (size 64M)  [tmpfs]");
+    MountOp link{K::Symlink, "usr/bin", "/bin", false, false, false, false, 0, 0777, "--ro"};
+    CHECK(describe(link) == "symlink /bin -> usr/bin  [--ro]");
+    MountOp dev{K::Bind, "/dev/fuse", "/dev/fuse", false, true, false, false, 0, 0, "--dev-bind"};
+    CHECK(describe(dev) == "dev-bind /dev/fuse -> /dev/fuse  [--dev-bind]");
+}

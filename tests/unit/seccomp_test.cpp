@@ -1,0 +1,264 @@
+// The seccomp policy (SPEC §8): the default rules, policy files, and the compiled BPF, which is
+// run through a small classic-BPF interpreter to check what the kernel would decide.
+#include <catch2/catch.hpp>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cordon/seccomp.hpp"
+
+using namespace cordon;
+using A = SyscallRule::Action;
+
+namespace {
+
+long count_rules(const SeccompPolicy& p, const std::string& name) {
+    return std::count_if(p.rules.begin(), p.rules.end(), [&](const SyscallRule& r) { return r.syscall == name; });
+}
+
+const SyscallRule* find_rule(const SeccompPolicy& p, const std::string& name) {
+    for (const auto& r : p.rules) {
+        if (r.syscall == name) return &r;
+    }
+    return nullptr;
+}
+
+bool has_ns_rule(const SeccompPolicy& p, const std::string& name, uint64_t flag) {
+    return std::any_of(p.rules.begin(), p.rules.end(), [&](const SyscallRule& r) {
+        return r.syscall == name && r.action == A::Errno && r.conds.size() == 1 && r.conds[0].arg == 0 &&
+               r.conds[0].mask == flag && r.conds[0].datum == flag;
+    });
+}
+
+#if defined(__x86_64__)
+constexpr uint32_t kNativeArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
+#endif
+
+// A classic BPF interpreter, enough for what libseccomp emits.
+uint32_t run_bpf(const std::vector<sock_filter>& prog, int nr, uint32_t arch, std::initializer_list<uint64_t> args) {
+    seccomp_data data{};
+    data.nr = nr;
+    data.arch = arch;
+    size_t i = 0;
+    for (uint64_t a : args) data.args[i++] = a;
+    unsigned char bytes[sizeof data];
+    std::memcpy(bytes, &data, sizeof data);
+    uint32_t acc = 0, x = 0, mem[BPF_MEMWORDS] = {};
+    for (size_t pc = 0; pc < prog.size(); ++pc) {
+        const sock_filter& in = prog[pc];
+        switch (in.code) {
+            case BPF_LD | BPF_W | BPF_ABS:
+                REQUIRE(in.k + 4 <= sizeof data);
+                std::memcpy(&acc, bytes + in.k, 4);
+                break;
+            case BPF_LD | BPF_MEM: acc = mem[in.k]; break;
+            case BPF_LDX | BPF_MEM: x = mem[in.k]; break;
+            case BPF_ST: mem[in.k] = acc; break;
+            case BPF_STX: mem[in.k] = x; break;
+            case BPF_ALU | BPF_AND | BPF_K: acc &= in.k; break;
+            case BPF_ALU | BPF_OR | BPF_K: acc |= in.k; break;
+            case BPF_MISC | BPF_TAX: x = acc; break;
+            case BPF_MISC | BPF_TXA: acc = x; break;
+            case BPF_JMP | BPF_JA: pc += in.k; break;
+            case BPF_JMP | BPF_JEQ | BPF_K: pc += (acc == in.k) ? in.jt : in.jf; break;
+            case BPF_JMP | BPF_JGT | BPF_K: pc += (acc > in.k) ? in.jt : in.jf; break;
+            case BPF_JMP | BPF_JGE | BPF_K: pc += (acc >= in.k) ? in.jt : in.jf; break;
+            case BPF_JMP | BPF_JSET | BPF_K: pc += (acc & in.k) ? in.jt : in.jf; break;
+            case BPF_RET | BPF_K: return in.k;
+            case BPF_RET | BPF_A: return acc;
+            default: FAIL("unsupported BPF opcode " << in.code << " at " << pc);
+        }
+    }
+    FAIL("BPF program fell off the end");
+    return 0;
+}
+
+constexpr uint32_t kAllow = SECCOMP_RET_ALLOW;
+constexpr uint32_t kEperm = SECCOMP_RET_ERRNO | EPERM;
+constexpr uint32_t kEnosys = SECCOMP_RET_ERRNO | ENOSYS;
+
+}  // namespace
+
+TEST_CASE("seccomp: the default policy's contents", "[seccomp]") {
+    auto p = default_seccomp(false, false);
+    CHECK(p.name == "default");
+    for (const char* n : {"ptrace", "process_vm_readv", "process_vm_writev", "bpf", "perf_event_open", "userfaultfd",
+                          "io_uring_setup", "keyctl", "add_key", "mount", "umount2", "pivot_root", "chroot",
+                          "kexec_load", "init_module", "finit_module", "swapon", "reboot", "acct", "setns",
+                          "settimeofday", "clock_settime"}) {
+        INFO(n);
+        const SyscallRule* r = find_rule(p, n);
+        REQUIRE(r != nullptr);
+        CHECK(r->action == A::Errno);
+        CHECK(r->err == EPERM);
+        CHECK(r->conds.empty());
+        CHECK_FALSE(r->why.empty());
+    }
+    const SyscallRule* c3 = find_rule(p, "clone3");
+    REQUIRE(c3 != nullptr);
+    CHECK(c3->action == A::Enosys);
+    CHECK(c3->err == ENOSYS);
+    CHECK(c3->conds.empty());
+
+    for (uint64_t f : {uint64_t{CLONE_NEWUSER}, uint64_t{CLONE_NEWNS}, uint64_t{CLONE_NEWPID}, uint64_t{CLONE_NEWNET},
+                       uint64_t{CLONE_NEWUTS}, uint64_t{CLONE_NEWIPC}, uint64_t{CLONE_NEWCGROUP}}) {
+        INFO("flag " << f);
+        CHECK(has_ns_rule(p, "clone", f));
+        CHECK(has_ns_rule(p, "unshare", f));
+    }
+    // TIOCSTI: only the low 32 bits of the request are compared.
+    bool tiocsti = std::any_of(p.rules.begin(), p.rules.end(), [](const SyscallRule& r) {
+        return r.syscall == "ioctl" && r.conds.size() == 1 && r.conds[0].arg == 1 && r.conds[0].mask == 0xffffffffULL &&
+               r.conds[0].datum == TIOCSTI;
+    });
+    CHECK(tiocsti);
+    // Plain clone and ioctl are never denied outright.
+    for (const auto& r : p.rules) {
+        if (r.syscall == "clone" || r.syscall == "ioctl" || r.syscall == "unshare" || r.syscall == "personality") {
+            CHECK_FALSE(r.conds.empty());
+        }
+    }
+}
+
+TEST_CASE("seccomp: --allow-ptrace and --allow-userns relax the default", "[seccomp]") {
+    auto ptrace_ok = default_seccomp(false, true);
+    CHECK(count_rules(ptrace_ok, "ptrace") == 0);
+    CHECK(count_rules(ptrace_ok, "process_vm_readv") == 0);
+    CHECK(count_rules(ptrace_ok, "setns") == 1);
+
+    auto userns_ok = default_seccomp(true, false);
+    CHECK(count_rules(userns_ok, "clone") == 0);
+    CHECK(count_rules(userns_ok, "unshare") == 0);
+    CHECK(count_rules(userns_ok, "setns") == 0);
+    CHECK(count_rules(userns_ok, "ptrace") == 1);
+    CHECK(count_rules(userns_ok, "clone3") == 1);  // still ENOSYS: harmless, libc falls back
+    CHECK(count_rules(userns_ok, "mount") == 1);
+}
+
+TEST_CASE("seccomp: policy files add and relax rules", "[seccomp]") {
+    auto p = parse_seccomp("description = \"x\"\nallow = [\"ptrace\", \"perf_event_open\"]\ndeny = [\"chmod\"]\n"
+                           "enosys = [\"io_uring_enter\"]\nkill = [\"kexec_load\"]\n",
+                           "dbg.seccomp.toml", false, false);
+    REQUIRE(p.ok());
+    CHECK(p->name == "dbg.seccomp.toml");
+    CHECK(count_rules(*p, "ptrace") == 0);
+    CHECK(count_rules(*p, "perf_event_open") == 0);
+    CHECK(count_rules(*p, "bpf") == 1);  // the rest of the default stays
+    REQUIRE(count_rules(*p, "chmod") == 1);
+    CHECK(find_rule(*p, "chmod")->action == A::Errno);
+    CHECK(find_rule(*p, "chmod")->err == EPERM);
+    REQUIRE(count_rules(*p, "io_uring_enter") == 1);
+    CHECK(find_rule(*p, "io_uring_enter")->action == A::Enosys);
+    REQUIRE(count_rules(*p, "kexec_load") == 1);  // replaced, not duplicated
+    CHECK(find_rule(*p, "kexec_load")->action == A::Kill);
+
+    auto none = parse_seccomp("base = \"none\"\ndeny = [\"chmod\"]\n", "n.toml", false, false);
+    REQUIRE(none.ok());
+    REQUIRE(none->rules.size() == 1);
+    CHECK(none->rules[0].syscall == "chmod");
+}
+
+TEST_CASE("seccomp: policy file errors carry file:line:col", "[seccomp]") {
+    auto unknown = parse_seccomp("deny = [\"chmod\",\n  \"no_such_call\"]\n", "f.toml", false, false);
+    REQUIRE_FALSE(unknown);
+    CHECK(unknown.error().what == "f.toml:2:3");
+    CHECK_THAT(unknown.error().why, Catch::Contains("unknown syscall 'no_such_call'"));
+
+    auto key = parse_seccomp("\nalow = [\"ptrace\"]\n", "f.toml", false, false);
+    REQUIRE_FALSE(key);
+    CHECK(key.error().what == "f.toml:2:8");
+    CHECK_THAT(key.error().why, Catch::Contains("unknown key 'alow'"));
+
+    auto base = parse_seccomp("base = \"strict\"\n", "f.toml", false, false);
+    REQUIRE_FALSE(base);
+    CHECK(base.error().what == "f.toml:1:8");
+
+    CHECK(parse_seccomp("deny = \"chmod\"\n", "f.toml", false, false).error().what == "f.toml:1:8");
+    CHECK(parse_seccomp("deny = [1]\n", "f.toml", false, false).error().what == "f.toml:1:9");
+    auto syntax = parse_seccomp("deny = [\n", "f.toml", false, false);
+    REQUIRE_FALSE(syntax);
+    CHECK_THAT(syntax.error().what, Catch::Matches(R"(f\.toml:\d+:\d+)"));
+}
+
+#if defined(__x86_64__) || defined(__aarch64__)
+
+TEST_CASE("seccomp: the compiled program checks the architecture first", "[seccomp]") {
+    auto prog = compile_seccomp(default_seccomp(false, false));
+    REQUIRE(prog.ok());
+    REQUIRE(prog->size() > 10);
+    const auto& first = (*prog)[0];
+    CHECK(first.code == (BPF_LD | BPF_W | BPF_ABS));
+    CHECK(first.k == offsetof(seccomp_data, arch));
+    CHECK(first.k == 4);
+    const auto& second = (*prog)[1];
+    CHECK(second.code == (BPF_JMP | BPF_JEQ | BPF_K));
+    CHECK(second.k == kNativeArch);
+}
+
+TEST_CASE("seccomp: the compiled program decides like the policy says", "[seccomp]") {
+    auto prog = compile_seccomp(default_seccomp(false, false));
+    REQUIRE(prog.ok());
+    const auto& bpf = *prog;
+    CHECK(run_bpf(bpf, SYS_getpid, kNativeArch, {}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_ptrace, kNativeArch, {}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_bpf, kNativeArch, {}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_mount, kNativeArch, {}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_clone3, kNativeArch, {}) == kEnosys);
+    CHECK(run_bpf(bpf, SYS_setns, kNativeArch, {}) == kEperm);
+    // clone: threads and forks pass, namespaces do not.
+    CHECK(run_bpf(bpf, SYS_clone, kNativeArch, {CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD}) ==
+          kAllow);
+    CHECK(run_bpf(bpf, SYS_clone, kNativeArch, {uint64_t{SIGCHLD}}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_clone, kNativeArch, {uint64_t{CLONE_NEWUSER | SIGCHLD}}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_unshare, kNativeArch, {CLONE_NEWNS}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_unshare, kNativeArch, {CLONE_FILES}) == kAllow);
+    // ioctl: TIOCSTI with junk in the high bits is still TIOCSTI to the kernel.
+    CHECK(run_bpf(bpf, SYS_ioctl, kNativeArch, {0, TIOCSTI}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_ioctl, kNativeArch, {0, 0xdead000000000000ULL | TIOCSTI}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_ioctl, kNativeArch, {0, TCGETS}) == kAllow);
+    // personality: the query and plain PER_LINUX pass, ASLR-weakening flags do not.
+    CHECK(run_bpf(bpf, SYS_personality, kNativeArch, {0xffffffffULL}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_personality, kNativeArch, {PER_LINUX}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_personality, kNativeArch, {ADDR_NO_RANDOMIZE}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_personality, kNativeArch, {READ_IMPLIES_EXEC}) == kEperm);
+#if defined(__x86_64__)
+    // Foreign ABIs kill the process: i386, and x32 (same audit arch, syscall bit 30 set).
+    CHECK(run_bpf(bpf, 1, AUDIT_ARCH_I386, {}) == SECCOMP_RET_KILL_PROCESS);
+    CHECK(run_bpf(bpf, SYS_getpid | 0x40000000, kNativeArch, {}) == SECCOMP_RET_KILL_PROCESS);
+#endif
+
+    auto relaxed = compile_seccomp(default_seccomp(true, true));
+    REQUIRE(relaxed.ok());
+    CHECK(run_bpf(*relaxed, SYS_ptrace, kNativeArch, {}) == kAllow);
+    CHECK(run_bpf(*relaxed, SYS_clone, kNativeArch, {uint64_t{CLONE_NEWUSER | SIGCHLD}}) == kAllow);
+    CHECK(run_bpf(*relaxed, SYS_mount, kNativeArch, {}) == kEperm);
+}
+
+TEST_CASE("seccomp: kill rules and an empty policy compile", "[seccomp]") {
+    SeccompPolicy p;
+    p.rules.push_back(SyscallRule{"chmod", A::Kill, 0, {}, "test"});
+    p.rules.push_back(SyscallRule{"not_a_real_syscall", A::Errno, EPERM, {}, "skipped"});
+    auto prog = compile_seccomp(p);
+    REQUIRE(prog.ok());
+#if defined(__x86_64__)
+    CHECK(run_bpf(*prog, SYS_chmod, kNativeArch, {}) == SECCOMP_RET_KILL_PROCESS);
+#endif
+    CHECK(run_bpf(*prog, SYS_getpid, kNativeArch, {}) == kAllow);
+    auto empty = compile_seccomp(SeccompPolicy{});
+    REQUIRE(empty.ok());
+    CHECK_FALSE(empty->empty());
+    CHECK(run_bpf(*empty, SYS_ptrace, kNativeArch, {}) == kAllow);
+}
+
+#endif

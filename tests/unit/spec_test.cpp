@@ -1,0 +1,318 @@
+// Spec building and validation (SPEC §3, §4) with an injected HostInfo.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+#include <sys/capability.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cordon/spec.hpp"
+
+using namespace cordon;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+// A real directory tree, because the workdir is resolved with realpath().
+struct TempTree {
+    std::string root;  // canonical
+    TempTree() {
+        char tmpl[] = "/tmp/cordon-spec-test-XXXXXX";
+        REQUIRE(::mkdtemp(tmpl) != nullptr);
+        root = std::filesystem::canonical(tmpl).string();
+        std::filesystem::create_directories(root + "/home/u/proj");
+    }
+    ~TempTree() {
+        std::error_code ec;
+        std::filesystem::remove_all(root, ec);
+    }
+    TempTree(const TempTree&) = delete;
+    TempTree& operator=(const TempTree&) = delete;
+};
+
+HostInfo host_at(const std::string& home, const std::string& cwd) {
+    HostInfo h;
+    h.uid = 1000;
+    h.gid = 100;
+    h.home = home;
+    h.cwd = cwd;
+    h.user = std::string("u");  // (operator=(const char*) trips GCC 12 -Wrestrict)
+    std::string home_kv = "HOME=";
+    home_kv += home;
+    h.environ = {"PATH=/usr/bin:/bin", home_kv, "GITHUB_TOKEN=ghp_x", "MY_API_KEY=k", "AWS_REGION=eu",
+                 "LANG=C.UTF-8", "EMPTY="};
+    return h;
+}
+
+// Build from command-line args on top of a profile layer, like resolve_spec does.
+Result<Spec> build(const Strings& args, Layer profile, const HostInfo& host) {
+    auto cli = parse_command_line(args);
+    if (!cli) FAIL("bad command line: " << cli.error().why);
+    merge_layer(profile, cli->layer);
+    return build_spec(*cli, profile, host);
+}
+
+Spec build_ok(const Strings& args, const Layer& profile, const HostInfo& host) {
+    auto r = build(args, profile, host);
+    if (!r) FAIL("unexpected error: " << r.error().what << ": " << r.error().why);
+    return std::move(r).value();
+}
+
+Layer strip_profile() {
+    Layer l;
+    l.values["env-strip"] = Strings{"*_TOKEN", "*_KEY", "AWS_*"};
+    return l;
+}
+
+bool has(const Strings& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+}  // namespace
+
+TEST_CASE("normalize_path is lexical", "[spec]") {
+    CHECK(normalize_path("//a/./b/../c/", "/w") == "/a/c");
+    CHECK(normalize_path("x/../y", "/w") == "/w/y");
+    CHECK(normalize_path("./x/", "/w/v") == "/w/v/x");
+    CHECK(normalize_path("../../../..", "/w/v") == "/");
+    CHECK(normalize_path("/", "/w") == "/");
+    CHECK(normalize_path("", "/w") == "/w");
+    CHECK(normalize_path("/a/b/..", "/w") == "/a");
+    CHECK(normalize_path("a...b/.x", "/") == "/a...b/.x");  // only exact . and .. are special
+}
+
+TEST_CASE("is_unsafe_workdir", "[spec]") {
+    const std::string home = "/home/u";
+    for (const char* unsafe : {"/", "/home/u", "/home", "/usr", "/usr/local/src", "/etc", "/etc/nginx", "/bin",
+                               "/lib/x86_64-linux-gnu", "/proc/self", "/sys/fs", "/dev", "/tmp", "/var", "/opt",
+                               "/root", "/boot/grub"}) {
+        INFO(unsafe);
+        CHECK(is_unsafe_workdir(unsafe, home));
+    }
+    for (const char* safe : {"/tmp/x", "/home/u/proj", "/home/u/.cache/x", "/home/u2", "/home/other/proj",
+                             "/srv/app", "/usr2", "/opt/proj", "/etcetera"}) {
+        INFO(safe);
+        CHECK_FALSE(is_unsafe_workdir(safe, home));
+    }
+    // A HOME elsewhere makes its ancestors unsafe.
+    CHECK(is_unsafe_workdir("/data", "/data/users/u"));
+    CHECK(is_unsafe_workdir("/data/users", "/data/users/u"));
+    CHECK_FALSE(is_unsafe_workdir("/data/users/u/p", "/data/users/u"));
+    CHECK_FALSE(is_unsafe_workdir("/data/users2", "/data/users/u"));
+}
+
+TEST_CASE("build_spec: command, identity, network defaults", "[spec]") {
+    TempTree t;
+    auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
+    Spec s = build_ok({"ls", "-la"}, Layer{}, host);
+    CHECK(s.argv == Strings{"ls", "-la"});
+    CHECK_FALSE(s.via_shell);
+    CHECK(s.uid == 1000);
+    CHECK(s.gid == 100);
+    CHECK(s.host_uid == 1000);
+    CHECK(s.host_gid == 100);
+    CHECK(s.home == host.home);
+    CHECK_FALSE(s.share_net);
+    CHECK_FALSE(s.hostname.has_value());
+    CHECK(s.seccomp == "default");
+    CHECK(s.tmpfs_size == (1ULL << 30));
+    CHECK(s.chdir == host.cwd);
+    CHECK_FALSE(s.timeout_ms.has_value());
+
+    Spec c = build_ok({"--uid", "0", "--gid", "0", "--net", "host", "--timeout", "90s", "-c", "echo hi"}, Layer{},
+                      host);
+    CHECK(c.argv == Strings{"/bin/sh", "-c", "echo hi"});
+    CHECK(c.via_shell);
+    CHECK(c.uid == 0);
+    CHECK(c.gid == 0);
+    CHECK(c.host_uid == 1000);
+    CHECK(c.share_net);
+    CHECK(c.timeout_ms == uint64_t{90000});
+
+    auto bad = build({"--net", "bridge", "ls"}, Layer{}, host);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().what == "--net");
+    CHECK_THAT(bad.error().why, Catch::Contains("'bridge'"));
+}
+
+TEST_CASE("build_spec: the implicit workdir", "[spec]") {
+    TempTree t;
+    std::string home = t.root + "/home/u";
+    // A project directory is writable.
+    Spec p = build_ok({"ls"}, Layer{}, host_at(home, home + "/proj"));
+    CHECK(p.workdir == home + "/proj");
+    CHECK(p.workdir_note.empty());
+
+    // HOME, its ancestors and / are refused, with a note.
+    for (const std::string& cwd : {home, t.root + "/home", std::string("/"), std::string("/usr")}) {
+        INFO(cwd);
+        Spec s = build_ok({"ls"}, Layer{}, host_at(home, cwd));
+        CHECK_FALSE(s.workdir.has_value());
+        CHECK_THAT(s.workdir_note, Catch::Contains("--workdir"));
+    }
+    // --workdir none: nothing writable, nothing to explain.
+    Spec none = build_ok({"--workdir", "none", "ls"}, Layer{}, host_at(home, home + "/proj"));
+    CHECK_FALSE(none.workdir.has_value());
+    CHECK(none.workdir_note.empty());
+    // --no-profile: bwrap semantics, no implicit workdir.
+    CHECK_FALSE(build_ok({"--no-profile", "ls"}, Layer{}, host_at(home, home + "/proj")).workdir.has_value());
+    // An explicit --workdir is honoured, even HOME, and resolved.
+    CHECK(build_ok({"--workdir", "..", "ls"}, Layer{}, host_at(home, home + "/proj")).workdir == home);
+    auto missing = build({"--workdir", "nope", "ls"}, Layer{}, host_at(home, home + "/proj"));
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().what == "--workdir");
+}
+
+TEST_CASE("build_spec: HOME reached through a symlink is still HOME", "[spec]") {
+    TempTree t;
+    std::string real_home = t.root + "/home/u";
+    std::string link_home = t.root + "/homelink";
+    std::filesystem::create_directory_symlink(real_home, link_home);
+    // $HOME is the symlinked spelling, the shell is in HOME.
+    Spec s = build_ok({"ls"}, Layer{}, host_at(link_home, link_home));
+    CHECK_FALSE(s.workdir.has_value());
+    // The shell is in the real directory, $HOME the symlink.
+    Spec r = build_ok({"ls"}, Layer{}, host_at(link_home, real_home));
+    CHECK_FALSE(r.workdir.has_value());
+}
+
+TEST_CASE("build_spec: environment filtering", "[spec]") {
+    TempTree t;
+    auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
+    Spec s = build_ok({"ls"}, strip_profile(), host);
+    CHECK(has(s.env, "PATH=/usr/bin:/bin"));
+    CHECK(has(s.env, "LANG=C.UTF-8"));
+    CHECK(has(s.env, "EMPTY="));
+    CHECK_FALSE(has(s.env, "GITHUB_TOKEN=ghp_x"));
+    CHECK_FALSE(has(s.env, "MY_API_KEY=k"));
+    CHECK_FALSE(has(s.env, "AWS_REGION=eu"));
+    CHECK(s.env_removed.size() == 3);
+    CHECK(has(s.env_removed, "GITHUB_TOKEN"));
+    CHECK(has(s.env_removed, "AWS_REGION"));
+    // Order of the caller's environment is kept.
+    CHECK(s.env.front() == "PATH=/usr/bin:/bin");
+
+    // --env-pass keeps a stripped variable.
+    Spec p = build_ok({"--env-pass", "GITHUB_TOKEN", "ls"}, strip_profile(), host);
+    CHECK(has(p.env, "GITHUB_TOKEN=ghp_x"));
+    CHECK_FALSE(has(p.env_removed, "GITHUB_TOKEN"));
+    CHECK_FALSE(has(p.env, "MY_API_KEY=k"));
+
+    // --unsetenv and --setenv; setenv replaces, never duplicates.
+    Spec e = build_ok({"--unsetenv", "LANG", "--setenv", "PATH", "/x", "--setenv", "NEW", "a=b", "ls"},
+                      strip_profile(), host);
+    CHECK_FALSE(has(e.env, "LANG=C.UTF-8"));
+    CHECK(has(e.env_removed, "LANG"));
+    CHECK(has(e.env, "PATH=/x"));
+    CHECK(std::count_if(e.env.begin(), e.env.end(), [](const std::string& kv) { return kv.rfind("PATH=", 0) == 0; }) == 1);
+    CHECK(has(e.env, "NEW=a=b"));
+    // A name that is a prefix of another is not confused with it.
+    Spec pre = build_ok({"--setenv", "PAT", "1", "ls"}, Layer{}, host);
+    CHECK(has(pre.env, "PATH=/usr/bin:/bin"));
+    CHECK(has(pre.env, "PAT=1"));
+
+    // --clearenv removes everything, even passed names; --setenv still applies.
+    Spec c = build_ok({"--clearenv", "--env-pass", "LANG", "--setenv", "A", "1", "ls"}, strip_profile(), host);
+    CHECK(c.env == Strings{"A=1"});
+    CHECK(c.env_removed.size() == host.environ.size());
+
+    auto bad = build({"--setenv", "A=B", "x", "ls"}, Layer{}, host);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().what == "--setenv");
+}
+
+TEST_CASE("build_spec: rlimits", "[spec]") {
+    TempTree t;
+    auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
+    Spec d = build_ok({"ls"}, Layer{}, host);
+    REQUIRE(d.rlimits.size() == 1);
+    CHECK(d.rlimits[0].resource == RLIMIT_CORE);
+    CHECK(d.rlimits[0].soft == 0);
+    CHECK(d.rlimits[0].hard == 0);
+
+    Spec s = build_ok({"--rlimit", "nofile=1024:2048", "--rlimit", "as=2G", "--rlimit", "core=unlimited", "ls"},
+                      Layer{}, host);
+    REQUIRE(s.rlimits.size() == 3);
+    auto find = [&](int res) {
+        return std::find_if(s.rlimits.begin(), s.rlimits.end(), [&](const Rlimit& r) { return r.resource == res; });
+    };
+    REQUIRE(find(RLIMIT_NOFILE) != s.rlimits.end());
+    CHECK(find(RLIMIT_NOFILE)->soft == 1024);
+    CHECK(find(RLIMIT_NOFILE)->hard == 2048);
+    CHECK(find(RLIMIT_NOFILE)->name == "nofile");
+    CHECK(find(RLIMIT_AS)->soft == (2ULL << 30));
+    CHECK(find(RLIMIT_AS)->hard == (2ULL << 30));  // no :HARD means hard = soft
+    CHECK(find(RLIMIT_CORE)->soft == static_cast<uint64_t>(RLIM_INFINITY));
+
+    for (const char* bad : {"bogus=1", "nofile", "nofile=", "nofile=2048:1024", "nofile=abc", "nofile=1:x"}) {
+        INFO(bad);
+        auto r = build({"--rlimit", bad, "ls"}, Layer{}, host);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().what == "--rlimit");
+        CHECK_THAT(r.error().why, Catch::Contains(std::string("'") + bad + "'"));
+    }
+    CHECK_THAT(build({"--rlimit", "nofile=2048:1024", "ls"}, Layer{}, host).error().why,
+               Catch::Contains("soft limit is above the hard limit"));
+}
+
+TEST_CASE("build_spec: hostname, capabilities, status-json, tmpfs-size", "[spec]") {
+    TempTree t;
+    auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
+    CHECK(build_ok({"--hostname", "box", "ls"}, Layer{}, host).hostname == std::string("box"));
+    CHECK(build_ok({"--hostname", std::string(64, 'h'), "ls"}, Layer{}, host).hostname->size() == 64);
+    CHECK(build({"--hostname", std::string(65, 'h'), "ls"}, Layer{}, host).error().what == "--hostname");
+    CHECK(build({"--hostname", "", "ls"}, Layer{}, host).error().what == "--hostname");
+
+    Spec c = build_ok({"--cap-add", "NET_RAW", "--cap-add", "cap_sys_admin", "--cap-add", "CAP_CHOWN", "ls"},
+                      Layer{}, host);
+    CHECK(c.cap_keep == std::vector<int>{CAP_NET_RAW, CAP_SYS_ADMIN, CAP_CHOWN});
+    CHECK(c.cap_keep_names == Strings{"cap_net_raw", "cap_sys_admin", "cap_chown"});
+    auto badcap = build({"--cap-add", "make_coffee", "ls"}, Layer{}, host);
+    REQUIRE_FALSE(badcap);
+    CHECK(badcap.error().what == "--cap-add");
+    CHECK_THAT(badcap.error().why, Catch::Contains("'make_coffee'"));
+
+    CHECK(build_ok({"--status-json", "fd:3", "ls"}, Layer{}, host).status_json == std::string("fd:3"));
+    CHECK(build_ok({"--status-json", "/tmp/s.json", "ls"}, Layer{}, host).status_json == std::string("/tmp/s.json"));
+    CHECK(build({"--status-json", "fd:x", "ls"}, Layer{}, host).error().what == "--status-json");
+    CHECK(build({"--status-json", "fd:", "ls"}, Layer{}, host).error().what == "--status-json");
+
+    CHECK(build_ok({"--tmpfs-size", "4K", "ls"}, Layer{}, host).tmpfs_size == 4096);
+    CHECK(build({"--tmpfs-size", "1K", "ls"}, Layer{}, host).error().what == "--tmpfs-size");
+}
+
+TEST_CASE("build_spec: paths", "[spec]") {
+    TempTree t;
+    std::string proj = t.root + "/home/u/proj";
+    auto host = host_at(t.root + "/home/u", proj);
+    Layer prof;
+    prof.values["ro"] = Strings{"/usr/./lib/", "/no/such/path"};  // profile entries may be missing
+    prof.values["protect"] = Strings{".git/hooks/"};
+    Spec s = build_ok({"--ro", ".", "--hide", "secret", "--tmpfs", "/scratch/", "--bind", "src", "dst",
+                       "--symlink", "usr/bin", "bin", "--chdir", "sub", "ls"},
+                      prof, host);
+    CHECK(s.ro == Strings{"/usr/lib", "/no/such/path", proj});
+    CHECK(s.hide == Strings{proj + "/secret"});
+    CHECK(s.tmpfs == Strings{"/scratch"});
+    CHECK(s.protect == Strings{".git/hooks/"});
+    CHECK(s.chdir == proj + "/sub");
+    REQUIRE(s.ops.size() == 2);
+    CHECK(s.ops[0].args == Strings{proj + "/src", "/dst"});  // SRC on the host, DEST in the jail
+    CHECK(s.ops[1].args == Strings{"usr/bin", "/bin"});     // a symlink target is kept as written
+
+    // Command-line --ro/--rw entries must exist.
+    auto missing = build({"--ro", "/no/such/path", "ls"}, Layer{}, host);
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().what == "--ro");
+    CHECK(build({"--rw", "nope", "ls"}, Layer{}, host).error().what == "--rw");
+
+    for (const char* bad : {"/abs", "../up", "a/../../b", ""}) {
+        INFO(bad);
+        Layer l;
+        l.values["protect"] = Strings{bad};
+        auto r = build({"ls"}, l, host);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().what == "--protect");
+    }
+}
