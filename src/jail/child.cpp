@@ -165,6 +165,10 @@ int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
 [[noreturn]] void child_main(const ChildContext& ctx) {
     const Spec& spec = *ctx.spec;
     const int sync = ctx.sync_fd;
+    // 0. As pid 1 we only ever receive signals we handle. The supervisor's mask (inherited)
+    //    keeps them blocked; with handlers in place they stay pending until step 7.
+    for (int sig : kForwarded) ::signal(sig, noop_handler);
+    ::signal(SIGCHLD, noop_handler);
     // 1. Die with the supervisor. It may already be gone: then the socket is at EOF below.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
     // 2. Nothing inherited beyond stdio and the sync socket reaches the jail.
@@ -197,13 +201,20 @@ int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
     sigset_t mask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
-    for (int sig : kForwarded) {
-        sigaddset(&mask, sig);
-        ::signal(sig, noop_handler);
-    }
+    for (int sig : kForwarded) sigaddset(&mask, sig);
     ::sigprocmask(SIG_BLOCK, &mask, nullptr);
     UniqueFd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC));
     if (!sigfd) setup_failed(sync, "create a signalfd");
+    // A signal that arrived during setup (Ctrl-C, kill) never reached a payload: it ends the
+    // run now, as if the payload had been killed by it.
+    sigset_t pending;
+    sigpending(&pending);
+    for (int sig : kForwarded) {
+        if (sigismember(&pending, sig)) {
+            send_msg(sync, ChildMsg::Exited, 0, sig, nullptr);  // wait status "killed by sig"
+            ::_exit(0);
+        }
+    }
     // 8. The payload. Exec failure comes back over a close-on-exec pipe; EOF means it ran.
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) setup_failed(sync, "create a pipe");

@@ -186,8 +186,9 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         return fail(clone_error(errno));
     }
     if (init == 0) {
+        // The child keeps the signals blocked: it installs handlers at once and reads them
+        // later from its own signalfd, so a Ctrl-C during setup is not lost.
         sync.reset();
-        ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
         child_main(ChildContext{&spec, &prepared, child_end.get()});
     }
     child_end.reset();
@@ -263,7 +264,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
                 // kill(cordon) is relayed to the payload; terminal signals (Ctrl-C) already
                 // reached it through its process group, unless it runs in its own session.
                 bool from_user = si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE;
-                if (from_user || spec.new_session) ::kill(init, sig);
+                if (from_user || spec.new_session || !started) ::kill(init, sig);
             }
         }
         if (fds[2].revents & POLLIN) {
