@@ -1,0 +1,65 @@
+// The command policy (SPEC §6): decides allow/deny for a command line before it runs, and for
+// every exec inside the jail. A second layer that stops a confused agent with a clear reason;
+// the jail is the boundary.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cordon/error.hpp"
+
+namespace cordon::policy {
+
+struct Policy;  // one loaded file (policy/rules.hpp)
+
+inline constexpr const char* kDefaultPolicy = "default";
+
+struct Decision {
+    bool allow = true;
+    std::string rule_id;      // the rule that decided, "on-unanalyzable", or "default"
+    std::string reason;       // the rule's human reason
+    std::string command;      // the simple command that triggered it, as text
+    std::string policy_file;  // the file the deciding rule came from (empty: no policy)
+};
+
+// Immutable after loading; several policies are layered and any deny wins. Safe to share
+// between threads (the exec-notify handler checks from the supervisor).
+class PolicySet {
+public:
+    PolicySet() = default;  // no policy at all: everything is allowed (--no-policy)
+
+    [[nodiscard]] Decision check_argv(const std::vector<std::string>& argv, const std::string& cwd,
+                                      const std::string& home) const;
+    [[nodiscard]] Decision check_script(const std::string& script, const std::string& cwd,
+                                        const std::string& home) const;
+
+    [[nodiscard]] bool empty() const { return policies_.empty(); }
+    // The files loaded, in layer order (for --dry-run and the audit log).
+    [[nodiscard]] std::vector<std::string> files() const;
+
+    void add(std::shared_ptr<const Policy> p) { policies_.push_back(std::move(p)); }
+    [[nodiscard]] const std::vector<std::shared_ptr<const Policy>>& policies() const { return policies_; }
+
+private:
+    std::vector<std::shared_ptr<const Policy>> policies_;
+};
+
+// NAMES_OR_PATHS: a value containing '/' is a path; anything else is NAME.toml looked up on
+// search_path("policies", "CORDON_POLICY_PATH"). Loading runs every rule's examples; a malformed
+// file or a failing example is an error naming FILE:LINE:COLUMN. An empty list loads nothing.
+Result<PolicySet> load(const std::vector<std::string>& names_or_paths);
+
+// "cordon: denied: <command> (rule <id>: <reason>)", the run-time message for a denial.
+std::string format_denial(const Decision& d);
+// The decision as one JSON object (cordon check --json, status and audit output).
+std::string to_json(const Decision& d);
+
+// Subcommands; ARGS exclude the subcommand name. They print and return the exit status:
+//   cordon check [--policy P]... [--no-policy] [--json] (-c SCRIPT | [--] COMMAND [ARG...])
+//     0 allow, 126 deny, 125 error
+//   cordon policy test FILE...   0 all examples pass, 1 an example fails, 125 a file cannot load
+int main_check(const std::vector<std::string>& args);
+int main_policy(const std::vector<std::string>& args);
+
+}  // namespace cordon::policy

@@ -1,0 +1,167 @@
+// `cordon check` and `cordon policy test`: the policy engine on the command line. Nothing here
+// runs the command being checked.
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "cordon/policy.hpp"
+#include "cordon/policy/rules.hpp"
+
+namespace cordon::policy {
+namespace {
+
+constexpr int kExitAllow = 0;
+constexpr int kExitDeny = 126;
+constexpr int kExitError = 125;
+
+constexpr const char* kCheckUsage =
+    "usage: cordon check [--policy NAME|PATH]... [--no-policy] [--json] (-c SCRIPT | [--] COMMAND [ARG...])\n"
+    "Decide allow or deny for a command line with the command policy; nothing is run.\n"
+    "Exit status: 0 allow, 126 deny, 125 error.\n";
+
+constexpr const char* kPolicyUsage =
+    "usage: cordon policy test FILE|NAME...\n"
+    "Load each policy and run its rules' must-match and must-not-match examples.\n"
+    "Exit status: 0 all pass, 1 an example fails, 125 a file cannot be loaded.\n";
+
+int fail(const Error& e) {
+    std::fprintf(stderr, "%s\n", e.message().c_str());
+    return kExitError;
+}
+
+std::string current_dir() {
+    char buf[PATH_MAX];
+    if (::getcwd(buf, sizeof buf)) return buf;
+    return "/";
+}
+
+std::string home_dir() {
+    if (const char* h = std::getenv("HOME"); h && *h == '/') return h;
+    if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+    return "/";
+}
+
+struct CheckArgs {
+    std::vector<std::string> policies;
+    bool no_policy = false;
+    bool json = false;
+    bool help = false;
+    std::optional<std::string> script;
+    std::vector<std::string> argv;
+};
+
+Result<CheckArgs> parse_check(const std::vector<std::string>& args) {
+    CheckArgs c;
+    size_t i = 0;
+    auto value = [&](const std::string& opt) -> Result<std::string> {
+        if (i + 1 >= args.size()) return make_error(opt, "needs a value");
+        return args[++i];
+    };
+    for (; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a == "--policy") {
+            auto v = value(a);
+            if (!v) return v.error();
+            c.policies.push_back(*v);
+        } else if (a.rfind("--policy=", 0) == 0) {
+            c.policies.push_back(a.substr(9));
+        } else if (a == "--no-policy") {
+            c.no_policy = true;
+        } else if (a == "--json") {
+            c.json = true;
+        } else if (a == "-h" || a == "--help") {
+            c.help = true;
+            return c;
+        } else if (a == "-c") {
+            auto v = value(a);
+            if (!v) return v.error();
+            c.script = *v;
+        } else if (!a.empty() && a[0] == '-') {
+            Error e = make_error(a, "unknown option for cordon check");
+            e.hint = "see cordon check --help";
+            return e;
+        } else {
+            break;
+        }
+    }
+    c.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())), args.end());
+    if (c.script && !c.argv.empty()) return make_error("check", "give either -c SCRIPT or a COMMAND, not both");
+    if (!c.script && c.argv.empty()) return make_error("check", "nothing to check: give -c SCRIPT or a COMMAND");
+    if (c.no_policy && !c.policies.empty()) return make_error("--no-policy", "cannot be combined with --policy");
+    return c;
+}
+
+}  // namespace
+
+int main_check(const std::vector<std::string>& args) {
+    auto parsed = parse_check(args);
+    if (!parsed) return fail(parsed.error());
+    const CheckArgs& c = *parsed;
+    if (c.help) {
+        std::fputs(kCheckUsage, stdout);
+        return kExitAllow;
+    }
+    PolicySet set;
+    if (!c.no_policy) {
+        auto loaded = load(c.policies.empty() ? std::vector<std::string>{kDefaultPolicy} : c.policies);
+        if (!loaded) return fail(loaded.error());
+        set = std::move(*loaded);
+    }
+    std::string cwd = current_dir(), home = home_dir();
+    Decision d = c.script ? set.check_script(*c.script, cwd, home) : set.check_argv(c.argv, cwd, home);
+    if (c.json) {
+        std::printf("%s\n", to_json(d).c_str());
+    } else if (d.allow) {
+        std::printf("allow: %s\n", d.command.c_str());
+    } else {
+        std::printf("deny: %s (rule %s: %s)\n", d.command.c_str(), d.rule_id.c_str(), d.reason.c_str());
+        std::printf("policy: %s\n", d.policy_file.c_str());
+    }
+    return d.allow ? kExitAllow : kExitDeny;
+}
+
+int main_policy(const std::vector<std::string>& args) {
+    if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
+        std::fputs(kPolicyUsage, stdout);
+        return 0;
+    }
+    if (args.empty() || args[0] != "test" || args.size() < 2) {
+        Error e = make_error("policy", args.empty()       ? "missing subcommand (expected test)"
+                                       : args[0] != "test" ? "unknown subcommand '" + args[0] + "' (expected test)"
+                                                           : "test needs at least one policy FILE or NAME");
+        e.hint = "cordon policy test FILE|NAME...";
+        return fail(e);
+    }
+    int status = 0;
+    for (size_t i = 1; i < args.size(); ++i) {
+        auto path = find_policy(args[i]);
+        if (!path) {
+            status = fail(path.error());
+            continue;
+        }
+        auto p = load_policy_file(*path);
+        if (!p) {
+            status = fail(p.error());
+            continue;
+        }
+        size_t examples = 0;
+        for (const auto& r : p->rules) examples += r.must_match.size() + r.must_not_match.size();
+        auto failures = run_examples(*p);
+        for (const auto& f : failures) std::fprintf(stderr, "cordon: %s\n", f.c_str());
+        std::printf("%s: %zu rules, %zu examples, %zu failed\n", path->c_str(), p->rules.size(), examples,
+                    failures.size());
+        if (!failures.empty() && status == 0) status = 1;
+    }
+    return status;
+}
+
+}  // namespace cordon::policy

@@ -1,0 +1,417 @@
+// Policy files (TOML, cordon-policy(5)) to Policy data. Every error names FILE:LINE:COLUMN.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <set>
+#include <toml++/toml.h>
+
+#include "cordon/fd.hpp"
+#include "cordon/paths.hpp"
+#include "cordon/policy.hpp"
+#include "cordon/policy/rules.hpp"
+
+namespace cordon::policy {
+namespace {
+
+class Loader {
+public:
+    explicit Loader(std::string origin) : origin_(std::move(origin)) {}
+
+    Result<Policy> load(const toml::table& root) {
+        Policy p;
+        p.file = origin_;
+        for (const auto& [key, node] : root) {
+            std::string_view k = key.str();
+            if (k == "description") {
+                auto v = str(node, "description");
+                if (!v) return v.error();
+                p.description = *v;
+            } else if (k == "default" || k == "on-unanalyzable") {
+                auto v = decision(node);
+                if (!v) return v.error();
+                (k == "default" ? p.default_deny : p.unanalyzable_deny) = *v;
+            } else if (k == "paths") {
+                CORDON_TRY(paths(node));
+            } else if (k == "programs") {
+                CORDON_TRY(programs(node, p));
+            } else if (k != "rule") {
+                return err(key.source(), fmt::format("unknown key '{}' (expected description, default, "
+                                                     "on-unanalyzable, paths, programs or rule)", k));
+            }
+        }
+        if (const toml::node* rules = root.get("rule")) {
+            const toml::array* arr = rules->as_array();
+            if (!arr) return err(rules->source(), "'rule' must be an array of tables ([[rule]])");
+            std::set<std::string> ids;
+            for (const auto& r : *arr) {
+                auto rule = this->rule(r);
+                if (!rule) return rule.error();
+                if (!ids.insert(rule->id).second) {
+                    return err(r.source(), fmt::format("duplicate rule id '{}'", rule->id));
+                }
+                p.rules.push_back(std::move(*rule));
+            }
+        }
+        return p;
+    }
+
+private:
+    std::string origin_;
+    std::map<std::string, std::vector<std::string>, std::less<>> sets_;
+
+    std::string where(const toml::source_region& r) const {
+        return fmt::format("{}:{}:{}", origin_, r.begin.line, r.begin.column);
+    }
+    Error err(const toml::source_region& r, std::string why) const { return make_error(where(r), std::move(why)); }
+
+    Result<std::string> str(const toml::node& n, std::string_view what) const {
+        if (auto v = n.value<std::string>(); v && n.is_string()) return *v;
+        return err(n.source(), fmt::format("'{}' must be a string", what));
+    }
+
+    Result<bool> boolean(const toml::node& n, std::string_view what) const {
+        if (n.is_boolean()) return *n.value<bool>();
+        return err(n.source(), fmt::format("'{}' must be true or false", what));
+    }
+
+    // true for deny
+    Result<bool> decision(const toml::node& n) const {
+        auto v = str(n, "decision");
+        if (!v) return v.error();
+        if (*v == "allow") return false;
+        if (*v == "deny") return true;
+        return err(n.source(), fmt::format("'{}' is not a decision (allow or deny)", *v));
+    }
+
+    // A string or an array of strings; positions of each element for examples.
+    Result<std::vector<std::pair<std::string, std::string>>> strings(const toml::node& n, std::string_view what) const {
+        std::vector<std::pair<std::string, std::string>> out;
+        if (n.is_string()) {
+            out.emplace_back(*n.value<std::string>(), where(n.source()));
+            return out;
+        }
+        const toml::array* arr = n.as_array();
+        if (!arr) return err(n.source(), fmt::format("'{}' must be a string or an array of strings", what));
+        for (const auto& e : *arr) {
+            if (!e.is_string()) return err(e.source(), fmt::format("'{}' must hold strings only", what));
+            out.emplace_back(*e.value<std::string>(), where(e.source()));
+        }
+        return out;
+    }
+
+    Result<std::vector<std::string>> plain_strings(const toml::node& n, std::string_view what) const {
+        auto v = strings(n, what);
+        if (!v) return v.error();
+        std::vector<std::string> out;
+        for (auto& [s, w] : *v) out.push_back(std::move(s));
+        return out;
+    }
+
+    Status check_path(const std::string& pattern, const toml::node& n) const {
+        auto p = compile_policy_path(pattern, kExampleHome);
+        if (!p) return err(n.source(), fmt::format("bad path pattern '{}': {}", pattern, p.error().why));
+        return {};
+    }
+
+    // Path sets may name other sets (@name); tables are unordered, so expand after reading all.
+    Status paths(const toml::node& n) {
+        const toml::table* t = n.as_table();
+        if (!t) return err(n.source(), "'paths' must be a table of path lists");
+        std::map<std::string, std::pair<std::vector<std::string>, const toml::node*>, std::less<>> raw;
+        for (const auto& [key, list] : *t) {
+            auto v = plain_strings(list, "paths." + std::string(key.str()));
+            if (!v) return v.error();
+            raw[std::string(key.str())] = {std::move(*v), &list};
+        }
+        for (const auto& [name, entry] : raw) {
+            std::vector<std::string> out;
+            CORDON_TRY(expand_set(raw, name, out, 0));
+        }
+        return {};
+    }
+
+    template <typename Raw>
+    Status expand_set(const Raw& raw, const std::string& name, std::vector<std::string>& out, int depth) {
+        const auto& [list, node] = raw.find(name)->second;
+        if (depth > 16) return err(node->source(), fmt::format("path set '{}' refers to itself", name));
+        std::vector<std::string> expanded;
+        for (const auto& s : list) {
+            if (!s.empty() && s[0] == '@') {
+                auto it = raw.find(std::string_view(s).substr(1));
+                if (it == raw.end()) return err(node->source(), fmt::format("unknown path set '{}'", s));
+                CORDON_TRY(expand_set(raw, it->first, expanded, depth + 1));
+                continue;
+            }
+            CORDON_TRY(check_path(s, *node));
+            expanded.push_back(s);
+        }
+        out.insert(out.end(), expanded.begin(), expanded.end());
+        sets_[name] = std::move(expanded);
+        return {};
+    }
+
+    Status programs(const toml::node& n, Policy& p) const {
+        const toml::table* t = n.as_table();
+        if (!t) return err(n.source(), "'programs' must be a table ([programs.NAME])");
+        for (const auto& [name, node] : *t) {
+            const toml::table* pt = node.as_table();
+            if (!pt) return err(node.source(), fmt::format("'programs.{}' must be a table", name.str()));
+            ProgramSpec spec;
+            for (const auto& [key, v] : *pt) {
+                std::string_view k = key.str();
+                if (k == "options") {
+                    auto opts = plain_strings(v, "options");
+                    if (!opts) return opts.error();
+                    for (const auto& o : *opts) CORDON_TRY(option(o, v, spec));
+                } else if (k == "abbreviations" || k == "permute") {
+                    auto b = boolean(v, k);
+                    if (!b) return b.error();
+                    (k == "permute" ? spec.permute : spec.abbreviations) = *b;
+                } else if (k == "key-value") {
+                    auto kv = plain_strings(v, "key-value");
+                    if (!kv) return kv.error();
+                    spec.key_value = std::move(*kv);
+                } else {
+                    return err(key.source(), fmt::format("unknown key '{}' in programs.{} (expected options, "
+                                                         "abbreviations, permute or key-value)", k, name.str()));
+                }
+            }
+            p.programs[std::string(name.str())] = std::move(spec);
+        }
+        return {};
+    }
+
+    // "-r -R --recursive": spellings of one option, the first canonical; "=" takes an argument,
+    // "=?" an optional attached one.
+    Status option(const std::string& text, const toml::node& n, ProgramSpec& spec) const {
+        OptionSpec o;
+        size_t index = spec.options.size();
+        size_t i = 0;
+        while (i < text.size()) {
+            while (i < text.size() && text[i] == ' ') ++i;
+            size_t e = text.find(' ', i);
+            if (e == std::string::npos) e = text.size();
+            std::string s = text.substr(i, e - i);
+            i = e;
+            if (s.empty()) continue;
+            OptionSpec::Arg arg = OptionSpec::Arg::None;
+            if (s.size() > 2 && s.compare(s.size() - 2, 2, "=?") == 0) {
+                arg = OptionSpec::Arg::Optional;
+                s.resize(s.size() - 2);
+            } else if (s.size() > 1 && s.back() == '=') {
+                arg = OptionSpec::Arg::Required;
+                s.pop_back();
+            }
+            if (s.size() < 2 || s[0] != '-' || s == "--") {
+                return err(n.source(), fmt::format("bad option spelling '{}' in '{}'", s, text));
+            }
+            if (o.canonical.empty()) {
+                o.canonical = s;
+                o.arg = arg;
+            }
+            if (!spec.spellings.emplace(s, index).second) {
+                return err(n.source(), fmt::format("option '{}' is declared twice", s));
+            }
+            if (s.compare(0, 2, "--") == 0) spec.longs.push_back(s);
+        }
+        if (o.canonical.empty()) return err(n.source(), "empty option declaration");
+        spec.options.push_back(std::move(o));
+        return {};
+    }
+
+    Result<std::vector<std::string>> path_list(const toml::node& n, std::string_view what) const {
+        auto v = plain_strings(n, what);
+        if (!v) return v.error();
+        std::vector<std::string> out;
+        for (const auto& s : *v) {
+            if (!s.empty() && s[0] == '@') {
+                auto it = sets_.find(std::string_view(s).substr(1));
+                if (it == sets_.end()) return err(n.source(), fmt::format("unknown path set '{}'", s));
+                out.insert(out.end(), it->second.begin(), it->second.end());
+            } else {
+                CORDON_TRY(check_path(s, n));
+                out.push_back(s);
+            }
+        }
+        return out;
+    }
+
+    Result<Rule> rule(const toml::node& n) const {
+        const toml::table* t = n.as_table();
+        if (!t) return err(n.source(), "each rule must be a table ([[rule]])");
+        Rule r;
+        r.where = where(n.source());
+        bool have_decision = false;
+        for (const auto& [key, v] : *t) {
+            std::string_view k = key.str();
+            if (k == "id" || k == "reason") {
+                auto s = str(v, k);
+                if (!s) return s.error();
+                (k == "id" ? r.id : r.reason) = *s;
+            } else if (k == "decision") {
+                auto d = decision(v);
+                if (!d) return d.error();
+                r.deny = *d;
+                have_decision = true;
+            } else if (k == "program") {
+                auto s = plain_strings(v, k);
+                if (!s) return s.error();
+                r.programs = std::move(*s);
+            } else if (k == "subcommand") {
+                auto s = plain_strings(v, k);
+                if (!s) return s.error();
+                for (const auto& alt : *s) {
+                    std::vector<std::string> words;
+                    size_t i = 0;
+                    while (i < alt.size()) {
+                        size_t e = alt.find(' ', i);
+                        if (e == std::string::npos) e = alt.size();
+                        if (e > i) words.push_back(alt.substr(i, e - i));
+                        i = e + 1;
+                    }
+                    if (words.empty()) return err(v.source(), "empty subcommand");
+                    r.subcommands.push_back(std::move(words));
+                }
+            } else if (k == "flags" || k == "without-flags") {
+                auto s = plain_strings(v, k);
+                if (!s) return s.error();
+                for (const auto& f : *s) {
+                    if (f.size() < 2 || f[0] != '-') return err(v.source(), fmt::format("'{}' is not a flag", f));
+                }
+                (k == "flags" ? r.flags : r.without_flags) = std::move(*s);
+            } else if (k == "operands") {
+                CORDON_TRY(operands(v, r));
+            } else if (k == "writes") {
+                auto s = path_list(v, k);
+                if (!s) return s.error();
+                for (auto& w : *s) {
+                    auto op = OperandPattern::make({}, std::move(w));
+                    if (!op) return err(v.source(), op.error().why);
+                    r.writes.push_back(std::move(*op));
+                }
+            } else if (k == "operands-at") {
+                auto s = str(v, k);
+                if (!s) return s.error();
+                if (*s == "any") r.operands_at = Rule::At::Any;
+                else if (*s == "first") r.operands_at = Rule::At::First;
+                else if (*s == "last") r.operands_at = Rule::At::Last;
+                else return err(v.source(), "'operands-at' is any, first or last");
+            } else if (k == "unknown-operands") {
+                auto s = str(v, k);
+                if (!s) return s.error();
+                if (*s != "match" && *s != "ignore") return err(v.source(), "'unknown-operands' is match or ignore");
+                r.unknown_operands_match = *s == "match";
+            } else if (k == "construct") {
+                auto s = str(v, k);
+                if (!s) return s.error();
+                if (*s != "fork-bomb") return err(v.source(), fmt::format("unknown construct '{}' (fork-bomb)", *s));
+                r.has_construct = true;
+                r.construct = Invocation::Construct::ForkBomb;
+            } else if (k == "must-match" || k == "must-not-match") {
+                auto s = strings(v, k);
+                if (!s) return s.error();
+                auto& dst = k == "must-match" ? r.must_match : r.must_not_match;
+                for (auto& [script, w] : *s) dst.push_back({std::move(script), std::move(w)});
+            } else {
+                return err(key.source(), fmt::format("unknown key '{}' in a rule", k));
+            }
+        }
+        if (r.id.empty()) return err(n.source(), "a rule needs an 'id'");
+        auto need = [&](bool ok, std::string_view what) -> Status {
+            if (ok) return {};
+            return err(n.source(), fmt::format("rule {}: {}", r.id, what));
+        };
+        CORDON_TRY(need(have_decision, "needs a 'decision' (allow or deny)"));
+        CORDON_TRY(need(!r.reason.empty(), "needs a 'reason'"));
+        CORDON_TRY(need(!r.programs.empty() || r.has_construct || !r.writes.empty(),
+                        "needs 'program', 'writes' or 'construct'"));
+        CORDON_TRY(need(!r.has_construct || (r.programs.empty() && r.flags.empty() && r.operands.empty() &&
+                                             r.writes.empty() && r.subcommands.empty()),
+                        "'construct' cannot be combined with other matchers"));
+        CORDON_TRY(need(!r.must_match.empty(), "needs 'must-match' examples"));
+        CORDON_TRY(need(!r.must_not_match.empty(), "needs 'must-not-match' examples"));
+        return r;
+    }
+
+    Status operands(const toml::node& v, Rule& r) const {
+        auto s = plain_strings(v, "operands");
+        if (!s) return s.error();
+        for (const auto& o : *s) {
+            std::string key, pat = o;
+            size_t eq = o.find('=');
+            if (eq != std::string::npos && o.find('/') > eq && o[0] != '@' && o[0] != '~' && o[0] != '$') {
+                key = o.substr(0, eq);
+                pat = o.substr(eq + 1);
+            }
+            if (!pat.empty() && pat[0] == '@') {
+                auto it = sets_.find(std::string_view(pat).substr(1));
+                if (it == sets_.end()) return err(v.source(), fmt::format("unknown path set '{}'", pat));
+                for (const auto& p : it->second) {
+                    auto op = OperandPattern::make(key, p);
+                    if (!op) return err(v.source(), op.error().why);
+                    r.operands.push_back(std::move(*op));
+                }
+            } else {
+                CORDON_TRY(check_path(pat, v));
+                auto op = OperandPattern::make(key, pat);
+                if (!op) return err(v.source(), op.error().why);
+                r.operands.push_back(std::move(*op));
+            }
+        }
+        return {};
+    }
+};
+
+}  // namespace
+
+Result<Policy> parse_policy(std::string_view text, const std::string& origin) {
+    toml::table root;
+    try {
+        root = toml::parse(text, origin);
+    } catch (const toml::parse_error& e) {
+        return make_error(fmt::format("{}:{}:{}", origin, e.source().begin.line, e.source().begin.column),
+                          std::string(e.description()));
+    }
+    return Loader(origin).load(root);
+}
+
+Result<Policy> load_policy_file(const std::string& path) {
+    auto text = read_file(path);
+    if (!text) return text.error();
+    return parse_policy(*text, path);
+}
+
+Result<std::string> find_policy(const std::string& name_or_path) {
+    if (name_or_path.find('/') != std::string::npos) return name_or_path;
+    if (name_or_path.empty()) return make_error("--policy", "empty policy name");
+    auto dirs = search_path("policies", "CORDON_POLICY_PATH");
+    for (const auto& d : dirs) {
+        std::string candidate = d + "/" + name_or_path + ".toml";
+        if (::access(candidate.c_str(), R_OK) == 0) return candidate;
+    }
+    std::string searched;
+    for (const auto& d : dirs) searched += (searched.empty() ? "" : ":") + d;
+    Error e = make_error("policy " + name_or_path, "not found in " + searched);
+    e.hint = "give a path (containing '/') or put NAME.toml in one of those directories";
+    return e;
+}
+
+Result<PolicySet> load(const std::vector<std::string>& names_or_paths) {
+    PolicySet set;
+    for (const auto& n : names_or_paths) {
+        auto path = find_policy(n);
+        if (!path) return path.error();
+        auto p = load_policy_file(*path);
+        if (!p) return p.error();
+        auto failures = run_examples(*p);
+        if (!failures.empty()) {
+            std::string first = failures.front();
+            size_t colon = first.find(": ");
+            return make_error(first.substr(0, colon), first.substr(colon + 2));
+        }
+        set.add(std::make_shared<const Policy>(std::move(*p)));
+    }
+    return set;
+}
+
+}  // namespace cordon::policy

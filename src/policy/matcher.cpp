@@ -1,0 +1,318 @@
+// Rules against invocations, policies against command lines: deny wins, in every layer.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cordon/policy.hpp"
+#include "cordon/policy/rules.hpp"
+
+namespace cordon::policy {
+
+Result<OperandPattern> OperandPattern::make(std::string key, std::string path) {
+    OperandPattern op;
+    op.key = std::move(key);
+    op.path = std::move(path);
+    op.home_relative = !op.path.empty() && (op.path[0] == '~' || op.path[0] == '$');
+    auto p = compile_policy_path(op.path, "/home/user");
+    if (!p) return p.error();
+    if (!op.home_relative) op.fixed = std::move(*p);
+    return op;
+}
+
+const Pattern& Matcher::compiled(const OperandPattern& op) {
+    if (!op.home_relative) return op.fixed;
+    auto it = compiled_.find(&op.path);
+    if (it != compiled_.end()) return it->second;
+    const std::string& text = op.path;
+    auto p = compile_policy_path(text, home_);
+    // The loader validated every pattern, so this cannot fail for a loaded policy.
+    return compiled_.emplace(&text, p ? std::move(*p) : Pattern{}).first->second;
+}
+
+const CommandLine& Matcher::line(const Policy& p, const Invocation& inv) {
+    const ProgramSpec* spec = inv.argv.empty() ? nullptr : p.spec(basename(inv.argv[0].static_text()));
+    if (line_for_ == &inv && line_spec_ == spec && !line_.program.empty()) return line_;
+    line_ = normalize(inv.argv, spec);
+    resolved_.clear();
+    resolved_.reserve(line_.operands.size());
+    for (const auto& op : line_.operands) resolved_.push_back(resolve_path(op, inv.cwd));
+    line_for_ = &inv;
+    line_spec_ = spec;
+    return line_;
+}
+
+namespace {
+
+// '*' and '?' without allocating; anything else goes to fnmatch.
+bool wildcard(std::string_view pat, std::string_view s) {
+    if (pat.find('[') != std::string_view::npos) return glob_match(pat, s);
+    size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
+    while (i < s.size()) {
+        if (p < pat.size() && (pat[p] == '?' || pat[p] == s[i])) {
+            ++p;
+            ++i;
+        } else if (p < pat.size() && pat[p] == '*') {
+            star = p++;
+            mark = i;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            i = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < pat.size() && pat[p] == '*') ++p;
+    return p == pat.size();
+}
+
+// Cheap test on the basename before normalising the command line.
+bool program_may_match(const std::vector<std::string>& programs, const Field& argv0) {
+    static const std::string empty;
+    const std::string& word = argv0.pieces.empty() ? empty : argv0.pieces[0].text;
+    std::string_view base = basename(word);
+    for (const auto& p : programs) {
+        if (p.find('/') != std::string::npos || p == base) return true;
+        if (p.find_first_of("*?[") != std::string::npos && wildcard(p, base)) return true;
+    }
+    return false;
+}
+
+bool program_matches(const std::vector<std::string>& programs, const CommandLine& cl) {
+    for (const auto& p : programs) {
+        if (p.find('/') != std::string::npos) {
+            if (cl.path == p) return true;
+            Field f = Field::lit(cl.path);
+            if (to_string(resolve_path(f, literal_pattern("/")).path) == p) return true;
+        } else if (p.find_first_of("*?[") != std::string::npos ? wildcard(p, cl.program) : p == cl.program) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool has_any(const Pattern& p) {
+    return std::any_of(p.begin(), p.end(), [](const Tok& t) { return t.kind == Tok::Kind::Any; });
+}
+
+bool has_flag(const CommandLine& cl, const ProgramSpec* spec, const std::string& flag) {
+    std::string canon = spec ? spec->canonical(flag) : flag;
+    return std::find(cl.flags.begin(), cl.flags.end(), canon) != cl.flags.end();
+}
+
+}  // namespace
+
+bool Matcher::matches(const Policy& p, const Rule& r, const Invocation& inv) {
+    if (r.has_construct || inv.construct != Invocation::Construct::None) {
+        return r.has_construct && inv.construct == r.construct;
+    }
+    if (inv.unanalyzable) return false;
+    if (!r.programs.empty() && inv.argv.empty()) return false;
+    size_t first_operand = 0;
+    bool needs_line = !r.programs.empty() || !r.subcommands.empty() || !r.flags.empty() ||
+                      !r.without_flags.empty() || !r.operands.empty();
+    if (!inv.argv.empty() && needs_line) {
+        if (!r.programs.empty() && !program_may_match(r.programs, inv.argv[0])) return false;
+        const CommandLine& cl = line(p, inv);
+        const ProgramSpec* spec = p.spec(cl.program);
+        if (!r.programs.empty() && !program_matches(r.programs, cl)) return false;
+        if (!r.subcommands.empty()) {
+            bool any = false;
+            for (const auto& sub : r.subcommands) {
+                if (sub.size() > cl.operands.size()) continue;
+                bool ok = true;
+                for (size_t i = 0; i < sub.size() && ok; ++i) {
+                    ok = cl.operands[i].is_static() && cl.operands[i].static_text() == sub[i];
+                }
+                if (ok) {
+                    any = true;
+                    first_operand = sub.size();
+                    break;
+                }
+            }
+            if (!any) return false;
+        }
+        for (const auto& f : r.flags) {
+            if (!has_flag(cl, spec, f)) return false;
+        }
+        for (const auto& f : r.without_flags) {
+            if (has_flag(cl, spec, f)) return false;
+        }
+        if (!r.operands.empty()) {
+            bool any = false;
+            size_t from = first_operand, to = cl.operands.size();
+            if (r.operands_at == Rule::At::First) to = std::min(to, from + 1);
+            if (r.operands_at == Rule::At::Last && to > from) from = to - 1;
+            for (size_t i = from; i < to && !any; ++i) {
+                if (!r.unknown_operands_match && has_any(resolved_[i].path)) continue;
+                for (const auto& op : r.operands) {
+                    if (op.key != cl.kv_keys[i]) continue;
+                    if (may_denote(resolved_[i], compiled(op))) {
+                        any = true;
+                        break;
+                    }
+                }
+            }
+            if (!any) return false;
+        }
+    } else if (needs_line) {
+        return false;
+    }
+    if (!r.writes.empty()) {
+        bool any = false;
+        for (const auto& w : inv.writes) {
+            PathOperand target = resolve_path(w, inv.cwd);
+            if (!r.unknown_operands_match && has_any(target.path)) continue;
+            for (const auto& pat : r.writes) {
+                if (may_denote(target, compiled(pat))) {
+                    any = true;
+                    break;
+                }
+            }
+            if (any) break;
+        }
+        if (!any) return false;
+    }
+    return true;
+}
+
+const Rule* Matcher::first_match(const Policy& p, const Invocation& inv, bool deny) {
+    for (const auto& r : p.rules) {
+        if (r.deny == deny && matches(p, r, inv)) return &r;
+    }
+    return nullptr;
+}
+
+namespace {
+
+struct Verdict {
+    bool deny = false;
+    const Rule* rule = nullptr;  // null: the policy's default or on-unanalyzable
+};
+
+Verdict judge(Matcher& m, const Policy& p, const Invocation& inv) {
+    if (inv.unanalyzable) return {p.unanalyzable_deny, nullptr};
+    if (const Rule* r = m.first_match(p, inv, true)) return {true, r};
+    if (const Rule* r = m.first_match(p, inv, false)) return {false, r};
+    // Bare redirections and recognised constructs are judged by rules only.
+    if (inv.argv.empty() || inv.construct != Invocation::Construct::None) return {false, nullptr};
+    return {p.default_deny, nullptr};
+}
+
+Decision decide(const std::vector<std::shared_ptr<const Policy>>& policies, const std::vector<Invocation>& invs,
+                const std::string& home, const std::string& whole) {
+    Decision allow;
+    allow.command = whole;
+    if (policies.empty()) {
+        allow.rule_id = "none";
+        allow.reason = "no command policy";
+        return allow;
+    }
+    allow.rule_id = "default";
+    allow.reason = "no rule denies it";
+    allow.policy_file = policies.front()->file;
+    Matcher m(home);
+    for (const auto& inv : invs) {
+        for (const auto& p : policies) {
+            Verdict v = judge(m, *p, inv);
+            if (!v.deny) {
+                if (v.rule && allow.rule_id == "default") {
+                    allow.rule_id = v.rule->id;
+                    allow.reason = v.rule->reason;
+                    allow.policy_file = p->file;
+                }
+                continue;
+            }
+            Decision d;
+            d.allow = false;
+            d.command = inv.text;
+            d.policy_file = p->file;
+            if (v.rule) {
+                d.rule_id = v.rule->id;
+                d.reason = v.rule->reason;
+            } else if (inv.unanalyzable) {
+                d.rule_id = "on-unanalyzable";
+                d.reason = inv.why;
+            } else {
+                d.rule_id = "default";
+                d.reason = "no rule allows it and the policy's default is deny";
+            }
+            return d;
+        }
+    }
+    return allow;
+}
+
+}  // namespace
+
+Decision PolicySet::check_argv(const std::vector<std::string>& argv, const std::string& cwd,
+                               const std::string& home) const {
+    return decide(policies_, analyze_argv(argv, cwd, home), home, quote_argv(argv));
+}
+
+Decision PolicySet::check_script(const std::string& script, const std::string& cwd, const std::string& home) const {
+    return decide(policies_, analyze_script(script, cwd, home), home, script);
+}
+
+std::vector<std::string> PolicySet::files() const {
+    std::vector<std::string> out;
+    for (const auto& p : policies_) out.push_back(p->file);
+    return out;
+}
+
+std::vector<std::string> run_examples(const Policy& p) {
+    std::vector<std::string> failures;
+    for (const auto& r : p.rules) {
+        auto matched = [&](const Example& e) {
+            Matcher m(kExampleHome);
+            auto invs = analyze_script(e.script, kExampleCwd, kExampleHome);
+            return std::any_of(invs.begin(), invs.end(), [&](const Invocation& inv) { return m.matches(p, r, inv); });
+        };
+        for (const auto& e : r.must_match) {
+            if (!matched(e)) {
+                failures.push_back(fmt::format("{}: rule {}: must-match example does not match: {}", e.where, r.id,
+                                               e.script));
+            }
+        }
+        for (const auto& e : r.must_not_match) {
+            if (matched(e)) {
+                failures.push_back(fmt::format("{}: rule {}: must-not-match example matches: {}", e.where, r.id,
+                                               e.script));
+            }
+        }
+    }
+    return failures;
+}
+
+std::string format_denial(const Decision& d) {
+    return fmt::format("cordon: denied: {} (rule {}: {})", d.command, d.rule_id, d.reason);
+}
+
+namespace {
+
+std::string json_string(std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+                else out.push_back(static_cast<char>(c));
+        }
+    }
+    out += '"';
+    return out;
+}
+
+}  // namespace
+
+std::string to_json(const Decision& d) {
+    return fmt::format(R"({{"decision":{},"rule":{},"reason":{},"command":{},"policy":{}}})",
+                       json_string(d.allow ? "allow" : "deny"), json_string(d.rule_id), json_string(d.reason),
+                       json_string(d.command), json_string(d.policy_file));
+}
+
+}  // namespace cordon::policy

@@ -1,0 +1,522 @@
+// Programs that run another program: what they run, read from their own option syntax.
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+
+#include "cordon/policy/analyze.hpp"
+
+namespace cordon::policy {
+namespace {
+
+using Argv = std::vector<Field>;
+
+// getopt-style options that stop at the first operand (the wrapped command).
+struct Opts {
+    std::string_view short_arg;                      // short options taking an argument
+    std::vector<std::string_view> long_arg;          // long options taking an argument
+    std::string_view short_optional = {};            // short options whose argument is attached, if any
+};
+
+struct Parsed {
+    size_t next = 1;                                     // index of the first operand
+    std::vector<std::pair<std::string, Field>> values;   // option (e.g. "-C" or "--chdir") -> value
+    std::string flags;                                   // short flags seen, in order
+    std::vector<std::string> longs;                      // long flags seen (without value)
+    bool unknown = false;                                // a non-static word among the options
+};
+
+bool has_flag(const Parsed& p, char c) { return p.flags.find(c) != std::string::npos; }
+bool has_long(const Parsed& p, std::string_view l) {
+    return std::find(p.longs.begin(), p.longs.end(), l) != p.longs.end();
+}
+const Field* value_of(const Parsed& p, std::initializer_list<std::string_view> names) {
+    for (auto it = p.values.rbegin(); it != p.values.rend(); ++it) {
+        for (auto n : names) {
+            if (it->first == n) return &it->second;
+        }
+    }
+    return nullptr;
+}
+
+Parsed parse_opts(const Argv& argv, const Opts& o, size_t start = 1) {
+    Parsed p;
+    size_t i = start;
+    while (i < argv.size()) {
+        const Field& f = argv[i];
+        if (!f.is_static()) {
+            if (f.starts_with("-")) p.unknown = true;
+            break;
+        }
+        std::string t = f.static_text();
+        if (t == "--") {
+            ++i;
+            break;
+        }
+        if (t.size() < 2 || t[0] != '-') break;
+        if (t[1] == '-') {
+            size_t eq = t.find('=');
+            std::string name = t.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+            bool takes = std::find(o.long_arg.begin(), o.long_arg.end(), name) != o.long_arg.end();
+            if (eq != std::string::npos) {
+                p.values.push_back({"--" + name, Field::lit(t.substr(eq + 1))});
+            } else if (takes && i + 1 < argv.size()) {
+                p.values.push_back({"--" + name, argv[i + 1]});
+                ++i;
+            } else {
+                p.longs.push_back(name);
+            }
+            ++i;
+            continue;
+        }
+        size_t k = 1;
+        for (; k < t.size(); ++k) {
+            char c = t[k];
+            std::string opt = std::string("-") + c;
+            if (o.short_arg.find(c) != std::string_view::npos) {
+                if (k + 1 < t.size()) {
+                    p.values.push_back({opt, Field::lit(t.substr(k + 1))});
+                } else if (i + 1 < argv.size()) {
+                    p.values.push_back({opt, argv[i + 1]});
+                    ++i;
+                }
+                break;
+            }
+            if (o.short_optional.find(c) != std::string_view::npos) {
+                p.values.push_back({opt, Field::lit(t.substr(k + 1))});
+                break;
+            }
+            p.flags.push_back(c);
+        }
+        ++i;
+    }
+    p.next = i;
+    return p;
+}
+
+Argv rest(const Argv& argv, size_t from) {
+    if (from >= argv.size()) return {};
+    return Argv(argv.begin() + static_cast<std::ptrdiff_t>(from), argv.end());
+}
+
+bool is_env_assignment(const Field& f) {
+    if (f.pieces.empty() || f.pieces[0].kind != Piece::Kind::Lit) return false;
+    const std::string& t = f.pieces[0].text;
+    size_t eq = t.find('=');
+    if (eq == 0 || eq == std::string::npos) return false;
+    return std::all_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(eq),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+size_t skip_assignments(const Argv& argv, size_t i) {
+    while (i < argv.size() && is_env_assignment(argv[i])) ++i;
+    return i;
+}
+
+Unwrapped inner(Argv a, const Field* chdir = nullptr) {
+    Unwrapped u;
+    if (a.empty()) return u;
+    u.kind = Unwrapped::Kind::Argv;
+    u.argvs.push_back(std::move(a));
+    if (chdir) u.chdir = *chdir;
+    return u;
+}
+
+Unwrapped unanalyzable(std::string why) {
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::Unanalyzable;
+    u.why = std::move(why);
+    return u;
+}
+
+// env -S "STRING": split the string into words (env's own, simpler quoting).
+Argv split_string(const Field& f) {
+    Argv out;
+    if (!f.is_static()) {
+        out.push_back(Field::unknown());
+        return out;
+    }
+    std::string word;
+    bool have = false;
+    char quote = 0;
+    for (char c : f.static_text()) {
+        if (quote) {
+            if (c == quote) quote = 0;
+            else word.push_back(c);
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            have = true;
+        } else if (c == ' ' || c == '\t' || c == '\n') {
+            if (have || !word.empty()) out.push_back(Field::lit(word));
+            word.clear();
+            have = false;
+        } else {
+            word.push_back(c);
+        }
+    }
+    if (have || !word.empty()) out.push_back(Field::lit(word));
+    return out;
+}
+
+Unwrapped env(const Argv& argv) {
+    Parsed p = parse_opts(argv, {"uCS", {"unset", "chdir", "split-string"}});
+    if (p.unknown) return unanalyzable("env options are not known statically");
+    size_t i = p.next;
+    if (i < argv.size() && argv[i].is_static() && argv[i].static_text() == "-") ++i;
+    Argv cmd;
+    if (const Field* s = value_of(p, {"-S", "--split-string"})) cmd = split_string(*s);
+    i = skip_assignments(argv, i);
+    for (auto& f : rest(argv, i)) cmd.push_back(f);
+    return inner(std::move(cmd), value_of(p, {"-C", "--chdir"}));
+}
+
+Unwrapped sudo(const Argv& argv) {
+    Parsed p = parse_opts(argv, {"CDghpRrTtUu",
+                                 {"close-from", "chdir", "group", "host", "prompt", "chroot", "role", "type",
+                                  "command-timeout", "other-user", "user"}});
+    if (p.unknown) return unanalyzable("sudo options are not known statically");
+    if (has_flag(p, 'e') || has_flag(p, 'l') || has_flag(p, 'v') || has_flag(p, 'V') || has_long(p, "edit") ||
+        has_long(p, "list")) {
+        return {};
+    }
+    return inner(rest(argv, skip_assignments(argv, p.next)), value_of(p, {"-D", "--chdir"}));
+}
+
+bool is_stdin_path(const Field& f) {
+    if (!f.is_static()) return false;
+    std::string t = f.static_text();
+    return t == "/dev/stdin" || t == "/dev/fd/0" || t == "/proc/self/fd/0";
+}
+
+// source FILE / . FILE: a file's commands run as execs and are checked then; standard input is
+// read here and now.
+Unwrapped source(const Argv& argv) {
+    size_t i = 1;
+    if (i < argv.size() && argv[i].is_static() && argv[i].static_text() == "--") ++i;
+    if (i >= argv.size() || !is_stdin_path(argv[i])) return {};
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::StdinScript;
+    u.positional = rest(argv, i + 1);
+    return u;
+}
+
+Unwrapped shell(const Argv& argv) {
+    // sh [-abefhimnuvxlc] [-o opt] [+o opt] [--login ...] [-c SCRIPT [NAME [ARG...]]] | [FILE [ARG...]]
+    bool dash_c = false, dash_s = false;
+    size_t i = 1;
+    while (i < argv.size()) {
+        if (!argv[i].is_static()) {
+            if (argv[i].starts_with("-")) return unanalyzable("shell options are not known statically");
+            break;
+        }
+        std::string t = argv[i].static_text();
+        if (t == "--" || t == "-") {
+            ++i;
+            break;
+        }
+        if (t.size() < 2 || (t[0] != '-' && t[0] != '+')) break;
+        if (t[1] == '-') {
+            if (t == "--rcfile" || t == "--init-file") ++i;
+            if (t == "--command") dash_c = true;  // some shells spell -c this way
+            ++i;
+            continue;
+        }
+        bool takes_next = false;
+        for (size_t k = 1; k < t.size(); ++k) {
+            if (t[k] == 'c') dash_c = true;
+            if (t[k] == 's' && t[0] == '-') dash_s = true;
+            if (t[k] == 'o' || t[k] == 'O') takes_next = true;
+        }
+        i += takes_next ? 2 : 1;
+    }
+    if (!dash_c && (dash_s || i >= argv.size())) {
+        Unwrapped u;
+        u.kind = Unwrapped::Kind::StdinScript;
+        u.positional = rest(argv, i);
+        return u;
+    }
+    if (!dash_c && is_stdin_path(argv[i])) {
+        Unwrapped u;
+        u.kind = Unwrapped::Kind::StdinScript;
+        u.positional = rest(argv, i + 1);
+        return u;
+    }
+    if (!dash_c) return {};  // a script file: its commands are checked at exec time inside the jail
+    if (i >= argv.size()) return {};
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::Script;
+    u.script = argv[i];
+    u.positional = rest(argv, i + 1);
+    return u;
+}
+
+Unwrapped su(const Argv& argv) {
+    Parsed p = parse_opts(argv, {"csgGw", {"command", "session-command", "shell", "group", "supp-group",
+                                            "whitelist-environment"}});
+    const Field* c = value_of(p, {"-c", "--command", "--session-command"});
+    if (!c) return {};
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::Script;
+    u.script = *c;
+    return u;
+}
+
+// Arguments joined with spaces, as eval and watch pass them to a shell.
+Field join(const Argv& argv, size_t from) {
+    Field joined;
+    for (size_t i = from; i < argv.size(); ++i) {
+        if (i > from) joined.add(Piece::Kind::Lit, " ");
+        for (const auto& piece : argv[i].pieces) joined.add(piece.kind, piece.text);
+    }
+    return joined;
+}
+
+Unwrapped watch(const Argv& argv) {
+    Parsed p = parse_opts(argv, {"nq", {"interval"}, "d"});
+    if (p.unknown) return unanalyzable("watch options are not known statically");
+    if (p.next >= argv.size()) return {};
+    if (has_flag(p, 'x') || has_long(p, "exec")) return inner(rest(argv, p.next));
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::Script;
+    u.script = join(argv, p.next);
+    return u;
+}
+
+Unwrapped eval(const Argv& argv) {
+    if (argv.size() < 2) return {};
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::Script;
+    u.script = join(argv, 1);
+    u.same_shell = true;
+    return u;
+}
+
+// Replace every occurrence of REPL inside literal pieces with VALUE's pieces.
+Field substitute(const Field& f, std::string_view repl, const Field& value) {
+    if (repl.empty()) return f;
+    Field out;
+    for (const auto& piece : f.pieces) {
+        if (piece.kind != Piece::Kind::Lit) {
+            out.add(piece.kind, piece.text);
+            continue;
+        }
+        std::string_view t = piece.text;
+        size_t pos;
+        while ((pos = t.find(repl)) != std::string_view::npos) {
+            out.add(Piece::Kind::Lit, t.substr(0, pos));
+            for (const auto& vp : value.pieces) out.add(vp.kind, vp.text);
+            t.remove_prefix(pos + repl.size());
+        }
+        out.add(Piece::Kind::Lit, t);
+    }
+    return out;
+}
+
+Unwrapped xargs(const Argv& argv) {
+    Parsed p = parse_opts(argv, {"adEILnPs",
+                                 {"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+                                 "eil"});
+    if (p.unknown) return unanalyzable("xargs options are not known statically");
+    Argv cmd = rest(argv, p.next);
+    if (cmd.empty()) cmd.push_back(Field::lit("echo"));
+    Field from_stdin = Field::unknown("<stdin>");
+    std::string repl;
+    if (const Field* r = value_of(p, {"-I", "-i", "--replace"})) {
+        repl = r->static_text();
+        if (repl.empty()) repl = "{}";
+    } else if (has_long(p, "replace")) {
+        repl = "{}";
+    }
+    if (repl.empty()) {
+        cmd.push_back(from_stdin);
+    } else {
+        for (size_t i = 1; i < cmd.size(); ++i) cmd[i] = substitute(cmd[i], repl, from_stdin);
+    }
+    return inner(std::move(cmd));
+}
+
+bool find_takes_arg(std::string_view p) {
+    static constexpr std::string_view one[] = {
+        "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type",
+        "-xtype", "-user", "-group", "-uid", "-gid", "-perm", "-size", "-mtime", "-atime", "-ctime",
+        "-mmin", "-amin", "-cmin", "-anewer", "-cnewer", "-samefile", "-inum", "-links", "-fstype",
+        "-lname", "-ilname", "-used", "-maxdepth", "-mindepth", "-regextype", "-printf", "-fprint",
+        "-fprint0", "-fls", "-context", "-files0-from"};
+    if (p.substr(0, 6) == "-newer") return true;
+    return std::find(std::begin(one), std::end(one), p) != std::end(one);
+}
+
+bool find_is_filter(std::string_view p) {
+    static constexpr std::string_view neutral[] = {
+        "-depth", "-d", "-xdev", "-mount", "-follow", "-noleaf", "-ignore_readdir_race",
+        "-noignore_readdir_race", "-daystart", "-warn", "-nowarn", "-regextype", "-maxdepth", "-mindepth",
+        "-print", "-print0", "-printf", "-fprint", "-fprint0", "-fprintf", "-ls", "-fls", "-delete",
+        "-exec", "-execdir", "-ok", "-okdir", "-quit", "-true", "-a", "-and", "-o", "-or", ",", "(", ")"};
+    return std::find(std::begin(neutral), std::end(neutral), p) == std::end(neutral);
+}
+
+Unwrapped find(const Argv& argv) {
+    size_t i = 1;
+    Argv starts;
+    for (; i < argv.size(); ++i) {
+        const Field& f = argv[i];
+        if (f.is_static()) {
+            std::string t = f.static_text();
+            if ((t.size() > 1 && t[0] == '-') || t == "(" || t == "!") break;
+        }
+        starts.push_back(f);
+    }
+    if (starts.empty()) starts.push_back(Field::lit("."));
+    // First pass: are there tests that select only some files?
+    bool filtered = false;
+    for (size_t k = i; k < argv.size(); ++k) {
+        if (!argv[k].is_static()) continue;
+        std::string t = argv[k].static_text();
+        if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
+            while (k + 1 < argv.size() && !(argv[k + 1].is_static() && (argv[k + 1].static_text() == ";" ||
+                                                                       argv[k + 1].static_text() == "+"))) {
+                ++k;
+            }
+            ++k;
+            continue;
+        }
+        if (find_is_filter(t)) filtered = true;
+        if (t == "-fprintf") ++k;
+        if (find_takes_arg(t)) ++k;
+    }
+    Unwrapped u;
+    auto each_file = [&](const Field& start) {
+        Field f = start;
+        if (filtered) f.add(Piece::Kind::Lit, "/");
+        f.pieces.push_back({Piece::Kind::Unknown, "{}"});
+        return f;
+    };
+    for (; i < argv.size(); ++i) {
+        if (!argv[i].is_static()) continue;
+        std::string t = argv[i].static_text();
+        if (t == "-delete") {
+            for (const auto& s : starts) {
+                Argv rm{Field::lit("rm"), Field::lit("-f")};
+                if (!filtered) rm.insert(rm.begin() + 1, Field::lit("-r"));
+                rm.push_back(filtered ? each_file(s) : s);
+                u.argvs.push_back(std::move(rm));
+            }
+        } else if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
+            Argv cmd;
+            for (++i; i < argv.size(); ++i) {
+                if (argv[i].is_static()) {
+                    std::string a = argv[i].static_text();
+                    if (a == ";" || (a == "+" && !cmd.empty())) break;
+                }
+                cmd.push_back(argv[i]);
+            }
+            if (cmd.empty()) continue;
+            for (const auto& s : starts) {
+                Argv c = cmd;
+                for (size_t k = 1; k < c.size(); ++k) c[k] = substitute(c[k], "{}", each_file(s));
+                u.argvs.push_back(std::move(c));
+            }
+        } else if (find_takes_arg(t)) {
+            ++i;
+        } else if (t == "-fprintf") {
+            i += 2;
+        }
+    }
+    if (!u.argvs.empty()) u.kind = Unwrapped::Kind::Argv;
+    return u;
+}
+
+// Wrappers with plain getopt options followed by COMMAND [ARG...]; skip counts operands before it.
+struct Simple {
+    std::string_view name;
+    Opts opts;
+    size_t skip;                // operands before the command (timeout DURATION, chrt PRIO, taskset MASK)
+    std::string_view no_cmd;    // short flags after which there is no command (ionice -p, taskset -p)
+};
+
+const Simple* simple_wrapper(std::string_view prog) {
+    static const Simple table[] = {
+        {"nice", {"n", {"adjustment"}}, 0, {}},
+        {"nohup", {"", {}}, 0, {}},
+        {"timeout", {"ks", {"kill-after", "signal"}}, 1, {}},
+        {"time", {"fo", {"format", "output"}}, 0, {}},
+        {"stdbuf", {"ioe", {"input", "output", "error"}}, 0, {}},
+        {"ionice", {"cnpPu", {"class", "classdata", "pid", "pgid", "uid"}}, 0, "pPu"},
+        {"chrt", {"TPD", {"sched-runtime", "sched-period", "sched-deadline"}}, 1, "pm"},
+        {"taskset", {"", {}}, 1, "p"},
+        {"setsid", {"", {}}, 0, {}},
+        {"command", {"", {}}, 0, "vV"},
+        {"exec", {"a", {}}, 0, {}},
+        {"builtin", {"", {}}, 0, {}},
+        {"doas", {"Cu", {}}, 0, {}},
+        {"pkexec", {"", {"user"}}, 0, {}},
+        {"nocache", {"", {}}, 0, {}},
+        {"unbuffer", {"", {}}, 0, {}},
+        {"chronic", {"", {}}, 0, {}},
+        {"flatpak-spawn", {"", {"directory", "env", "forward-fd"}}, 0, {}},
+    };
+    for (const auto& s : table) {
+        if (s.name == prog) return &s;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+std::string_view basename(std::string_view path) {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+Unwrapped unwrap(const std::vector<Field>& argv) {
+    if (argv.empty() || !argv[0].is_static()) return {};
+    std::string prog0 = argv[0].static_text();
+    std::string_view prog = basename(prog0);
+    if (prog == "busybox" || prog == "toybox") {
+        if (argv.size() < 2 || argv[1].starts_with("-")) return {};
+        return inner(rest(argv, 1));
+    }
+    if (prog == "env") return env(argv);
+    if (prog == "sudo") return sudo(argv);
+    if (prog == "su") return su(argv);
+    if (prog == "eval") return eval(argv);
+    if (prog == "watch") return watch(argv);
+    if (prog == "source" || prog == ".") return source(argv);
+    if (prog == "xargs") return xargs(argv);
+    if (prog == "find") return find(argv);
+    static constexpr std::string_view shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash",
+                                                  "posh", "lksh", "rbash"};
+    if (std::find(std::begin(shells), std::end(shells), prog) != std::end(shells)) return shell(argv);
+    const Simple* w = simple_wrapper(prog);
+    if (!w) return {};
+    Parsed p = parse_opts(argv, w->opts);
+    if (p.unknown) return unanalyzable(std::string(prog) + " options are not known statically");
+    for (char c : w->no_cmd) {
+        if (has_flag(p, c)) return {};
+    }
+    size_t start = p.next + w->skip;
+    return inner(rest(argv, start));
+}
+
+std::string quote_argv(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const auto& a : argv) {
+        if (!out.empty()) out.push_back(' ');
+        bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=:,+@%^", c);
+        });
+        if (plain) {
+            out += a;
+            continue;
+        }
+        out.push_back('\'');
+        for (char c : a) {
+            if (c == '\'') out += "'\\''";
+            else out.push_back(c);
+        }
+        out.push_back('\'');
+    }
+    return out;
+}
+
+}  // namespace cordon::policy

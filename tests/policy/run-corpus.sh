@@ -1,0 +1,58 @@
+#!/bin/bash
+# Run every command of corpus.txt through `cordon check -c` and compare the decision.
+# usage: run-corpus.sh CORDON CORPUS POLICY_DIR
+set -u
+cordon=$(realpath "$1") corpus=$(realpath "$2") policies=$(realpath "$3")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+export HOME=/home/user CORDON_POLICY_PATH=$policies
+unset XDG_CONFIG_HOME
+pass=0 fail=0
+while IFS= read -r line || [[ -n $line ]]; do
+    [[ -z $line || $line == \#* ]] && continue
+    want=${line%% *} script=${line#* }
+    if [[ $want == *:nl ]]; then
+        want=${want%:nl}
+        script=${script//\\n/$'\n'}
+    fi
+    case $want in
+        allow) expect=0 ;;
+        deny) expect=126 ;;
+        *) echo "bad corpus line: $line" >&2; exit 2 ;;
+    esac
+    out=$("$cordon" check -c "$script" 2>&1)
+    status=$?
+    if [[ $status -eq $expect ]]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        printf 'FAIL (want %s, got exit %d): %s\n    %s\n' "$want" "$status" "$script" "$out"
+    fi
+done < "$corpus"
+# --json is well-formed enough for a line-oriented consumer, and a denial names the rule.
+json=$("$cordon" check --json -c 'sudo rm -rf /')
+if [[ $json != *'"decision":"deny","rule":"rm-recursive-protected"'* ]]; then
+    echo "FAIL: --json output: $json"
+    fail=$((fail + 1))
+fi
+# The argv form never goes through a shell: quotes and $ in arguments are data.
+if ! "$cordon" check -- echo '$(rm -rf /)' >/dev/null; then
+    echo "FAIL: argv form treated data as shell text"
+    fail=$((fail + 1))
+fi
+"$cordon" check -- sudo rm -rf / >/dev/null
+status=$?
+if [[ $status -ne 126 ]]; then
+    echo "FAIL: argv form: sudo rm -rf / gave exit $status"
+    fail=$((fail + 1))
+fi
+# Errors: 125 with a cordon: prefix.
+err=$("$cordon" check --policy /nonexistent/p.toml -c ls 2>&1)
+status=$?
+if [[ $status -ne 125 || $err != "cordon: "* ]]; then
+    echo "FAIL: a missing policy file gave exit $status: $err"
+    fail=$((fail + 1))
+fi
+echo "corpus: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]

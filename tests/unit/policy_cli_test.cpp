@@ -1,0 +1,68 @@
+// cordon check / cordon policy test: arguments and exit statuses (0 allow, 126 deny, 125 error).
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "cordon/policy.hpp"
+
+using namespace cordon::policy;
+
+namespace {
+
+std::string default_toml() {
+    std::string f = __FILE__;
+    return f.substr(0, f.rfind("/tests/")) + "/policies/default.toml";
+}
+
+}  // namespace
+
+TEST_CASE("cordon check: decisions become exit statuses", "[policy][cli]") {
+    const std::string p = default_toml();
+    CHECK(main_check({"--policy", p, "-c", "ls -la"}) == 0);
+    CHECK(main_check({"--policy", p, "-c", "rm -rf /"}) == 126);
+    CHECK(main_check({"--policy=" + p, "--json", "--", "sudo", "rm", "-rf", "/"}) == 126);
+    CHECK(main_check({"--policy", p, "echo", "$(rm -rf /)"}) == 0);  // argv: data, not shell text
+    CHECK(main_check({"--policy", p, "--", "-c"}) == 0);               // after --, a command named -c
+    CHECK(main_check({"--no-policy", "-c", "rm -rf /"}) == 0);
+    CHECK(main_check({"--help"}) == 0);
+}
+
+TEST_CASE("cordon check: usage errors are 125", "[policy][cli]") {
+    const std::string p = default_toml();
+    CHECK(main_check({}) == 125);
+    CHECK(main_check({"--policy", p}) == 125);
+    CHECK(main_check({"--policy"}) == 125);
+    CHECK(main_check({"-c"}) == 125);
+    CHECK(main_check({"--bogus", "-c", "ls"}) == 125);
+    CHECK(main_check({"--no-policy", "--policy", p, "-c", "ls"}) == 125);
+    CHECK(main_check({"--policy", p, "-c", "ls", "extra"}) == 125);
+    CHECK(main_check({"--policy", "/nonexistent/x.toml", "-c", "ls"}) == 125);
+}
+
+TEST_CASE("cordon policy test", "[policy][cli]") {
+    CHECK(main_policy({"test", default_toml()}) == 0);
+    CHECK(main_policy({"test", "/nonexistent/x.toml"}) == 125);
+    CHECK(main_policy({}) == 125);
+    CHECK(main_policy({"test"}) == 125);
+    CHECK(main_policy({"frobnicate"}) == 125);
+}
+
+TEST_CASE("cordon policy test: a failing example is status 1", "[policy][cli]") {
+    char path[] = "/tmp/cordon-cli-XXXXXX.toml";
+    int fd = ::mkstemps(path, 5);
+    REQUIRE(fd >= 0);
+    std::string text = R"([[rule]]
+id = "r"
+decision = "deny"
+reason = "x"
+program = "curl"
+must-match = ["wget x"]
+must-not-match = ["ls"]
+)";
+    REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    CHECK(main_policy({"test", path}) == 1);
+    CHECK(main_check({"--policy", path, "-c", "ls"}) == 125);  // loading runs the examples too
+    ::unlink(path);
+}

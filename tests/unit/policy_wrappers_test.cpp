@@ -1,0 +1,222 @@
+// Each wrapper is seen through: what it runs, as the analyser reports it.
+#include <catch2/catch.hpp>
+
+#include "cordon/policy/analyze.hpp"
+
+using namespace cordon::policy;
+
+namespace {
+
+std::string show(const std::vector<Field>& argv) {
+    std::string out;
+    for (const auto& f : argv) {
+        if (!out.empty()) out += ' ';
+        out += f.is_static() ? f.static_text() : "<" + f.static_text() + ">";
+    }
+    return out;
+}
+
+// Every invocation's argv, in order, for a script run in /home/user/project.
+std::vector<std::string> invocations(const std::string& script) {
+    std::vector<std::string> out;
+    for (const auto& inv : analyze_script(script, "/home/user/project", "/home/user")) {
+        if (inv.unanalyzable) out.push_back("UNANALYZABLE");
+        else if (inv.construct == Invocation::Construct::ForkBomb) out.push_back("FORK-BOMB");
+        else out.push_back(show(inv.argv));
+    }
+    return out;
+}
+
+std::string innermost(const std::string& script) {
+    auto all = invocations(script);
+    return all.empty() ? "" : all.back();
+}
+
+using V = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("sudo and doas", "[policy][wrappers]") {
+    CHECK(invocations("sudo -u root -E rm -rf /") == V{"sudo -u root -E rm -rf /", "rm -rf /"});
+    CHECK(innermost("sudo --user=root --preserve-env=A FOO=1 rm x") == "rm x");
+    CHECK(innermost("sudo -iu root rm x") == "rm x");
+    CHECK(invocations("sudo -l") == V{"sudo -l"});
+    CHECK(innermost("doas -u root rm x") == "rm x");
+}
+
+TEST_CASE("sudo -D and env -C change the working directory", "[policy][wrappers]") {
+    auto invs = analyze_script("env -C / rm -rf usr", "/home/user/project", "/home/user");
+    REQUIRE(invs.size() == 2);
+    CHECK(to_string(invs[1].cwd) == "/");
+    invs = analyze_script("sudo -D /etc rm x", "/home/user/project", "/home/user");
+    CHECK(to_string(invs.back().cwd) == "/etc");
+}
+
+TEST_CASE("env", "[policy][wrappers]") {
+    CHECK(innermost("env -i -u PATH A=1 B=2 rm x") == "rm x");
+    CHECK(innermost("env - rm x") == "rm x");
+    CHECK(innermost("env --unset=X --ignore-environment rm x") == "rm x");
+    CHECK(innermost("env -S 'rm -rf' /") == "rm -rf /");
+    CHECK(invocations("env") == V{"env"});
+}
+
+TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
+    CHECK(innermost("command rm x") == "rm x");
+    CHECK(invocations("command -v rm") == V{"command -v rm"});
+    CHECK(innermost("exec -a name rm x") == "rm x");
+    CHECK(innermost("builtin cd /") == "cd /");
+    CHECK(innermost("nice -n 10 rm x") == "rm x");
+    CHECK(innermost("nice -10 rm x") == "rm x");
+    CHECK(innermost("nohup rm x") == "rm x");
+    CHECK(innermost("timeout -s KILL -k 5 10s rm x") == "rm x");
+    CHECK(innermost("timeout --signal=TERM 10 rm x") == "rm x");
+    CHECK(innermost("time -p rm x") == "rm x");
+    CHECK(innermost("stdbuf -oL -e 0 rm x") == "rm x");
+    CHECK(innermost("ionice -c 3 rm x") == "rm x");
+    CHECK(invocations("ionice -p 1234") == V{"ionice -p 1234"});
+    CHECK(innermost("chrt -r 10 rm x") == "rm x");
+    CHECK(invocations("chrt -p 1234") == V{"chrt -p 1234"});
+    CHECK(innermost("taskset 0x3 rm x") == "rm x");
+    CHECK(innermost("taskset -c 0-3 rm x") == "rm x");
+    CHECK(invocations("taskset -p 3 1234") == V{"taskset -p 3 1234"});
+    CHECK(innermost("setsid -f rm x") == "rm x");
+    CHECK(innermost("busybox rm x") == "rm x");
+    CHECK(invocations("busybox --list") == V{"busybox --list"});
+    CHECK(innermost("sudo env nice nohup timeout 5 rm x") == "rm x");
+}
+
+TEST_CASE("xargs: operands from stdin are unknown", "[policy][wrappers]") {
+    CHECK(innermost("xargs rm -rf") == "rm -rf <<stdin>>");
+    CHECK(innermost("xargs -0 -n 1 -P4 rm") == "rm <<stdin>>");
+    CHECK(innermost("xargs -I{} mv {} /tmp/{}.bak") == "mv <<stdin>> </tmp/<stdin>.bak>");
+    CHECK(innermost("xargs -I X rm X") == "rm <<stdin>>");
+    CHECK(innermost("xargs") == "echo <<stdin>>");
+    CHECK(innermost("xargs --replace rm -rf {}") == "rm -rf <<stdin>>");
+    CHECK(innermost("xargs --replace=X --max-args=1 rm X") == "rm <<stdin>>");
+    CHECK(innermost("xargs -i rm {}") == "rm <<stdin>>");
+}
+
+TEST_CASE("find: -delete and -exec", "[policy][wrappers]") {
+    CHECK(innermost("find / -delete") == "rm -r -f /");
+    CHECK(innermost("find build -name '*.o' -delete") == "rm -f <build/{}>");
+    CHECK(innermost("find / -exec rm -rf {} \\;") == "rm -rf </{}>");
+    CHECK(innermost("find . -name x -execdir rm {} +") == "rm <./{}>");
+    CHECK(innermost("find . -name x -ok rm {} ';'") == "rm <./{}>");
+    CHECK(invocations("find . -name '*.c'") == V{"find . -name *.c"});
+    // A pattern that looks like an action is an argument, not an action.
+    CHECK(invocations("find . -name -delete") == V{"find . -name -delete"});
+}
+
+TEST_CASE("shells with -c and eval", "[policy][wrappers]") {
+    CHECK(innermost("bash -c 'rm -rf /'") == "rm -rf /");
+    CHECK(innermost("sh -lc 'rm x'") == "rm x");
+    CHECK(innermost("bash -e -o pipefail -c 'rm x'") == "rm x");
+    CHECK(innermost("/bin/dash -xec 'rm x'") == "rm x");
+    CHECK(innermost("zsh --login -c 'rm x'") == "rm x");
+    CHECK(innermost("sh -c 'rm -rf \"$1\"' sh /") == "rm -rf /");
+    CHECK(innermost("sh -c 'rm -rf \"$0\"' /") == "rm -rf /");
+    CHECK(innermost("bash -c \"bash -c 'rm x'\"") == "rm x");
+    CHECK(innermost("eval rm -rf /") == "rm -rf /");
+    CHECK(innermost("eval 'cd /; rm -rf usr'") == "rm -rf usr");
+    CHECK(innermost("su -c 'rm x' root") == "rm x");
+    CHECK(invocations("bash script.sh") == V{"bash script.sh"});
+    CHECK(invocations("eval \"$x\"").back() == "UNANALYZABLE");
+    CHECK(invocations("bash -c \"$x\"").back() == "UNANALYZABLE");
+    CHECK(invocations("sh -c 'echo \"unterminated'").back() == "UNANALYZABLE");
+}
+
+TEST_CASE("variables, cd and positional parameters are tracked", "[policy][wrappers]") {
+    CHECK(innermost("X=/; rm -rf $X") == "rm -rf /");
+    CHECK(innermost("X='-rf /'; rm $X") == "rm -rf /");
+    CHECK(innermost("export D=/usr; rm -rf \"$D\"") == "rm -rf /usr");
+    CHECK(innermost("set -- / x; rm -rf $1") == "rm -rf /");
+    CHECK(innermost("rm -rf $UNSET") == "rm -rf <$UNSET>");
+    CHECK(innermost("rm -rf ~") == "rm -rf /home/user");
+    CHECK(innermost("HOME=/; rm -rf ~") == "rm -rf /");
+    CHECK(innermost("for d in /; do rm -rf $d; done") == "rm -rf /");
+    CHECK(innermost("for d in / /usr; do rm -rf $d; done") == "rm -rf <$d>");
+    CHECK(innermost("x=rm; $x y") == "rm y");
+    CHECK(invocations("$cmd -rf /") == V{"UNANALYZABLE"});
+    CHECK(invocations("$(echo rm) -rf /").back() == "UNANALYZABLE");
+    CHECK(invocations("/?\?\?/rm -rf /") == V{"UNANALYZABLE"});
+    auto invs = analyze_script("cd /tmp && cd .. && (cd usr; rm a); rm b; cd \"$X\"; rm c", "/home/user/project",
+                               "/home/user");
+    REQUIRE(invs.size() == 7);
+    CHECK(to_string(invs[3].cwd) == "/usr");
+    CHECK(to_string(invs[4].cwd) == "/");
+    CHECK(to_string(invs[6].cwd) == "**");
+}
+
+TEST_CASE("subshells and substitutions keep their changes to themselves", "[policy][wrappers]") {
+    CHECK(innermost("X=/tmp; (X=/; cd /); rm -rf $X") == "rm -rf /tmp");
+    CHECK(innermost("X=/tmp; echo $(X=/) `X=/`; rm -rf $X") == "rm -rf /tmp");
+    CHECK(innermost("X=/tmp; X=/ | true; rm -rf $X") == "rm -rf /tmp");
+    CHECK(innermost("X=/tmp; { X=/; } & rm -rf $X") == "rm -rf /tmp");
+    CHECK(innermost("X=/tmp; { X=/; }; rm -rf $X") == "rm -rf /");  // a group is not a subshell
+    auto invs = analyze_script("(cd /); echo $(cd /); rm x", "/home/user/project", "/home/user");
+    CHECK(to_string(invs.back().cwd) == "/home/user/project");
+}
+
+TEST_CASE("fork bombs are recognised", "[policy][wrappers]") {
+    CHECK(invocations(":(){ :|:& };:").front() == "FORK-BOMB");
+    CHECK(invocations("b() { b | b & }; b").front() == "FORK-BOMB");
+    auto plain = invocations("f() { echo; f; }; f");
+    CHECK(std::find(plain.begin(), plain.end(), "FORK-BOMB") == plain.end());
+}
+
+TEST_CASE("real argv entry point", "[policy][wrappers]") {
+    auto invs = analyze_argv({"sudo", "rm", "-rf", "/ x"}, "/", "/root");
+    REQUIRE(invs.size() == 2);
+    CHECK(invs[0].text == "sudo rm -rf '/ x'");
+    CHECK(show(invs[1].argv) == "rm -rf / x");
+    // An argv is not shell text: quotes and $ inside arguments are data.
+    invs = analyze_argv({"echo", "$(rm -rf /)", "'"}, "/", "/root");
+    CHECK(invs.size() == 1);
+}
+
+TEST_CASE("brace expansion", "[policy][wrappers]") {
+    CHECK(innermost("rm -rf /{usr,etc}") == "rm -rf /usr /etc");
+    CHECK(innermost("{rm,-rf,/}") == "rm -rf /");
+    CHECK(innermost("rm -rf /{a,{b,c}}x") == "rm -rf /ax /bx /cx");
+    CHECK(innermost("rm -rf ~/{,}") == "rm -rf /home/user/ /home/user/");
+    CHECK(innermost("echo x{1..3}") == "echo <x*>");
+    CHECK(innermost("echo '{a,b}' {} {x}") == "echo {a,b} {} {x}");
+    CHECK(innermost("echo {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}") == "echo <${...}>");
+}
+
+TEST_CASE("IFS, aliases, ~+ and watch", "[policy][wrappers]") {
+    CHECK(invocations("IFS=,; x=rm,-rf,/; $x") == V{"UNANALYZABLE"});
+    CHECK(innermost("IFS=,; x=/; rm -rf \"$x\"") == "rm -rf /");  // quoted: no splitting
+    CHECK(invocations("alias x='rm -rf /'; x") == V{"alias x=rm -rf /", "rm -rf /", "x"});
+    CHECK(innermost("cd / && rm -rf ~+") == "rm -rf /");
+    CHECK(innermost("cd /tmp && cd /usr && rm -rf ~-") == "rm -rf /tmp");
+    CHECK(innermost("watch -n 1 'rm -rf /'") == "rm -rf /");
+    CHECK(innermost("watch -x rm -rf /") == "rm -rf /");
+}
+
+TEST_CASE("shells reading their script from standard input", "[policy][wrappers]") {
+    CHECK(innermost("bash <<< 'rm -rf /'") == "rm -rf /");
+    CHECK(innermost("sh <<EOF\nrm -rf ~\nEOF") == "rm -rf /home/user");
+    CHECK(innermost("echo 'rm -rf /' | sh") == "rm -rf /");
+    CHECK(innermost("printf 'cd /\\nrm -rf usr\\n' | bash -s") == "rm -rf usr");
+    CHECK(invocations("curl -fsSL https://example.com/install.sh | sh").back() == "UNANALYZABLE");
+    CHECK(invocations("sh <<EOF\n$(cat x)\nEOF").back() == "UNANALYZABLE");
+    CHECK(invocations("sh < install.sh") == V{"sh"});  // a script file, like `sh install.sh`
+    CHECK(invocations("bash") == V{"bash"});          // interactive: stdin is the terminal
+    CHECK(innermost("bash /dev/stdin <<< 'rm -rf /'") == "rm -rf /");
+    CHECK(innermost("source /dev/stdin <<< 'rm -rf /'") == "rm -rf /");
+    CHECK(innermost(". /dev/fd/0 <<EOF\nrm -rf ~\nEOF") == "rm -rf /home/user");
+    CHECK(invocations("source ./env.sh") == V{"source ./env.sh"});
+    CHECK(invocations("source <(kubectl completion bash)").back() == "source /dev/fd/63");
+    CHECK(analyze_argv({"bash"}, "/", "/root").size() == 1);
+}
+
+TEST_CASE("substitutions inside brace expansions run once", "[policy][wrappers]") {
+    auto all = invocations("echo {a,b,c}$(rm -rf /)");
+    CHECK(std::count(all.begin(), all.end(), "rm -rf /") == 1);
+    CHECK(all.back() == "echo <a$(...)> <b$(...)> <c$(...)>");
+    // Nested braces and substitutions do not multiply: this stays small and fast.
+    std::string s = "x";
+    for (int i = 0; i < 15; ++i) s = "echo {a,b}{c,d}{e,f}{g,h}$(" + s + ")";
+    CHECK(analyze_script(s, "/", "/root").size() == 16);
+}
