@@ -11,6 +11,8 @@
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
 #include "cordon/output.hpp"
+#include "cordon/policy.hpp"
+#include "cordon/profile.hpp"
 #include "cordon/spec.hpp"
 #include "cordon/version.hpp"
 
@@ -34,11 +36,38 @@ int run(const std::vector<std::string>& args) {
     }
     auto spec = cordon::resolve_spec(*cli, cordon::current_host());
     if (!spec) return report(spec.error());
+    // The command policy decides before anything is built or run.
+    cordon::policy::PolicySet policies;
+    if (!spec->no_policy) {
+        // The default profile lists "default"; with --no-profile and no --policy it still applies.
+        auto loaded = cordon::policy::load(spec->policies.empty() ? std::vector<std::string>{"default"} : spec->policies);
+        if (!loaded) return report(loaded.error());
+        policies = std::move(*loaded);
+    }
     auto prepared = cordon::prepare(*spec);
     if (!prepared) return report(prepared.error());
     if (spec->dry_run) {
         std::fputs(cordon::format_dry_run(*spec, *prepared).c_str(), stdout);
+        std::string files;
+        for (const auto& f : policies.files()) files += " " + f;
+        std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
         return 0;
+    }
+    if (!policies.empty()) {
+        const std::string cwd = spec->chdir;
+        auto decision = spec->via_shell ? policies.check_script(spec->argv[2], cwd, spec->home)
+                                        : policies.check_argv(spec->argv, cwd, spec->home);
+        if (!decision.allow) {
+            std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
+            if (spec->status_json) {
+                cordon::Outcome denied;
+                denied.reason = cordon::Outcome::Reason::Denied;
+                denied.exit_code = 126;
+                denied.denials.push_back(cordon::policy::to_json(decision));
+                if (auto st = cordon::write_status_json(*spec->status_json, denied); !st) return report(st.error());
+            }
+            return 126;
+        }
     }
     if (!spec->workdir_note.empty() && spec->verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", spec->workdir_note.c_str());
@@ -62,6 +91,10 @@ int run(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
+        // Subcommands are recognised only as the first argument ("cordon -- check" runs check).
+        if (!args.empty() && args[0] == "check") return cordon::policy::main_check({args.begin() + 1, args.end()});
+        if (!args.empty() && args[0] == "policy") return cordon::policy::main_policy({args.begin() + 1, args.end()});
+        if (!args.empty() && args[0] == "profile") return cordon::main_profile({args.begin() + 1, args.end()});
         return run(args);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cordon: internal error: %s\n", e.what());

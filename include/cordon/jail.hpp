@@ -48,7 +48,7 @@ struct ChildMsg {
 
 // How the run ended, for the exit status and --status-json.
 struct Outcome {
-    enum class Reason { Exited, Signaled, Timeout, SetupError, ExecError };
+    enum class Reason { Exited, Signaled, Timeout, SetupError, ExecError, Denied };
     Reason reason = Reason::SetupError;
     int exit_code = 125;
     int signal = 0;
@@ -56,6 +56,7 @@ struct Outcome {
     uint64_t cpu_ms = 0;
     uint64_t peak_memory_bytes = 0;
     std::optional<Error> error;  // SetupError / ExecError
+    std::vector<std::string> denials;  // JSON objects, one per policy denial
 };
 
 // The supervisor: create the namespaces, feed the child, wait, clean up.

@@ -15,8 +15,9 @@ using Vars = std::map<std::string, std::string>;
 
 // Parse one profile file's text into a Layer. `path` is used in messages (file:line:col).
 // `extends` receives the parents it names, in order.
+// `extends_where`, if given, receives the file:line:col of each parent's name.
 Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
-                            std::vector<std::string>* extends);
+                            std::vector<std::string>* extends, std::vector<std::string>* extends_where = nullptr);
 
 // Find NAME on the profile search path (a value containing '/' is a path).
 Result<std::string> find_profile(const std::string& name_or_path);
@@ -27,5 +28,24 @@ Result<Layer> load_profiles(const std::vector<std::string>& names, const Vars& v
 
 // Replace ${NAME} in `text`; an unknown or undefined variable is an error naming it.
 Result<std::string> expand_vars(const std::string& text, const Vars& vars);
+
+}  // namespace cordon
+
+namespace cordon {
+
+// The variables a profile may use, for the caller (HOME, USER, UID, XDG_*; WORKDIR = `workdir`).
+Vars profile_vars(const std::string& home, const std::string& user, unsigned uid, const std::string& workdir);
+
+// One profile file found on the search path.
+struct ProfileEntry {
+    std::string name;
+    std::string path;
+    std::string description;
+    std::vector<std::string> shadowed;  // same name further down the search path
+};
+std::vector<ProfileEntry> list_profiles();
+
+// `cordon profile list | show NAME [--json]`; ARGS exclude "profile". Prints; returns the status.
+int main_profile(const std::vector<std::string>& args);
 
 }  // namespace cordon

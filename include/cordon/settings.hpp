@@ -56,6 +56,8 @@ struct Layer {
     std::string origin;  // "command line" or the profile's path
     std::map<std::string, Value> values;
     std::map<std::string, std::string> where;  // key -> "file:line:col" for messages
+    // For list keys: where each element came from, parallel to the list (for `profile show`).
+    std::map<std::string, std::vector<std::string>> item_where;
 };
 
 // Merge `top` over `base`: scalars replace, lists append.

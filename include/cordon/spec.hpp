@@ -47,9 +47,11 @@ struct Spec {
     // Filesystem (absolute, normalised paths; `protect` is relative to the workdir).
     bool no_profile = false;
     std::optional<std::string> workdir;  // nullopt: nothing writable
+    bool workdir_readonly = false;       // the workdir is shown read-only
     std::string workdir_note;            // why the current directory was not made writable
     std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
     bool private_home = false;
+    std::string config_dir;  // $XDG_CONFIG_HOME/cordon: read-only inside the jail
     uint64_t tmpfs_size = 1ULL << 30;
     std::vector<OpValue> ops;  // bwrap-style primitives, in order
     std::string chdir;         // working directory inside the jail
@@ -71,6 +73,10 @@ struct Spec {
     std::vector<std::string> cap_keep_names;
     std::string seccomp = "default";
 
+    // Command policy (checked before the jail is built).
+    bool no_policy = false;
+    std::vector<std::string> policies;  // names or paths; empty: "default"
+
     // Output.
     std::optional<std::string> status_json;
     bool dry_run = false;
@@ -86,6 +92,10 @@ bool is_unsafe_workdir(const std::string& dir, const std::string& home);
 
 // Build and validate the Spec from the command line and the merged profile layer.
 Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host);
+
+// `--profile auto`: the profile named after COMMAND's basename when one exists and the
+// executable does not live in a location the caller can write; otherwise "default".
+std::string auto_profile(const CliRequest& cli, const HostInfo& host);
 
 // The full flow: load profiles named on the command line (or `default`), merge, build.
 Result<Spec> resolve_spec(const CliRequest& cli, const HostInfo& host);

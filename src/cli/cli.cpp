@@ -16,9 +16,12 @@ const char* kDescription =
     "  cordon [OPTIONS] [--] COMMAND [ARG...]\n"
     "  cordon [OPTIONS] -c SCRIPT\n"
     "  cordon check [--policy P]... [--json] (-c SCRIPT | [--] COMMAND [ARG...])\n"
-    "  cordon policy test FILE...\n\n"
+    "  cordon policy test FILE...\n"
+    "The command line (or every command in SCRIPT) is checked against the command policy\n"
+    "before the jail is built; a denial prints the rule and exits 126.\n\n"
     "Exit status: the command's own; 128+N if killed by signal N; 124 timeout;\n"
-    "125 cordon failed; 126 denied by the command policy or not executable; 127 not found.";
+    "125 cordon failed; 126 denied by the command policy or not executable; 127 not found.\n"
+    "Subcommands (check, policy) are recognised only as the first argument.";
 
 }  // namespace
 
@@ -109,8 +112,8 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
         const KeyInfo& key = *it->second;
         std::string optname = std::string("--") + key.name;
         if (!key.available) {
-            return make_error(optname, "resource limits, command policies and audit logs are not available in this "
-                                       "version of cordon; refusing to run without them");
+            return make_error(optname, "resource limits, exec-time policy enforcement and audit logs are not "
+                                       "available in this version of cordon; refusing to run without them");
         }
         size_t idx = seen[opt]++;
         if (key.type == KeyType::Bool) {
@@ -131,9 +134,11 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
             } else if (key.type == KeyType::PairList) {
                 auto& v = layer.values.try_emplace(key.name, std::vector<PairValue>{}).first->second;
                 std::get<std::vector<PairValue>>(v).emplace_back(occ[0], occ[1]);
+                layer.item_where[key.name].push_back(optname);
             } else {
                 auto& v = layer.values.try_emplace(key.name, std::vector<std::string>{}).first->second;
                 std::get<std::vector<std::string>>(v).push_back(occ[0]);
+                layer.item_where[key.name].push_back(optname);
             }
             continue;
         }

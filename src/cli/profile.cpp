@@ -82,7 +82,7 @@ Result<std::string> expand_vars(const std::string& text, const Vars& vars) {
 }
 
 Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
-                            std::vector<std::string>* extends) {
+                            std::vector<std::string>* extends, std::vector<std::string>* extends_where) {
     toml::table tbl;
     try {
         tbl = toml::parse(text, path);
@@ -117,11 +117,14 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
                 auto s = string_at(e, key, false);
                 if (!s) return s.error();
                 if (extends) extends->push_back(*s);
+                if (extends_where) extends_where->push_back(where(path, e.source()));
             }
             continue;
         }
         const KeyInfo* info = find_key(key);
-        if (!info || !info->profile_ok) return make_error(at, "unknown key '" + key + "'" + suggestion(key));
+        if (!info || !info->profile_ok) {
+            return make_error(where(path, k.source()), "unknown key '" + key + "'" + suggestion(key));
+        }
         if (!info->available) {
             return make_error(at, "'" + key + "' is not available in this version of cordon; refusing to run without it");
         }
@@ -165,6 +168,7 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
                     auto s = string_at(e, key, true);
                     if (!s) return s.error();
                     list.push_back(*s);
+                    layer.item_where[key].push_back(where(path, e.source()));
                 }
                 layer.values[key] = list;
                 break;
@@ -177,6 +181,7 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
                     auto s = string_at(v, key, false);
                     if (!s) return s.error();
                     pairs.emplace_back(std::string(name.str()), *s);
+                    layer.item_where[key].push_back(where(path, v.source()));
                 }
                 layer.values[key] = pairs;
                 break;
@@ -234,27 +239,31 @@ Result<std::string> find_profile(const std::string& name) {
 
 namespace {
 
-Status load_one(const std::string& name, const Vars& vars, std::vector<std::string>& stack,
+// `at` is where NAME was named (an extends entry), for messages; empty for the command line.
+Status load_one(const std::string& name, const std::string& at, const Vars& vars, std::vector<std::string>& stack,
                 std::set<std::string>& done, Layer& out) {
     auto path = find_profile(name);
-    if (!path) return path.error();
+    if (!path) {
+        if (!at.empty()) path.error().what = at + ": extends " + path.error().what;
+        return path.error();
+    }
     if (std::find(stack.begin(), stack.end(), *path) != stack.end()) {
         std::string chain;
         for (const auto& s : stack) chain += s + " -> ";
-        return make_error(*path, "profiles extend each other in a cycle: " + chain + *path);
+        return make_error(at.empty() ? *path : at, "profiles extend each other in a cycle: " + chain + *path);
     }
     if (done.count(*path)) return {};
     auto text = read_file(*path);
-    if (!text) return text.error();
-    std::vector<std::string> parents;
-    auto layer = parse_profile(*text, *path, vars, &parents);
+    if (!text) return make_error(*path, "cannot read this profile", text.error().err);
+    std::vector<std::string> parents, parents_where;
+    auto layer = parse_profile(*text, *path, vars, &parents, &parents_where);
     if (!layer) return layer.error();
     stack.push_back(*path);
-    for (const auto& parent : parents) {
+    for (size_t i = 0; i < parents.size(); ++i) {
         // A parent named by path is relative to the file that names it.
-        std::string p = parent;
+        std::string p = parents[i];
         if (p.find('/') != std::string::npos && p[0] != '/') p = path->substr(0, path->rfind('/') + 1) + p;
-        CORDON_TRY(load_one(p, vars, stack, done, out));
+        CORDON_TRY(load_one(p, parents_where[i], vars, stack, done, out));
     }
     stack.pop_back();
     done.insert(*path);
@@ -270,7 +279,7 @@ Result<Layer> load_profiles(const std::vector<std::string>& names, const Vars& v
     std::set<std::string> done;
     for (const auto& name : names) {
         std::vector<std::string> stack;
-        CORDON_TRY(load_one(name, vars, stack, done, merged));
+        CORDON_TRY(load_one(name, "", vars, stack, done, merged));
     }
     return merged;
 }

@@ -18,6 +18,7 @@ const std::vector<KeyInfo>& all_keys() {
     static const std::vector<KeyInfo> keys = {
         // filesystem
         {"workdir", T::String, "DIR", "the writable project root (default: current directory; 'none': nothing writable)", kProfile, 1, true},
+        {"workdir-readonly", T::Bool, "", "show the workdir read-only (nothing writable)", kProfile, 0, true},
         {"rw", T::List, "PATH", "expose PATH read-write", kProfile, 1, true},
         {"ro", T::List, "PATH", "expose PATH read-only", kProfile, 1, true},
         {"hide", T::List, "PATH", "make PATH appear empty (directories) or empty and unreadable (files)", kProfile, 1, true},
@@ -63,7 +64,7 @@ const std::vector<KeyInfo>& all_keys() {
         {"new-session", T::Bool, "", "run the command in a new session (no controlling terminal)", kProfile, 0, true},
         {"seccomp", T::String, "NAME|PATH", "syscall policy (default: default)", kProfile, 1, true},
         // policy
-        {"policy", T::List, "NAME|PATH", "command policy file (repeatable)", kProfile, 1, false},
+        {"policy", T::List, "NAME|PATH", "command policy to check the command against (repeatable; default: default)", kProfile, 1, true},
         {"on-deny", T::String, "error|kill", "what an exec denied inside the jail does", kProfile, 1, false},
         // output
         {"status-json", T::String, "PATH|fd:N", "write a JSON status object at the end", kProfile, 1, true},
@@ -97,6 +98,10 @@ void merge_layer(Layer& base, const Layer& top) {
             it->second = value;
         }
         if (auto w = top.where.find(key); w != top.where.end()) base.where[key] = w->second;
+    }
+    for (const auto& [key, origins] : top.item_where) {
+        auto& dst = base.item_where[key];
+        dst.insert(dst.end(), origins.begin(), origins.end());
     }
 }
 

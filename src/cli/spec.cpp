@@ -198,6 +198,11 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         }
     }
     s.private_home = get_bool(merged, "private-home");
+    for (const auto& kv : host.environ) {
+        if (kv.rfind("XDG_CONFIG_HOME=", 0) == 0 && kv.size() > 16 && kv[16] == '/') s.config_dir = kv.substr(16);
+    }
+    if (s.config_dir.empty() && !host.home.empty() && host.home != "/") s.config_dir = host.home + "/.config";
+    if (!s.config_dir.empty()) s.config_dir = normalize_path(s.config_dir, "/") + "/cordon";
     if (auto sz = get_string(merged, "tmpfs-size")) {
         auto r = parse_size(*sz);
         if (!r) return make_error("--tmpfs-size", r.error().what + ": " + r.error().why);
@@ -241,6 +246,7 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
             s.workdir = cwd;
         }
     }
+    s.workdir_readonly = get_bool(merged, "workdir-readonly");
     s.chdir_explicit = get_string(merged, "chdir").has_value();
     s.chdir = get_string(merged, "chdir").value_or(host.cwd);
     s.chdir = normalize_path(s.chdir, host.cwd);
@@ -312,31 +318,81 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
             return make_error("--status-json", "invalid value '" + *s.status_json + "': expected PATH or fd:N");
         }
     }
+    s.no_policy = cli.no_policy;
+    s.policies = get_list(merged, "policy");
     s.profiles = cli.profiles;
     return s;
 }
 
+std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
+    if (cli.script || cli.command.empty()) return "default";
+    const std::string& cmd = cli.command[0];
+    std::string base = cmd.substr(cmd.rfind('/') + 1);
+    // The executable, as the host's PATH finds it.
+    std::string exe;
+    if (cmd.find('/') != std::string::npos) {
+        exe = normalize_path(cmd, host.cwd);
+    } else {
+        std::string path = "/usr/local/bin:/usr/bin:/bin";
+        for (const auto& kv : host.environ) {
+            if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
+        }
+        size_t start = 0;
+        while (start <= path.size()) {
+            size_t end = path.find(':', start);
+            if (end == std::string::npos) end = path.size();
+            std::string candidate = normalize_path(path.substr(start, end - start) + "/" + cmd, host.cwd);
+            if (::access(candidate.c_str(), X_OK) == 0) {
+                exe = candidate;
+                break;
+            }
+            start = end + 1;
+        }
+    }
+    if (exe.empty()) return "default";
+    // An executable the caller (or the payload, through the workdir) could replace does not get
+    // to choose its own, possibly more permissive, profile.
+    char real[PATH_MAX];
+    std::string resolved = ::realpath(exe.c_str(), real) ? std::string(real) : exe;
+    std::string dir = resolved.substr(0, resolved.rfind('/'));
+    if (dir.empty()) dir = "/";
+    // Trusted: root-owned, not group/world-writable (file and directory), and not inside the
+    // current directory, HOME or a temporary directory (root can write anywhere, so access(2)
+    // alone cannot tell).
+    auto root_owned = [](const std::string& p) {
+        struct stat st {};
+        return ::stat(p.c_str(), &st) == 0 && st.st_uid == 0 && (st.st_mode & 022) == 0;
+    };
+    auto under = [](const std::string& p, const std::string& d) {
+        return !d.empty() && d != "/" && p.compare(0, d.size() + 1, d + "/") == 0;
+    };
+    if (!root_owned(resolved) || !root_owned(dir) || under(resolved, host.cwd) || under(resolved, host.home) ||
+        under(resolved, "/tmp") || under(resolved, "/var/tmp") || under(resolved, "/dev/shm")) {
+        return "default";
+    }
+    for (const auto& p : list_profiles()) {
+        if (p.name == base && base != "auto") return base;
+    }
+    return "default";
+}
+
 Result<Spec> resolve_spec(const CliRequest& cli, const HostInfo& host) {
     Layer merged;
+    std::vector<std::string> names;
     if (!cli.no_profile) {
-        Vars vars = {{"HOME", host.home},
-                     {"UID", std::to_string(host.uid)},
-                     {"USER", host.user},
-                     {"WORKDIR", host.cwd}};
-        auto env_or = [&](const char* name, const std::string& fallback) {
-            const char* v = std::getenv(name);
-            return (v && *v) ? std::string(v) : fallback;
-        };
-        vars["XDG_CACHE_HOME"] = env_or("XDG_CACHE_HOME", host.home.empty() ? "" : host.home + "/.cache");
-        vars["XDG_CONFIG_HOME"] = env_or("XDG_CONFIG_HOME", host.home.empty() ? "" : host.home + "/.config");
-        std::vector<std::string> names = cli.profiles.empty() ? std::vector<std::string>{"default"} : cli.profiles;
+        std::string workdir = get_string(cli.layer, "workdir").value_or(host.cwd);
+        Vars vars = profile_vars(host.home, host.user, host.uid, normalize_path(workdir, host.cwd));
+        names = cli.profiles.empty() ? std::vector<std::string>{"default"} : cli.profiles;
+        for (auto& name : names) {
+            if (name == "auto") name = auto_profile(cli, host);
+        }
         auto layer = load_profiles(names, vars);
         if (!layer) return layer.error();
         merged = *layer;
     }
     merge_layer(merged, cli.layer);
     auto spec = build_spec(cli, merged, host);
-    if (spec && spec->profiles.empty() && !cli.no_profile) spec->profiles = {"default"};
+    if (spec && !cli.no_profile) spec->profiles = names;
     return spec;
 }
 

@@ -68,8 +68,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
         // The workdir goes first among mounts on the same path, so an explicit --tmpfs or --ro of
         // the workdir itself wins over it.
         if (spec.workdir) {
-            add(0, MountOp{MountOp::Kind::Bind, *spec.workdir, *spec.workdir, false, false, false, false, 0, 0,
-                           "workdir"});
+            add(0, MountOp{MountOp::Kind::Bind, *spec.workdir, *spec.workdir, spec.workdir_readonly, false, false,
+                           false, 0, 0, spec.workdir_readonly ? "workdir, read-only" : "workdir"});
         }
         for (const auto& path : spec.tmpfs) {
             add(1, MountOp{MountOp::Kind::Tmpfs, "", path, false, false, false, false, spec.tmpfs_size, 01777, "tmpfs"});
@@ -103,16 +103,45 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                 }
             }
         }
-        if (spec.workdir) {
-            // Protected paths: every existing directory on the way is pinned (bound onto itself)
-            // so it cannot be renamed away and recreated; the path itself is bound read-only.
-            // Missing parts become placeholders that the supervisor creates and removes.
-            const std::string& wd = *spec.workdir;
+        // Protected paths: every existing directory on the way is pinned (bound onto itself)
+        // so it cannot be renamed away and recreated; the path itself is bound read-only.
+        // Missing parts become placeholders that the supervisor creates and removes.
+        struct Protected {
+            std::string base;  // a host directory the jail can write
+            std::string entry; // relative to base; a trailing '/' means a directory
+            bool only_existing;
+        };
+        std::vector<Protected> entries;
+        if (spec.workdir && !spec.workdir_readonly) {
+            for (const auto& e : spec.protect) entries.push_back({*spec.workdir, e, false});
+            for (const auto& e : spec.protect_existing) entries.push_back({*spec.workdir, e, true});
+        }
+        // cordon's own configuration must never be writable from inside, or a payload could plant
+        // a profile or policy that a later run trusts. Inside a writable tree it is protected like
+        // the entries above; elsewhere it is shown read-only (or as an empty read-only directory).
+        if (!spec.config_dir.empty()) {
+            std::string base;
+            std::vector<std::string> writable = spec.rw;
+            if (spec.workdir && !spec.workdir_readonly) writable.push_back(*spec.workdir);
+            for (const auto& w : writable) {
+                if (w.size() > base.size() && spec.config_dir.size() > w.size() &&
+                    spec.config_dir.compare(0, w.size() + 1, w + "/") == 0) {
+                    base = w;
+                }
+            }
+            if (!base.empty()) {
+                entries.push_back({base, spec.config_dir.substr(base.size() + 1) + "/", false});
+            } else if (fs.type(spec.config_dir) == HostFs::Type::Dir) {
+                add(4, MountOp{MountOp::Kind::Bind, spec.config_dir, spec.config_dir, true, false, false, false, 0, 0,
+                               "cordon config"});
+            } else {
+                add(4, MountOp{MountOp::Kind::Tmpfs, "", spec.config_dir, true, false, false, false, 4096, 0755,
+                               "cordon config"});
+            }
+        }
+        {
             std::vector<std::string> pinned;
-            std::vector<std::pair<std::string, bool>> entries;  // (path, only if it exists)
-            for (const auto& e : spec.protect) entries.emplace_back(e, false);
-            for (const auto& e : spec.protect_existing) entries.emplace_back(e, true);
-            for (const auto& [entry, only_existing] : entries) {
+            for (const auto& [wd, entry, only_existing] : entries) {
                 bool want_dir = entry.back() == '/';
                 std::string rel = normalize_path(entry, "/").substr(1);
                 std::vector<std::string> comps;
@@ -207,7 +236,10 @@ std::string describe(const MountOp& op) {
         case K::Bind:
             s = std::string(op.readonly ? "ro-bind " : (op.devices ? "dev-bind " : "bind ")) + op.source + " -> " + op.dest;
             break;
-        case K::Tmpfs: s = "tmpfs " + op.dest + " (size " + std::to_string(op.size >> 20) + "M)"; break;
+        case K::Tmpfs:
+            s = std::string(op.readonly ? "ro-tmpfs " : "tmpfs ") + op.dest + " (size " +
+                (op.size >= (1 << 20) ? std::to_string(op.size >> 20) + "M)" : std::to_string(op.size >> 10) + "K)");
+            break;
         case K::Proc: s = "proc " + op.dest; break;
         case K::Dev: s = "dev " + op.dest; break;
         case K::Dir: s = "dir " + op.dest; break;

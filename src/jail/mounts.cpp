@@ -187,9 +187,8 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_file_root) {
         case K::Tmpfs: {
             UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0755));
             if (!dest) return fail(c, "create", op.dest);
-            if (mount_tmpfs(dest.get(), op.size, op.mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
-                return fail(c, "mount tmpfs on", op.dest);
-            }
+            uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (op.readonly ? MOUNT_ATTR_RDONLY : 0);
+            if (mount_tmpfs(dest.get(), op.size, op.mode, attrs) != 0) return fail(c, "mount tmpfs on", op.dest);
             return 0;
         }
         case K::Proc: {

@@ -17,6 +17,7 @@ const char* reason_name(Outcome::Reason r) {
         case Outcome::Reason::Timeout: return "timeout";
         case Outcome::Reason::SetupError: return "setup-error";
         case Outcome::Reason::ExecError: return "exec-error";
+        case Outcome::Reason::Denied: return "denied";
     }
     return "?";
 }
@@ -77,7 +78,9 @@ std::string status_json(const Outcome& outcome) {
     j.add("wall_ms", static_cast<int64_t>(outcome.wall_ms));
     j.add("cpu_ms", static_cast<int64_t>(outcome.cpu_ms));
     j.add("peak_memory_bytes", static_cast<int64_t>(outcome.peak_memory_bytes));
-    j.add("denials", std::vector<std::string>{});
+    std::string denials = "[";
+    for (size_t i = 0; i < outcome.denials.size(); ++i) denials += (i ? "," : "") + outcome.denials[i];
+    j.add_raw("denials", denials + "]");
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";
 }

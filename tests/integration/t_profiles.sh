@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Profiles (SPEC §5): the shipped set, layering, variables, the search path, errors, show/list,
+# --profile auto, and cordon's own configuration read-only inside the jail.
+source "$TESTLIB"
+P="$SCRATCH/profiles"
+mkdir -p "$P"
+export CORDON_PROFILE_PATH="$P"
+
+run "$CORDON" profile list
+for name in default strict ci npm pip cargo go make git python node claude-code codex aider; do
+  grep -q "^$name " "$OUT/out" && ok "profile list shows $name" || not_ok "profile list lacks $name"
+done
+expect_out "from .*/share/cordon/profiles/default.toml" "profile list shows the origin"
+
+run "$CORDON" profile show default --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["net"]["value"]=="none"; assert any(x["value"]=="/usr" for x in d["ro"]); assert all(":" in x["from"] for x in d["ro"])' "$OUT/out" \
+  && ok "profile show --json is JSON with values and their file:line:col" || not_ok "profile show --json: $(head -c 200 "$OUT/out")"
+run "$CORDON" profile show npm
+expect_out '^net = "host"  # .*/npm.toml:[0-9]+:[0-9]+$' "profile show npm: net comes from npm.toml"
+expect_out '^  "/usr",  # .*/default.toml:' "profile show npm: ro /usr comes from default.toml"
+
+# Layering: extends, repeated -p (later wins), the command line last; lists accumulate.
+cat > "$P/base.toml" <<'TOML'
+description = "test base"
+extends = ["default"]
+hostname = "from-base"
+setenv = { LAYER = "base", BASE_ONLY = "1" }
+TOML
+cat > "$P/top.toml" <<'TOML'
+description = "test top"
+extends = ["base"]
+hostname = "from-top"
+setenv = { LAYER = "top" }
+TOML
+run "$CORDON" -p top -- /bin/sh -c 'cat /proc/sys/kernel/hostname; echo "$LAYER $BASE_ONLY"'
+expect_out "^from-top$" "a child profile overrides its parent's scalar"
+expect_out "^top 1$" "setenv accumulates across layers, later wins"
+run "$CORDON" -p top -p base -- /bin/cat /proc/sys/kernel/hostname
+expect_out "^from-top$" "a profile already loaded is not loaded twice"
+run "$CORDON" -p top --hostname from-cli -- /bin/cat /proc/sys/kernel/hostname
+expect_out "^from-cli$" "the command line overrides every profile"
+
+# Variables.
+mkdir -p "$HOME/.toolrc.d" && echo tool-config > "$HOME/.toolrc.d/conf"
+cat > "$P/vars.toml" <<'TOML'
+extends = ["default"]
+ro = ["${HOME}/.toolrc.d"]
+setenv = { ME = "x" }
+TOML
+run "$CORDON" -p vars -- /bin/cat "$HOME/.toolrc.d/conf"
+expect_out "^tool-config$" "\${HOME} expands in paths"
+printf 'ro = ["${NOPE}/x"]\n' > "$P/badvar.toml"
+expect_exit 125 "an unknown variable is an error" "$CORDON" -p badvar -- true
+expect_err "badvar.toml:1:7: .*unknown variable \\\$\{NOPE\}" "the error names the variable and its position"
+
+# Errors: each FILE:LINE:COLUMN, exit 125, nothing run.
+printf 'extends = ["default"]\nnetw = "host"\n' > "$P/typo.toml"
+expect_exit 125 "an unknown key" "$CORDON" -p typo -- touch "$WORK/ran"
+expect_err "typo.toml:2:1: unknown key 'netw' \(did you mean 'net'\?\)" "unknown key with a suggestion, at the key"
+printf 'net = 5\n' > "$P/type.toml"
+expect_exit 125 "a wrong type" "$CORDON" -p type -- true
+expect_err "type.toml:1:7: 'net' must be a string" "wrong type names the key"
+printf 'net = "maybe"\n' > "$P/value.toml"
+expect_exit 125 "a bad value" "$CORDON" -p value -- true
+expect_err "--net.*maybe" "bad value names it"
+printf 'tmpfs-size = "12Q"\n' > "$P/size.toml"
+expect_exit 125 "a bad size in a profile" "$CORDON" -p size -- true
+expect_err "size.toml:1:14: 'tmpfs-size'" "bad size names file:line:col"
+printf 'extends = ["nope-missing"]\n' > "$P/orphan.toml"
+expect_exit 125 "an unknown parent" "$CORDON" -p orphan -- true
+expect_err "orphan.toml:1:12: extends profile 'nope-missing'.*not found" "unknown parent at its position"
+printf 'extends = ["cyc2"]\n' > "$P/cyc1.toml"; printf 'extends = ["cyc1"]\n' > "$P/cyc2.toml"
+expect_exit 125 "a cycle" "$CORDON" -p cyc1 -- true
+expect_err "cycle" "the cycle is named"
+expect_exit 125 "a missing profile file" "$CORDON" -p "$P/absent.toml" -- true
+expect_err "absent.toml.*No such file" "a missing file is named"
+printf 'net = "host"\n' > "$P/unreadable.toml"; chmod 000 "$P/unreadable.toml"
+if [[ $RUN_AS == user ]]; then
+  expect_exit 125 "an unreadable profile" "$CORDON" -p unreadable -- true
+  expect_err "unreadable.toml.*Permission denied" "an unreadable file is named"
+fi
+printf 'net = "host"\nro = ["/usr"\n' > "$P/syntax.toml"
+expect_exit 125 "a TOML syntax error" "$CORDON" -p syntax -- true
+expect_err "syntax.toml:[23]:[0-9]+: " "syntax errors carry a position"
+[[ -e $WORK/ran ]] && not_ok "a command ran after a profile error" || ok "nothing ran after profile errors"
+
+# The search path: CORDON_PROFILE_PATH before XDG_CONFIG_HOME before the data dir; shadowing.
+mkdir -p "$HOME/.config/cordon/profiles"
+printf 'description = "user make"\nextends = ["default"]\nhostname = "user-make"\n' > "$HOME/.config/cordon/profiles/make.toml"
+run env -u CORDON_PROFILE_PATH "$CORDON" -p make -- /bin/cat /proc/sys/kernel/hostname
+expect_out "^user-make$" "\$XDG_CONFIG_HOME/cordon/profiles (~/.config) wins over the shipped profile"
+run env -u CORDON_PROFILE_PATH "$CORDON" profile list
+expect_out "shadows .*share/cordon/profiles/make.toml" "profile list shows the shadowed shipped make"
+printf 'extends = ["default"]\nhostname = "env-make"\n' > "$P/make.toml"
+run "$CORDON" -p make -- /bin/cat /proc/sys/kernel/hostname
+expect_out "^env-make$" "CORDON_PROFILE_PATH wins over XDG_CONFIG_HOME"
+rm -f "$P/make.toml"
+
+# cordon's configuration is read-only inside the jail, existing or not.
+jailed 'mkdir -p "$HOME/.config/cordon/profiles/x" 2>/dev/null; echo "hostname = \"evil\"" > "$HOME/.config/cordon/profiles/evil.toml"; echo rc=$?'
+expect_out "rc=[1-9]" "the jail cannot write \$XDG_CONFIG_HOME/cordon"
+mkdir -p "$WORK/xdg"
+run env XDG_CONFIG_HOME="$WORK/xdg" "$CORDON" -- /bin/sh -c "$GUARD; mkdir -p \"\$XDG_CONFIG_HOME/cordon/profiles\"; echo rc=\$?"
+expect_out "rc=[1-9]" "an XDG_CONFIG_HOME inside the workdir is protected too"
+[[ -z $(ls -A "$WORK/xdg") ]] && ok "and its placeholder is removed afterwards" || not_ok "left in xdg: $(ls -A "$WORK/xdg")"
+
+# --profile auto: a trusted executable gets its profile; one in a writable place does not.
+run "$CORDON" -p auto --dry-run -- make
+expect_out "^profiles: +make" "--profile auto picks make for /usr/bin/make"
+cp /bin/true "$WORK/make"
+run "$CORDON" -p auto --dry-run -- "$WORK/make"
+expect_out "^profiles: +default" "--profile auto ignores an executable in a writable place"
+rm -f "$WORK/make"
+
+# --no-profile: nothing but what the command line asks for.
+run "$CORDON" --no-profile --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 -- /bin/sh -c 'ls /'
+expect_no_out "^(etc|tmp|proc)$" "--no-profile starts from an empty root"
+finish
