@@ -342,3 +342,65 @@ TEST_CASE("mount plan: describe() says what each op does", "[mount_plan]") {
     MountOp dev{K::Bind, "/dev/fuse", "/dev/fuse", false, true, false, false, 0, 0, "--dev-bind"};
     CHECK(describe(dev) == "dev-bind /dev/fuse -> /dev/fuse  [--dev-bind]");
 }
+
+TEST_CASE("mount plan: cordon's config dir is read-only inside, existing or not", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/home/u");
+    f.dir("/home/u/proj");
+    Spec s;
+    s.home = "/home/u";
+    s.private_home = true;
+    s.workdir = "/home/u/proj";
+    s.config_dir = "/home/u/.config/cordon";
+
+    // Missing and outside every writable tree: an empty read-only tmpfs, after the private HOME.
+    auto missing = plan_ok(s, f);
+    long tmpfs = find_op(missing, K::Tmpfs, "/home/u/.config/cordon", "cordon config");
+    REQUIRE(tmpfs >= 0);
+    CHECK(missing.ops[static_cast<size_t>(tmpfs)].readonly);
+    CHECK(find_op(missing, K::Tmpfs, "/home/u", "private HOME") < tmpfs);
+    CHECK(missing.placeholders.empty());
+
+    // Existing: the host's directory, read-only.
+    f.dir("/home/u/.config/cordon");
+    auto existing = plan_ok(s, f);
+    long bind = find_op(existing, K::Bind, "/home/u/.config/cordon", "cordon config");
+    REQUIRE(bind >= 0);
+    CHECK(existing.ops[static_cast<size_t>(bind)].readonly);
+
+    // Inside the workdir: protected like .git/hooks, with a placeholder when missing.
+    s.config_dir = "/home/u/proj/xdg/cordon";
+    f.dir("/home/u/proj/xdg");
+    auto inside = plan_ok(s, f);
+    REQUIRE(inside.placeholders.size() == 1);
+    CHECK(inside.placeholders[0].path == "/home/u/proj/xdg/cordon");
+    CHECK(inside.placeholders[0].directory);
+    CHECK(find_op(inside, K::Bind, "/home/u/proj/xdg", "pin") >= 0);
+    long prot = find_op(inside, K::Bind, "/home/u/proj/xdg/cordon", "protect");
+    REQUIRE(prot >= 0);
+    CHECK(inside.ops[static_cast<size_t>(prot)].readonly);
+
+    // Inside an --rw tree: the same.
+    s.config_dir = "/srv/cfg/cordon";
+    s.rw = {"/srv/cfg"};
+    f.dir("/srv/cfg");
+    auto rw = plan_ok(s, f);
+    CHECK(std::any_of(rw.placeholders.begin(), rw.placeholders.end(),
+                      [](const Placeholder& p) { return p.path == "/srv/cfg/cordon"; }));
+}
+
+TEST_CASE("mount plan: a read-only workdir has no protected-path placeholders", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/w");
+    Spec s;
+    s.workdir = "/w";
+    s.workdir_readonly = true;
+    s.protect = {".git/hooks/", ".claude/"};
+    auto plan = plan_ok(s, f);
+    long wd = find_op(plan, K::Bind, "/w");
+    REQUIRE(wd >= 0);
+    CHECK(plan.ops[static_cast<size_t>(wd)].readonly);
+    CHECK(plan.placeholders.empty());
+    s.workdir_readonly = false;
+    CHECK(plan_ok(s, f).placeholders.size() == 3);  // .git, .git/hooks, .claude
+}
