@@ -112,6 +112,17 @@ run "$CORDON" -p auto --dry-run -- "$WORK/make"
 expect_out "^profiles: +default" "--profile auto ignores an executable in a writable place"
 rm -f "$WORK/make"
 
+# The worked example of cordon-profile(5) loads and does what the page says.
+man=$(dirname "$TESTLIB")/../../man/cordon-profile.5
+sed -n '/^\.SH EXAMPLE: A PROFILE FOR A NEW TOOL/,/^\.SH NOTES/p' "$man" | sed -n '/^\.nf$/,/^\.fi$/p' | sed '1d;$d' > "$P/zig.toml"
+grep -q '^extends = \["default"\]$' "$P/zig.toml" && ok "the man page's example was extracted" || not_ok "no example in $man"
+run "$CORDON" profile show zig
+expect_out '^net = "host"  # .*zig.toml:' "the example profile grants the network"
+expect_out "^  \"$HOME/.cache/zig\",  # .*zig.toml:" "and a writable ~/.cache/zig"
+mkdir -p "$HOME/.cache/zig"
+run "$CORDON" -p zig -- /bin/sh -c "echo cached > \"$HOME/.cache/zig/x\""
+[[ $(cat "$HOME/.cache/zig/x" 2>/dev/null) == cached ]] && ok "the example's cache survives the run" || not_ok "zig cache not written"
+
 # --no-profile: nothing but what the command line asks for.
 run "$CORDON" --no-profile --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 -- /bin/sh -c 'ls /'
 expect_no_out "^(etc|tmp|proc)$" "--no-profile starts from an empty root"
