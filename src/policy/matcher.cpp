@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "cordon/json.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
 
@@ -287,32 +288,14 @@ std::string format_denial(const Decision& d) {
     return fmt::format("cordon: denied: {} (rule {}: {})", d.command, d.rule_id, d.reason);
 }
 
-namespace {
-
-std::string json_string(std::string_view s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
-            default:
-                if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-                else out.push_back(static_cast<char>(c));
-        }
-    }
-    out += '"';
-    return out;
-}
-
-}  // namespace
-
 std::string to_json(const Decision& d) {
-    return fmt::format(R"({{"decision":{},"rule":{},"reason":{},"command":{},"policy":{}}})",
-                       json_string(d.allow ? "allow" : "deny"), json_string(d.rule_id), json_string(d.reason),
-                       json_string(d.command), json_string(d.policy_file));
+    return JsonObject()
+        .add("decision", d.allow ? "allow" : "deny")
+        .add("rule", d.rule_id)
+        .add("reason", d.reason)
+        .add("command", d.command)
+        .add("policy", d.policy_file)
+        .str();
 }
 
 }  // namespace cordon::policy
