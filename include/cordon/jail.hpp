@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/cgroup.hpp"
 #include "cordon/error.hpp"
 #include "cordon/mount_plan.hpp"
 #include "cordon/seccomp.hpp"
@@ -34,6 +35,11 @@ struct Prepared {
     SeccompPolicy seccomp;
     std::vector<sock_filter> bpf;
     int clone_flags = 0;
+    // cgroup v2 limits: what discovery found and how the supervisor will apply them (nullopt:
+    // no cgroup for this run), plus the limits given up under --limits best-effort.
+    CgroupHost cgroup_host;
+    std::optional<CgroupPlan> cgroup;
+    std::vector<std::string> warnings;
 };
 Result<Prepared> prepare(const Spec& spec);
 
@@ -48,13 +54,14 @@ struct ChildMsg {
 
 // How the run ended, for the exit status and --status-json.
 struct Outcome {
-    enum class Reason { Exited, Signaled, Timeout, SetupError, ExecError, Denied };
+    enum class Reason { Exited, Signaled, Timeout, Oom, SetupError, ExecError, Denied };
     Reason reason = Reason::SetupError;
     int exit_code = 125;
     int signal = 0;
     uint64_t wall_ms = 0;
     uint64_t cpu_ms = 0;
     uint64_t peak_memory_bytes = 0;
+    uint64_t oom_kills = 0;  // processes the OOM killer ended under --memory
     std::optional<Error> error;  // SetupError / ExecError
     std::vector<std::string> denials;  // JSON objects, one per policy denial
 };
@@ -67,6 +74,9 @@ struct ChildContext {
     const Spec* spec;
     const Prepared* prepared;
     int sync_fd;
+    // The kernel could not start the child inside its cgroup (no CLONE_INTO_CGROUP): the
+    // supervisor moved it there, and the child enters its cgroup namespace itself afterwards.
+    bool late_cgroupns = false;
 };
 [[noreturn]] void child_main(const ChildContext& ctx);
 

@@ -32,6 +32,20 @@ struct Rlimit {
     uint64_t hard;
 };
 
+// cgroup v2 limits (SPEC §7). Values are what the kernel files get; unset means "no limit".
+struct CgroupLimits {
+    static constexpr uint64_t kCpuPeriodUs = 100000;  // cpu.max period: 100 ms
+    std::optional<uint64_t> memory;        // memory.max, bytes
+    std::optional<uint64_t> memory_swap;   // memory.swap.max, bytes; UINT64_MAX is "max"; 0 if unset
+    std::optional<uint64_t> pids;          // --pids N: the command's tree (the jail's init is added)
+    std::optional<uint64_t> cpu_quota_us;  // cpu.max quota per kCpuPeriodUs
+    bool best_effort = false;              // --limits best-effort: warn instead of failing
+    [[nodiscard]] bool any() const { return memory || pids || cpu_quota_us; }
+};
+
+// "0.5" -> 50000 (microseconds per 100 ms period); at least 0.01 CPU.
+Result<uint64_t> parse_cpus(const std::string& text);
+
 struct Spec {
     // The command: argv[0] is looked up on the jail's PATH.
     std::vector<std::string> argv;
@@ -64,6 +78,7 @@ struct Spec {
     // Limits.
     std::optional<uint64_t> timeout_ms;
     std::vector<Rlimit> rlimits;
+    CgroupLimits limits;
 
     // Security.
     bool allow_userns = false;

@@ -51,10 +51,11 @@ const std::vector<KeyInfo>& all_keys() {
         {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob)", kProfile, 1, true},
         {"env-pass", T::List, "NAME", "keep a variable that env-strip would remove", kProfile, 1, true},
         // limits
-        {"memory", T::Size, "SIZE", "memory limit (cgroup v2)", kProfile, 1, false},
-        {"pids", T::UInt, "N", "process limit (cgroup v2)", kProfile, 1, false},
-        {"cpus", T::String, "N.N", "CPU limit (cgroup v2)", kProfile, 1, false},
-        {"limits", T::String, "required|best-effort", "what to do when a limit cannot be applied", kProfile, 1, false},
+        {"memory", T::Size, "SIZE", "memory limit of the whole jail (cgroup v2 memory.max; swap off)", kProfile, 1, true},
+        {"memory-swap", T::String, "SIZE|max", "swap the jail may use besides --memory (default 0)", kProfile, 1, true},
+        {"pids", T::UInt, "N", "at most N processes and threads for the command (cgroup v2 pids.max)", kProfile, 1, true},
+        {"cpus", T::String, "N.N", "CPU time limit in cores, e.g. 0.5 or 2 (cgroup v2 cpu.max)", kProfile, 1, true},
+        {"limits", T::String, "required|best-effort", "a limit that cannot be applied: error (default) or warning", kProfile, 1, true},
         {"timeout", T::Duration, "DURATION", "kill the jail after DURATION (exit 124)", kProfile, 1, true},
         {"rlimit", T::List, "NAME=SOFT[:HARD]", "set a resource limit (core dumps are off unless set)", kProfile, 1, true},
         // security

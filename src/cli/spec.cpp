@@ -34,6 +34,25 @@ HostInfo current_host() {
     return h;
 }
 
+Result<uint64_t> parse_cpus(const std::string& text) {
+    auto bad = [&](const std::string& why) { return make_error("--cpus", "invalid value '" + text + "': " + why); };
+    size_t dot = text.find('.');
+    std::string whole = text.substr(0, dot);
+    std::string frac = dot == std::string::npos ? "" : text.substr(dot + 1);
+    auto digits = [](const std::string& d) {
+        return std::all_of(d.begin(), d.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    };
+    if ((whole.empty() && frac.empty()) || !digits(whole) || !digits(frac) || (dot != std::string::npos && frac.empty())) {
+        return bad("expected a number of CPUs such as 0.5, 1 or 2.5");
+    }
+    if (whole.size() > 5) return bad("too large");
+    if (frac.size() > 5) frac.resize(5);  // finer than 1 microsecond per 100 ms period
+    while (frac.size() < 5) frac += '0';
+    uint64_t quota = (whole.empty() ? 0 : std::stoull(whole)) * CgroupLimits::kCpuPeriodUs + std::stoull(frac);
+    if (quota < CgroupLimits::kCpuPeriodUs / 100) return bad("at least 0.01");
+    return quota;
+}
+
 std::string normalize_path(const std::string& path, const std::string& cwd) {
     std::string full = (!path.empty() && path[0] == '/') ? path : cwd + "/" + path;
     std::vector<std::string> parts;
@@ -84,6 +103,43 @@ constexpr RlimitName kRlimits[] = {
 Result<uint64_t> parse_rlimit_value(const std::string& v) {
     if (v == "unlimited" || v == "infinity") return static_cast<uint64_t>(RLIM_INFINITY);
     return parse_size(v);
+}
+
+// --memory, --memory-swap, --pids, --cpus and --limits (SPEC §7).
+Result<CgroupLimits> parse_limits(const Layer& merged) {
+    CgroupLimits l;
+    if (auto m = get_string(merged, "memory")) {
+        auto r = parse_size(*m);
+        if (!r) return make_error("--memory", r.error().what + ": " + r.error().why);
+        if (*r < (1ULL << 20)) return make_error("--memory", "invalid value '" + *m + "': at least 1M");
+        l.memory = *r;
+    }
+    if (auto m = get_string(merged, "memory-swap")) {
+        if (*m == "max") {
+            l.memory_swap = UINT64_MAX;
+        } else {
+            auto r = parse_size(*m);
+            if (!r) return make_error("--memory-swap", r.error().what + ": " + r.error().why + " (or 'max')");
+            l.memory_swap = *r;
+        }
+        if (!l.memory) return make_error("--memory-swap", "only makes sense with --memory");
+    }
+    if (auto p = get_uint(merged, "pids")) {
+        if (*p < 1) return make_error("--pids", "invalid value '0': at least 1");
+        l.pids = *p;
+    }
+    if (auto c = get_string(merged, "cpus")) {
+        auto q = parse_cpus(*c);
+        if (!q) return q.error();
+        l.cpu_quota_us = *q;
+    }
+    if (auto mode = get_string(merged, "limits")) {
+        if (*mode != "required" && *mode != "best-effort") {
+            return make_error("--limits", "invalid value '" + *mode + "': expected required or best-effort");
+        }
+        l.best_effort = *mode == "best-effort";
+    }
+    return l;
 }
 
 Result<Rlimit> parse_rlimit(const std::string& text) {
@@ -287,6 +343,8 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         if (!ms) return make_error("--timeout", ms.error().what + ": " + ms.error().why);
         s.timeout_ms = *ms;
     }
+    if (auto l = parse_limits(merged); !l) return l.error();
+    else s.limits = *l;
     s.rlimits.push_back(Rlimit{RLIMIT_CORE, "core", 0, 0});  // core dumps off unless asked
     for (const auto& text : get_list(merged, "rlimit")) {
         auto r = parse_rlimit(text);

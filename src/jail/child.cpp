@@ -3,6 +3,7 @@
 // the command. Everything here replays data prepared by the parent; errors travel back to the
 // supervisor as typed ChildMsg records.
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
 #include <sys/capability.h>
@@ -177,6 +178,9 @@ int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
     // 3. Wait until the supervisor has written our uid/gid maps: until then we have no ids.
     char go = 0;
     if (retry_eintr([&] { return ::recv(sync, &go, 1, 0); }) != 1) ::_exit(125);
+    //    Without CLONE_INTO_CGROUP the supervisor has now moved us into the jail's cgroup: it
+    //    becomes the root of our cgroup namespace before anything of the payload exists.
+    if (ctx.late_cgroupns && ::unshare(CLONE_NEWCGROUP) != 0) setup_failed(sync, "create the cgroup namespace");
     // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
     char step[256] = "";
     if (apply_mounts(spec, ctx.prepared->mounts, step, sizeof step) != 0) setup_failed(sync, step);

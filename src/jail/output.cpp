@@ -15,6 +15,7 @@ const char* reason_name(Outcome::Reason r) {
         case Outcome::Reason::Exited: return "exited";
         case Outcome::Reason::Signaled: return "signaled";
         case Outcome::Reason::Timeout: return "timeout";
+        case Outcome::Reason::Oom: return "oom";
         case Outcome::Reason::SetupError: return "setup-error";
         case Outcome::Reason::ExecError: return "exec-error";
         case Outcome::Reason::Denied: return "denied";
@@ -59,6 +60,18 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
     for (const auto& r : spec.rlimits) {
         o += ", " + r.name + "=" + (r.soft == static_cast<uint64_t>(-1) ? "unlimited" : std::to_string(r.soft));
     }
+    if (spec.limits.memory) {
+        o += ", memory " + std::to_string(*spec.limits.memory) + " bytes (swap " +
+             (spec.limits.memory_swap == UINT64_MAX ? std::string("max") : std::to_string(spec.limits.memory_swap.value_or(0))) + ")";
+    }
+    if (spec.limits.pids) o += ", pids " + std::to_string(*spec.limits.pids);
+    if (spec.limits.cpu_quota_us) o += ", cpu.max " + cpu_max_value(*spec.limits.cpu_quota_us);
+    if (prepared.cgroup) {
+        o += "\ncgroup:     " + prepared.cgroup->backend + " backend, controllers";
+        for (const auto& c : prepared.cgroup->controllers) o += " " + c;
+        o += " (leaf created per run)";
+    }
+    for (const auto& w : prepared.warnings) o += "\nwarning:    " + w;
     o += "\nenvironment:\n";
     for (const auto& e : spec.env) o += "   " + e + "\n";
     if (!spec.env_removed.empty()) {
@@ -78,6 +91,7 @@ std::string status_json(const Outcome& outcome) {
     j.add("wall_ms", static_cast<int64_t>(outcome.wall_ms));
     j.add("cpu_ms", static_cast<int64_t>(outcome.cpu_ms));
     j.add("peak_memory_bytes", static_cast<int64_t>(outcome.peak_memory_bytes));
+    if (outcome.oom_kills) j.add("oom_kills", static_cast<int64_t>(outcome.oom_kills));
     std::string denials = "[";
     for (size_t i = 0; i < outcome.denials.size(); ++i) denials += (i ? "," : "") + outcome.denials[i];
     j.add_raw("denials", denials + "]");

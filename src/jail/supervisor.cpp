@@ -4,6 +4,7 @@
 // later event sources (seccomp user notifications, cgroup events) plug in.
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -17,8 +18,11 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 
+#include "cordon/cgroup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 
@@ -120,6 +124,32 @@ uint64_t ms_since(std::chrono::steady_clock::time_point t0) {
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
 }
 
+// The jail's init, started inside its cgroup when there is one: clone3(CLONE_INTO_CGROUP)
+// (Linux >= 5.7) puts it there atomically. Older kernels (or a container's seccomp policy that
+// hides clone3) get a plain clone without the cgroup namespace; the supervisor then moves the
+// child before letting it run, and the child creates its cgroup namespace itself.
+pid_t spawn_init(int flags, int cgroup_fd, bool& late_cgroupns) {
+    if (cgroup_fd >= 0) {
+        struct clone_args args {};
+        args.flags = static_cast<uint64_t>(static_cast<unsigned>(flags)) | CLONE_INTO_CGROUP;
+        args.exit_signal = SIGCHLD;
+        args.cgroup = static_cast<uint64_t>(cgroup_fd);
+        long r = ::syscall(SYS_clone3, &args, sizeof args);
+        if (r >= 0) return static_cast<pid_t>(r);
+        late_cgroupns = true;
+        flags &= ~CLONE_NEWCGROUP;
+    }
+    return static_cast<pid_t>(
+        ::syscall(SYS_clone, static_cast<unsigned long>(flags) | SIGCHLD, nullptr, nullptr, nullptr, 0));
+}
+
+std::string format_size(uint64_t bytes) {
+    for (auto [shift, suffix] : {std::pair{30, "G"}, std::pair{20, "M"}, std::pair{10, "K"}}) {
+        if (bytes % (1ULL << shift) == 0) return std::to_string(bytes >> shift) + suffix;
+    }
+    return std::to_string(bytes) + " bytes";
+}
+
 void arm(int tfd, uint64_t ms) {
     struct itimerspec its {};
     its.it_value.tv_sec = static_cast<time_t>(ms / 1000);
@@ -142,6 +172,14 @@ Result<Prepared> prepare(const Spec& spec) {
     p.bpf = std::move(*bpf);
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
     if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
+    // Limits: decided here, read-only, so a limit that cannot be applied fails before anything
+    // is created; the supervisor creates the cgroup just before clone.
+    if (spec.limits.any()) {
+        p.cgroup_host = discover_cgroups();
+        auto cg = plan_cgroup(spec.limits, p.cgroup_host, p.warnings);
+        if (!cg) return cg.error();
+        p.cgroup = std::move(*cg);
+    }
     return p;
 }
 
@@ -166,6 +204,25 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         ~Cleanup() { remove_placeholders(created); }
     } cleanup{created};
 
+    if (spec.verbosity >= 0) {
+        for (const auto& w : prepared.warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
+    }
+    // The run's cgroup exists before the child does, so the child starts inside it. Declared
+    // after the placeholders: it is destroyed (tree killed, directories removed) first.
+    std::unique_ptr<RunCgroup> cgroup;
+    if (prepared.cgroup) {
+        auto cg = RunCgroup::create(*prepared.cgroup, spec.limits, prepared.cgroup_host);
+        if (cg) {
+            cgroup = std::move(*cg);
+        } else if (!spec.limits.best_effort) {
+            return fail(cg.error());
+        } else if (spec.verbosity >= 0) {
+            const Error& e = cg.error();
+            std::fprintf(stderr, "cordon: warning: limits not applied (--limits best-effort): %s: %s%s%s\n",
+                         e.what.c_str(), e.why.c_str(), e.err ? ": " : "", e.err ? std::strerror(e.err) : "");
+        }
+    }
+
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return fail(sys_error("socketpair"));
     UniqueFd sync(sv[0]);
@@ -179,8 +236,8 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
     UniqueFd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
     if (!sigfd) return fail(sys_error("signalfd"));
 
-    pid_t init = static_cast<pid_t>(
-        ::syscall(SYS_clone, static_cast<unsigned long>(prepared.clone_flags) | SIGCHLD, nullptr, nullptr, nullptr, 0));
+    bool late_cgroupns = false;
+    pid_t init = spawn_init(prepared.clone_flags, cgroup ? cgroup->jail_fd() : -1, late_cgroupns);
     if (init < 0) {
         ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
         return fail(clone_error(errno));
@@ -189,7 +246,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         // The child keeps the signals blocked: it installs handlers at once and reads them
         // later from its own signalfd, so a Ctrl-C during setup is not lost.
         sync.reset();
-        child_main(ChildContext{&spec, &prepared, child_end.get()});
+        child_main(ChildContext{&spec, &prepared, child_end.get(), late_cgroupns});
     }
     child_end.reset();
 
@@ -199,6 +256,9 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
         return fail(std::move(e));
     };
+    if (late_cgroupns) {
+        if (auto s = cgroup->join(init); !s) return abort_child(s.error());
+    }
     if (auto s = write_id_maps(init, spec); !s) {
         Error e = s.error();
         e.hint = kUsernsHint;
@@ -276,7 +336,9 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
                 arm(timer.get(), kKillGraceMs);
             } else if (!killed) {
                 killed = true;
-                ::kill(init, SIGKILL);
+                // The whole tree at once, also what escaped init's process group.
+                if (cgroup) cgroup->kill_all();
+                else ::kill(init, SIGKILL);
             }
         }
     }
@@ -293,6 +355,15 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         out.cpu_ms = static_cast<uint64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
                      static_cast<uint64_t>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
         out.peak_memory_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+    }
+    // The cgroup knows better: the whole tree's CPU time and peak memory, and OOM kills.
+    if (cgroup) {
+        cgroup->kill_all();
+        CgroupStats st = cgroup->stats();
+        if (st.have_cpu) out.cpu_ms = st.cpu_usec / 1000;
+        if (st.peak_memory) out.peak_memory_bytes = st.peak_memory;
+        out.oom_kills = st.oom_kills;
+        cgroup.reset();
     }
     if (timed_out) {
         out.reason = Outcome::Reason::Timeout;
@@ -318,6 +389,24 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         out.exit_code = 125;
         out.error = make_error("the jail's init exited without reporting the command's status",
                                started ? "after the command started" : "before the command started");
+    }
+    // Killed by the OOM killer: SIGKILL, or a shell's 137 for its child's SIGKILL.
+    bool sigkilled = (out.reason == Outcome::Reason::Signaled && out.signal == SIGKILL) ||
+                     (out.reason == Outcome::Reason::Exited && out.exit_code == 128 + SIGKILL);
+    if (out.oom_kills > 0 && sigkilled) {
+        out.reason = Outcome::Reason::Oom;
+        out.signal = SIGKILL;
+        out.exit_code = 128 + SIGKILL;
+    }
+    if (out.oom_kills > 0 && spec.verbosity >= 0) {
+        std::string limit = spec.limits.memory ? format_size(*spec.limits.memory) : std::string("?");
+        if (out.reason == Outcome::Reason::Oom) {
+            std::fprintf(stderr, "cordon: oom: the command was killed by the OOM killer: the jail reached --memory %s\n",
+                         limit.c_str());
+        } else {
+            std::fprintf(stderr, "cordon: note: oom: the OOM killer ended %llu process(es) in the jail (--memory %s)\n",
+                         static_cast<unsigned long long>(out.oom_kills), limit.c_str());
+        }
     }
     return out;
 }
