@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cordon/cli.hpp"
+#include "cordon/doctor.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
         if (!args.empty() && args[0] == "check") return cordon::policy::main_check({args.begin() + 1, args.end()});
         if (!args.empty() && args[0] == "policy") return cordon::policy::main_policy({args.begin() + 1, args.end()});
         if (!args.empty() && args[0] == "profile") return cordon::main_profile({args.begin() + 1, args.end()});
+        if (!args.empty() && args[0] == "doctor") return cordon::main_doctor({args.begin() + 1, args.end()});
         return run(args);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cordon: internal error: %s\n", e.what());

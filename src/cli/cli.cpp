@@ -17,12 +17,13 @@ const char* kDescription =
     "  cordon [OPTIONS] -c SCRIPT\n"
     "  cordon check [--policy P]... [--json] (-c SCRIPT | [--] COMMAND [ARG...])\n"
     "  cordon policy test FILE...\n"
-    "  cordon profile list | cordon profile show NAME [--json]\n\n"
+    "  cordon profile list | cordon profile show NAME [--json]\n"
+    "  cordon doctor [--json]\n\n"
     "The command line (or every command in SCRIPT) is checked against the command policy\n"
     "before the jail is built; a denial prints the rule and exits 126.\n\n"
     "Exit status: the command's own; 128+N if killed by signal N; 124 timeout;\n"
     "125 cordon failed; 126 denied by the command policy or not executable; 127 not found.\n"
-    "Subcommands (check, policy, profile) are recognised only as the first argument.";
+    "Subcommands (check, policy, profile, doctor) are recognised only as the first argument.";
 
 }  // namespace
 
@@ -113,8 +114,8 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
         const KeyInfo& key = *it->second;
         std::string optname = std::string("--") + key.name;
         if (!key.available) {
-            return make_error(optname, "resource limits, exec-time policy enforcement and audit logs are not "
-                                       "available in this version of cordon; refusing to run without them");
+            return make_error(optname, "exec-time policy enforcement and audit logs are not available in this "
+                                       "version of cordon; refusing to run without them");
         }
         size_t idx = seen[opt]++;
         if (key.type == KeyType::Bool) {

@@ -252,9 +252,20 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, char* step, size_t ste
     };
     // Nothing we do may propagate back to the host.
     if (!sys(::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) == 0, "make / a slave mount")) return -1;
-    if (!sys(::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") == 0,
-             "mount the setup tmpfs on /tmp")) return -1;
-    if (!sys(::chdir("/tmp") == 0, "chdir /tmp")) return -1;
+    // The setup tmpfs needs some directory to sit on; after the first pivot_root it becomes the
+    // root and the host's tree (this directory included) is whole again under /oldroot.
+    const char* base_dir = nullptr;
+    for (const char* candidate : {"/tmp", "/run", "/mnt", "/dev"}) {
+        struct stat st {};
+        if (::stat(candidate, &st) == 0 && S_ISDIR(st.st_mode)) {
+            base_dir = candidate;
+            break;
+        }
+    }
+    if (!sys(base_dir != nullptr, "find a directory for the setup tmpfs (/tmp, /run, /mnt, /dev)")) return -1;
+    if (!sys(::mount("tmpfs", base_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") == 0,
+             "mount the setup tmpfs")) return -1;
+    if (!sys(::chdir(base_dir) == 0, "chdir to the setup tmpfs")) return -1;
     if (!sys(::mkdir("newroot", 0755) == 0 && ::mkdir("oldroot", 0755) == 0, "mkdir newroot/oldroot")) return -1;
     if (!sys(::mount("tmpfs", "newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
              "mount the root tmpfs")) return -1;

@@ -1,0 +1,13 @@
+// `cordon doctor [--json]`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cordon {
+
+// Checks the kernel, user namespaces, AppArmor, seccomp, the default jail itself and the
+// cgroup backends; prints each with what to do. Exit 0 unless the default jail cannot work.
+int main_doctor(const std::vector<std::string>& args);
+
+}  // namespace cordon

@@ -1,0 +1,183 @@
+// `cordon doctor [--json]`: what this host supports, and what to do about what it does not.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cordon/cgroup.hpp"
+#include "cordon/doctor.hpp"
+#include "cordon/fd.hpp"
+#include "cordon/json.hpp"
+
+namespace cordon {
+
+namespace {
+
+struct Finding {
+    std::string check;
+    std::string status;  // ok, warn, fail
+    std::string detail;
+    std::string fix;
+};
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+std::string sysctl(const char* path) {
+    auto r = read_file(path);
+    return r ? trim(*r) : std::string();
+}
+
+Finding check_kernel() {
+    struct utsname u {};
+    ::uname(&u);
+    int major = 0, minor = 0;
+    std::sscanf(u.release, "%d.%d", &major, &minor);
+    bool ok = major > 5 || (major == 5 && minor >= 12);
+    return {"kernel", ok ? "ok" : "fail", std::string("Linux ") + u.release,
+            ok ? "" : "cordon needs Linux >= 5.12 (openat2, open_tree, move_mount, mount_setattr)"};
+}
+
+Finding check_userns() {
+    pid_t pid = ::fork();
+    if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+    int status = 0;
+    bool ok = pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::string detail = "user.max_user_namespaces=" + sysctl("/proc/sys/user/max_user_namespaces");
+    if (std::string v = sysctl("/proc/sys/kernel/unprivileged_userns_clone"); !v.empty()) {
+        detail += ", kernel.unprivileged_userns_clone=" + v;
+    }
+    std::string fix;
+    if (!ok) {
+        fix = "allow user namespaces: sysctl user.max_user_namespaces=15000";
+        if (sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0") fix += " and kernel.unprivileged_userns_clone=1";
+        fix += "; inside a container, the container must allow unshare(CLONE_NEWUSER)";
+    }
+    return {"user namespaces", ok ? "ok" : "fail", detail, fix};
+}
+
+Finding check_apparmor() {
+    std::string v = sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    if (v.empty() || v == "0") {
+        return {"AppArmor userns restriction", "ok", v.empty() ? "not present" : "off", ""};
+    }
+    return {"AppArmor userns restriction", "warn", "kernel.apparmor_restrict_unprivileged_userns=1",
+            "install cordon's AppArmor profile (packaging/apparmor/usr.bin.cordon, shipped by the .deb) so "
+            "/usr/bin/cordon may use user namespaces"};
+}
+
+Finding check_seccomp() {
+    std::string actions = sysctl("/proc/sys/kernel/seccomp/actions_avail");
+    bool ok = actions.find("kill_process") != std::string::npos && actions.find("errno") != std::string::npos;
+    return {"seccomp", ok ? "ok" : "fail", actions.empty() ? "no seccomp filter support" : "actions: " + actions,
+            ok ? "" : "cordon needs a kernel with CONFIG_SECCOMP_FILTER"};
+}
+
+Finding check_jail() {
+    // The real thing: the default jail around /bin/true, with this very binary.
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (devnull >= 0) {
+            ::dup2(devnull, 1);
+            ::dup2(devnull, 2);
+        }
+        ::chdir("/");
+        ::execl("/proc/self/exe", "cordon", "-q", "--no-policy", "--", "/bin/true", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    int status = 0;
+    bool ok = pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return {"default jail", ok ? "ok" : "fail",
+            ok ? "cordon -- /bin/true ran in the default jail" : "cordon -- /bin/true failed (exit " +
+                                                                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")",
+            ok ? "" : "run cordon -v -- /bin/true to see the failing step"};
+}
+
+std::vector<Finding> check_cgroups() {
+    std::vector<Finding> out;
+    CgroupHost host = discover_cgroups();
+    if (!host.mount) {
+        out.push_back({"cgroup v2", "warn", "no cgroup2 filesystem mounted",
+                       "--memory/--pids/--cpus need cgroup v2 (systemd.unified_cgroup_hierarchy=1)"});
+        return out;
+    }
+    std::string controllers = host.dir.empty() ? "" : sysctl((host.dir + "/cgroup.controllers").c_str());
+    std::string detail = "mounted at " + host.mount->mount_point + ", our cgroup " + host.path +
+                         ", controllers: " + (controllers.empty() ? "none" : controllers);
+    if (!host.v1.empty()) {
+        detail += "; on cgroup v1:";
+        for (const auto& c : host.v1) detail += " " + c;
+    }
+    out.push_back({"cgroup v2", "ok", detail, ""});
+    std::vector<std::unique_ptr<CgroupBackend>> backends;
+    backends.push_back(cgroupfs_backend());
+    if (auto sd = systemd_backend()) backends.push_back(std::move(sd));
+    bool any = false;
+    for (auto& b : backends) {
+        auto r = b->check(host);
+        if (r) {
+            std::string got, missing;
+            for (const auto& c : *r) got += " " + c;
+            for (const char* want : {"memory", "pids", "cpu"}) {
+                if (std::find(r->begin(), r->end(), want) == r->end()) missing += std::string(" ") + want;
+            }
+            std::string fix;
+            if (!missing.empty()) {
+                fix = "the" + missing + " controller(s) are not offered here" +
+                      (host.v1.empty() ? std::string(": ask for a delegation that includes them")
+                                       : std::string(" (bound to cgroup v1): boot with systemd.unified_cgroup_hierarchy=1"));
+            }
+            out.push_back({std::string("limits via ") + b->name(), missing.empty() ? "ok" : "warn",
+                           "controllers:" + (got.empty() ? std::string(" none") : got), fix});
+            any = any || missing.empty();
+        } else {
+            out.push_back({std::string("limits via ") + b->name(), "warn", r.error().why, r.error().hint});
+        }
+    }
+    if (!any) {
+        out.push_back({"resource limits", "warn", "--memory, --pids and --cpus cannot be applied here",
+                       "see the fixes above, or use --limits best-effort"});
+    }
+    return out;
+}
+
+}  // namespace
+
+int main_doctor(const std::vector<std::string>& args) {
+    bool json = false;
+    for (const auto& a : args) {
+        if (a == "--json") {
+            json = true;
+        } else {
+            std::fprintf(stderr, "cordon: doctor: unknown argument '%s' (usage: cordon doctor [--json])\n", a.c_str());
+            return 125;
+        }
+    }
+    std::vector<Finding> findings = {check_kernel(), check_userns(), check_apparmor(), check_seccomp(), check_jail()};
+    for (auto& f : check_cgroups()) findings.push_back(std::move(f));
+    bool failed = false;
+    std::string arr = "[";
+    for (const auto& f : findings) {
+        failed = failed || f.status == "fail";
+        if (json) {
+            arr += (arr.size() > 1 ? "," : "") +
+                   JsonObject().add("check", f.check).add("status", f.status).add("detail", f.detail).add("fix", f.fix).str();
+        } else {
+            std::printf("%-5s %s: %s\n", f.status.c_str(), f.check.c_str(), f.detail.c_str());
+            if (!f.fix.empty()) std::printf("      fix: %s\n", f.fix.c_str());
+        }
+    }
+    if (json) std::printf("%s]\n", arr.c_str());
+    return failed ? 1 : 0;
+}
+
+}  // namespace cordon
