@@ -428,9 +428,7 @@ std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
         under(resolved, "/tmp") || under(resolved, "/var/tmp") || under(resolved, "/dev/shm")) {
         return "default";
     }
-    for (const auto& p : list_profiles()) {
-        if (p.name == base && base != "auto") return base;
-    }
+    if (base != "auto" && base.find('.') != 0 && find_profile(base)) return base;
     return "default";
 }
 

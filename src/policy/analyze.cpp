@@ -124,6 +124,17 @@ private:
         }
     }
 
+    // A node that only redirects (a compound command's or an assignment-only command's
+    // redirections): its writes are checked like a command's.
+    void push_writes(std::vector<Field> writes, const Scope& sc, const std::string& text) {
+        if (writes.empty()) return;
+        Invocation inv;
+        inv.cwd = sc.cwd;
+        inv.writes = std::move(writes);
+        inv.text = text;
+        push(std::move(inv));
+    }
+
     void unanalyzable(std::string text, const Scope& sc, std::string why) {
         Invocation inv;
         inv.cwd = sc.cwd;
@@ -211,14 +222,7 @@ private:
         }
         if (n.kind != K::Simple) {
             Stdin ignored;
-            auto writes = redirections(n, sc, ignored);
-            if (!writes.empty()) {
-                Invocation inv;
-                inv.cwd = sc.cwd;
-                inv.writes = std::move(writes);
-                inv.text = n.text;
-                push(std::move(inv));
-            }
+            push_writes(redirections(n, sc, ignored), sc, n.text);
         }
     }
 
@@ -262,13 +266,7 @@ private:
         auto writes = redirections(n, sc, in);
         if (argv.empty()) {
             for (auto& [name, value] : assigned) sc.set(name, value);
-            if (!writes.empty()) {
-                Invocation inv;
-                inv.cwd = sc.cwd;
-                inv.writes = std::move(writes);
-                inv.text = n.text;
-                push(std::move(inv));
-            }
+            push_writes(std::move(writes), sc, n.text);
             return;
         }
         command(argv, sc, n.text, std::move(writes), 0, in);
