@@ -54,6 +54,32 @@ run "$CORDON" --policy "$SCRATCH/bad.toml" -- true
 expect_rc 125 "a malformed policy file is exit 125"
 expect_err "^cordon: .*bad.toml:1:" "the error names file:line"
 
+# A rule whose examples fail never loads, also after a passing version was remembered.
+write_policy() {  # $1: a must-match example
+  cat > "$SCRATCH/examples.toml" <<TOML
+default = "allow"
+on-unanalyzable = "deny"
+
+[[rule]]
+id = "no-wget"
+decision = "deny"
+reason = "no downloads in tests"
+program = ["wget"]
+must-match = ["$1"]
+must-not-match = ["echo wget"]
+TOML
+}
+write_policy "curl http://example.test/"
+expect_exit 125 "a policy whose example fails does not load" "$CORDON" --policy "$SCRATCH/examples.toml" -- true
+expect_err "examples.toml:[0-9]+:[0-9]+: .*must-match example does not match" "the failing example is named"
+expect_exit 125 "and still does not on a second run" "$CORDON" --policy "$SCRATCH/examples.toml" -- true
+write_policy "wget http://example.test/"
+expect_exit 0 "the corrected policy loads" "$CORDON" --policy "$SCRATCH/examples.toml" -- true
+ls "$HOME/.cache/cordon/policy-ok/" 2>/dev/null | grep -q . && ok "a passing policy's examples are remembered" || not_ok "no examples cache under \$HOME/.cache/cordon"
+expect_exit 0 "and loads again from the cache" "$CORDON" --policy "$SCRATCH/examples.toml" -- true
+write_policy "curl http://example.test/"
+expect_exit 125 "breaking it again is caught despite the cache" "$CORDON" --policy "$SCRATCH/examples.toml" -- true
+
 # cordon check never runs anything.
 expect_exit 126 "cordon check denies" "$CORDON" check -c "rm -rf / ; touch $marker"  # check never executes
 expect_out "^deny" "check prints the decision"
