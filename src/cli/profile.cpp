@@ -8,6 +8,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
+#include "cordon/toml.hpp"
 
 namespace cordon {
 
@@ -83,12 +84,9 @@ Result<std::string> expand_vars(const std::string& text, const Vars& vars) {
 
 Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
                             std::vector<std::string>* extends, std::vector<std::string>* extends_where) {
-    toml::table tbl;
-    try {
-        tbl = toml::parse(text, path);
-    } catch (const toml::parse_error& e) {
-        return make_error(where(path, e.source()), std::string(e.description()));
-    }
+    auto parsed = parse_toml(text, path);
+    if (!parsed) return parsed.error();
+    toml::table& tbl = *parsed;
     Layer layer;
     layer.origin = path;
     // toml++ walks a table in key order; primitives must keep the file's order, so they are

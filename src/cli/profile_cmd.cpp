@@ -10,6 +10,7 @@
 #include "cordon/fd.hpp"
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
+#include "cordon/toml.hpp"
 #include "cordon/profile.hpp"
 #include "cordon/spec.hpp"
 
@@ -50,10 +51,9 @@ std::vector<ProfileEntry> list_profiles() {
             }
             ProfileEntry entry{name, path, "", {}};
             if (auto text = read_file(path)) {
-                try {
-                    auto tbl = toml::parse(*text, path);
-                    entry.description = tbl["description"].value_or(std::string());
-                } catch (const toml::parse_error&) {
+                if (auto tbl = parse_toml(*text, path)) {
+                    entry.description = (*tbl)["description"].value_or(std::string());
+                } else {
                     entry.description = "(does not parse: cordon profile show " + name + " says why)";
                 }
             }

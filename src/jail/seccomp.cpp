@@ -12,6 +12,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
+#include "cordon/toml.hpp"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -99,14 +100,9 @@ std::string at(const std::string& path, const toml::node& n) {
 
 Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& path, bool allow_userns,
                                     bool allow_ptrace) {
-    toml::table tbl;
-    try {
-        tbl = toml::parse(text, path);
-    } catch (const toml::parse_error& e) {
-        return make_error(path + ":" + std::to_string(e.source().begin.line) + ":" +
-                              std::to_string(e.source().begin.column),
-                          std::string(e.description()));
-    }
+    auto parsed = parse_toml(text, path);
+    if (!parsed) return parsed.error();
+    toml::table& tbl = *parsed;
     SeccompPolicy p;
     std::string base = "default";
     for (auto&& [k, node] : tbl) {

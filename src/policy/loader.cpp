@@ -12,6 +12,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
+#include "cordon/toml.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
 
@@ -370,14 +371,9 @@ private:
 }  // namespace
 
 Result<Policy> parse_policy(std::string_view text, const std::string& origin) {
-    toml::table root;
-    try {
-        root = toml::parse(text, origin);
-    } catch (const toml::parse_error& e) {
-        return make_error(fmt::format("{}:{}:{}", origin, e.source().begin.line, e.source().begin.column),
-                          std::string(e.description()));
-    }
-    return Loader(origin).load(root);
+    auto root = parse_toml(text, origin);
+    if (!root) return root.error();
+    return Loader(origin).load(*root);
 }
 
 Result<Policy> load_policy_file(const std::string& path) {

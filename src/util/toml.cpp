@@ -1,0 +1,133 @@
+#include "cordon/toml.hpp"
+
+namespace cordon {
+
+namespace {
+
+// Code points toml++ 3.3 mishandles, each range moved to kShieldBase + its offset.
+struct Range {
+    char32_t first, last;
+};
+constexpr Range kBad[] = {{0xA1, 0x499}, {0x2C5E, 0x3057}, {0xFB26, 0xFEFE}};
+constexpr char32_t kShieldBase = 0xE000;  // Private Use Area: toml++ classifies it safely
+constexpr char32_t kShieldEnd = kShieldBase + (0x499 - 0xA1 + 1) + (0x3057 - 0x2C5E + 1) + (0xFEFE - 0xFB26 + 1);
+
+// Decode one UTF-8 sequence at s[i]; returns the code point and advances i, or U+FFFD for
+// malformed input (left for toml++ to report: it is passed through byte by byte).
+bool decode(std::string_view s, size_t& i, char32_t& cp) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < len; ++k) {
+        unsigned char cc = static_cast<unsigned char>(s[i + k]);
+        if ((cc >> 6) != 2) return false;
+        cp = (cp << 6) | (cc & 0x3F);
+    }
+    i += len;
+    return true;
+}
+
+void encode(char32_t cp, std::string& out) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+template <typename Map>
+std::optional<std::string> remap(std::string_view text, Map map) {
+    std::string out;
+    out.reserve(text.size() + 16);
+    for (size_t i = 0; i < text.size();) {
+        char32_t cp = 0;
+        size_t start = i;
+        if (static_cast<unsigned char>(text[i]) < 0x80 || !decode(text, i, cp)) {
+            out += text[start];
+            i = start + 1;
+            continue;
+        }
+        auto mapped = map(cp);
+        if (!mapped) return std::nullopt;
+        encode(*mapped, out);
+    }
+    return out;
+}
+
+void unshield_node(toml::node& node) {
+    if (auto* s = node.as_string()) {
+        s->get() = unshield_unicode(s->get());
+    } else if (auto* arr = node.as_array()) {
+        for (auto& e : *arr) unshield_node(e);
+    } else if (auto* tbl = node.as_table()) {
+        for (auto&& [k, v] : *tbl) unshield_node(v);
+    }
+}
+
+}  // namespace
+
+std::optional<std::string> shield_unicode(std::string_view text) {
+    return remap(text, [](char32_t cp) -> std::optional<char32_t> {
+        if (cp >= kShieldBase && cp < kShieldEnd) return std::nullopt;
+        char32_t offset = 0;
+        for (const auto& r : kBad) {
+            if (cp >= r.first && cp <= r.last) return kShieldBase + offset + (cp - r.first);
+            offset += r.last - r.first + 1;
+        }
+        return cp;
+    });
+}
+
+std::string unshield_unicode(std::string_view text) {
+    return *remap(text, [](char32_t cp) -> std::optional<char32_t> {
+        if (cp < kShieldBase || cp >= kShieldEnd) return cp;
+        char32_t offset = cp - kShieldBase;
+        for (const auto& r : kBad) {
+            if (offset <= r.last - r.first) return r.first + offset;
+            offset -= r.last - r.first + 1;
+        }
+        return cp;
+    });
+}
+
+Result<toml::table> parse_toml(std::string_view text, const std::string& path) {
+    auto shielded = shield_unicode(text);
+    if (!shielded) {
+        size_t line = 1, column = 1;
+        for (size_t i = 0; i < text.size();) {
+            char32_t cp = 0;
+            size_t start = i;
+            if (static_cast<unsigned char>(text[i]) >= 0x80 && decode(text, i, cp)) {
+                if (cp >= kShieldBase && cp < kShieldEnd) break;
+            } else {
+                i = start + 1;
+            }
+            if (text[start] == '\n') line++, column = 1;
+            else column++;
+        }
+        return make_error(path + ":" + std::to_string(line) + ":" + std::to_string(column),
+                          "a private-use character (U+E000-U+EBED), which cordon does not accept");
+    }
+    try {
+        toml::table tbl = toml::parse(*shielded, path);
+        unshield_node(tbl);
+        return tbl;
+    } catch (const toml::parse_error& e) {
+        return make_error(path + ":" + std::to_string(e.source().begin.line) + ":" +
+                              std::to_string(e.source().begin.column),
+                          unshield_unicode(e.description()));
+    }
+}
+
+}  // namespace cordon

@@ -1,0 +1,38 @@
+// parse_toml: toml++ never sees the characters it mishandles, and strings come back intact.
+#include <catch2/catch.hpp>
+
+#include "cordon/toml.hpp"
+
+using namespace cordon;
+
+TEST_CASE("toml shield: the mapping round-trips and avoids the bad ranges", "[toml]") {
+    // é U+00E9, Cyrillic Ж U+0416, 〜 U+301C, ﻼ U+FEFC: all in ranges toml++ 3.3 mishandles.
+    std::string text = "d = \"caf\xc3\xa9 \xd0\x96 \xe3\x80\x9c \xef\xbb\xbc\"\n";
+    auto shielded = shield_unicode(text);
+    REQUIRE(shielded);
+    CHECK(shielded->find("\xc3\xa9") == std::string::npos);
+    CHECK(unshield_unicode(*shielded) == text);
+    // Characters outside the ranges, and ASCII, are untouched.
+    CHECK(*shield_unicode("a \xe2\x80\x94 b \xf0\x9f\x99\x82") == "a \xe2\x80\x94 b \xf0\x9f\x99\x82");
+    // Text already using the private range cordon borrows is refused rather than corrupted.
+    CHECK_FALSE(shield_unicode("x = \"\xee\x80\x80\""));
+}
+
+TEST_CASE("toml shield: parse_toml keeps strings and refuses bad documents cleanly", "[toml]") {
+    auto good = parse_toml("a = \"caf\xc3\xa9\"\nb = [\"\xd0\x96\", 'na\xc3\xafve']\n[t]\nc = \"\xe3\x80\x9c\"\n", "g.toml");
+    REQUIRE(good.ok());
+    CHECK((*good)["a"].value_or(std::string()) == "caf\xc3\xa9");
+    CHECK((*good)["b"][0].value_or(std::string()) == "\xd0\x96");
+    CHECK((*good)["b"][1].value_or(std::string()) == "na\xc3\xafve");
+    CHECK((*good)["t"]["c"].value_or(std::string()) == "\xe3\x80\x9c");
+    // U+00A1 right after a value made toml++ 3.3 reach __builtin_unreachable(); now an error.
+    auto bad = parse_toml("net = 0\xc2\xa1\n", "p.toml");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().what.rfind("p.toml:1:", 0) == 0);
+    auto pua = parse_toml("a = 1\nb = \"x\xee\x80\x80\"\n", "u.toml");
+    REQUIRE_FALSE(pua.ok());
+    CHECK(pua.error().what == "u.toml:2:7");
+    auto syntax = parse_toml("a = [1,\n", "s.toml");
+    REQUIRE_FALSE(syntax.ok());
+    CHECK(syntax.error().what.rfind("s.toml:", 0) == 0);
+}
