@@ -5,7 +5,11 @@ source "$TESTLIB"
 
 git -C "$WORK" init -q 2>/dev/null || mkdir -p "$WORK/.git/hooks"
 echo "tracked" > "$WORK/file.txt"
-host_home_before=$(snapshot "$HOME")
+# cordon itself keeps a cache of verified policies in ~/.cache/cordon (cordon-policy(5)): one
+# run first creates it, then the jail's writes are what must not reach the host HOME.
+"$CORDON" -- true
+home_snapshot() { snapshot "$HOME"; }
+host_home_before=$(home_snapshot)
 
 jailed 'mkdir -p sub && echo new > sub/y && cat sub/y'
 expect_rc 0 "the workdir is writable"
@@ -26,7 +30,7 @@ jailed 'ls -A "$HOME"; cat "$HOME/.ssh/id_ed25519" 2>&1; cat "$HOME/.aws/credent
 expect_no_out "FAKE-PRIVATE-KEY" "~/.ssh of the caller is invisible"
 expect_no_out "^\[default\]" "~/.aws of the caller is invisible"
 expect_out "^mine$" "the private HOME is writable"
-[[ $(snapshot "$HOME") == "$host_home_before" ]] && ok "the host HOME is unchanged" || not_ok "the host HOME changed"
+[[ $(home_snapshot) == "$host_home_before" ]] && ok "the host HOME is unchanged" || { not_ok "the host HOME changed"; diff <(echo "$host_home_before") <(home_snapshot) | head; }
 
 jailed 'cat /etc/shadow; echo rc=$?; cat /etc/gshadow; echo rc=$?; ls /etc/ssl/private 2>&1 | wc -l'
 expect_no_out "^root:" "/etc/shadow content is not readable"
