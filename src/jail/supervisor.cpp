@@ -20,7 +20,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <optional>
 
 #include "cordon/cgroup.hpp"
 #include "cordon/fd.hpp"
@@ -31,6 +33,40 @@ namespace cordon {
 namespace {
 
 constexpr int kSupervisedSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void ignore_signal(int) {}
+
+// For the supervisor's lifetime around the jail: its signals are blocked (read from a signalfd)
+// and have a do-nothing handler. The handler is for the child: clone keeps dispositions, and as
+// pid 1 of its namespace the child would silently drop any signal still at SIG_DFL, such as a
+// Ctrl-C or a relayed SIGTERM that arrives before it installs its own.
+class SupervisedSignals final {
+public:
+    SupervisedSignals() {
+        sigemptyset(&mask_);
+        for (int sig : kSupervisedSignals) sigaddset(&mask_, sig);
+        ::sigprocmask(SIG_BLOCK, &mask_, &old_mask_);
+        struct sigaction sa {};
+        sa.sa_handler = ignore_signal;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < std::size(kSupervisedSignals); ++i) {
+            ::sigaction(kSupervisedSignals[i], &sa, &old_actions_[i]);
+        }
+    }
+    SupervisedSignals(const SupervisedSignals&) = delete;
+    SupervisedSignals& operator=(const SupervisedSignals&) = delete;
+    ~SupervisedSignals() {
+        for (size_t i = 0; i < std::size(kSupervisedSignals); ++i) {
+            ::sigaction(kSupervisedSignals[i], &old_actions_[i], nullptr);
+        }
+        ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+    }
+    [[nodiscard]] const sigset_t& mask() const { return mask_; }
+
+private:
+    sigset_t mask_{}, old_mask_{};
+    struct sigaction old_actions_[std::size(kSupervisedSignals)] {};
+};
 constexpr uint64_t kKillGraceMs = 3000;  // after --timeout's SIGTERM, before SIGKILL
 
 const char* kUsernsHint =
@@ -228,23 +264,17 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
     UniqueFd sync(sv[0]);
     UniqueFd child_end(sv[1]);
 
-    // Signals are blocked before clone so none is lost; the child restores its own mask.
-    sigset_t mask, old_mask;
-    sigemptyset(&mask);
-    for (int sig : kSupervisedSignals) sigaddset(&mask, sig);
-    ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
-    UniqueFd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+    // Signals are blocked (and handled) before clone so none is lost, in either process.
+    std::optional<SupervisedSignals> signals(std::in_place);
+    UniqueFd sigfd(::signalfd(-1, &signals->mask(), SFD_CLOEXEC | SFD_NONBLOCK));
     if (!sigfd) return fail(sys_error("signalfd"));
 
     bool late_cgroupns = false;
     pid_t init = spawn_init(prepared.clone_flags, cgroup ? cgroup->jail_fd() : -1, late_cgroupns);
-    if (init < 0) {
-        ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-        return fail(clone_error(errno));
-    }
+    if (init < 0) return fail(clone_error(errno));
     if (init == 0) {
-        // The child keeps the signals blocked: it installs handlers at once and reads them
-        // later from its own signalfd, so a Ctrl-C during setup is not lost.
+        // The child keeps the signals blocked with their handlers and reads them later from its
+        // own signalfd, so a Ctrl-C during setup is not lost.
         sync.reset();
         child_main(ChildContext{&spec, &prepared, child_end.get(), late_cgroupns});
     }
@@ -253,7 +283,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
     auto abort_child = [&](Error e) {
         ::kill(init, SIGKILL);
         ::waitpid(init, nullptr, 0);
-        ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+        signals.reset();
         return fail(std::move(e));
     };
     if (late_cgroupns) {
@@ -347,7 +377,11 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         ChildMsg m{};
         while (::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) handle_msg(m);
     }
-    ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    // A signal that came with the jail's end (the same Ctrl-C that ended the payload) must not
+    // kill cordon once unblocked, before it reports and cleans up.
+    for (struct signalfd_siginfo si {}; ::read(sigfd.get(), &si, sizeof si) == sizeof si;) {
+    }
+    signals.reset();
 
     out.wall_ms = ms_since(t0);
     struct rusage ru {};
