@@ -73,6 +73,14 @@ int run(const std::vector<std::string>& args) {
     if (!spec->workdir_note.empty() && spec->verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", spec->workdir_note.c_str());
     }
+    if (spec->verbosity > 0) {
+        std::string names;
+        for (const auto& p : spec->profiles) names += (names.empty() ? "" : ",") + p;
+        std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
+                     names.empty() ? "(none)" : names.c_str(), spec->workdir ? spec->workdir->c_str() : "none",
+                     spec->share_net ? "host" : "none", prepared->mounts.ops.size(), prepared->seccomp.name.c_str(),
+                     policies.empty() ? "off" : "checked, allowed");
+    }
     cordon::Outcome outcome = cordon::run_jail(*spec, *prepared);
     if (outcome.error) report(*outcome.error);
     if (outcome.reason == cordon::Outcome::Reason::Timeout && spec->verbosity >= 0) {

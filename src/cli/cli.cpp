@@ -47,7 +47,7 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
     app.add_flag("--no-profile", req.no_profile, "start from an empty root (bwrap semantics)");
     app.add_flag("--no-policy", req.no_policy, "do not check the command policy");
     app.add_flag("--dry-run", req.dry_run, "print the resolved jail and run nothing");
-    app.add_flag("-v,--verbose", verbose, "say more (repeatable)");
+    app.add_flag("-v,--verbose", verbose, "print a one-line summary of the jail before running");
     app.add_flag("-q,--quiet", quiet, "print only errors");
 
     // Raw values per key; typed and checked below so messages can name option and value.

@@ -35,6 +35,10 @@ expect_exit 0 "--no-profile with primitives" "$CORDON" --no-profile --ro-bind /u
   --symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc --dev /dev --dir /scratch -- /bin/sh -c 'ls /; test -d /scratch'
 expect_out "^scratch$" "--dir created /scratch"
 expect_no_out "^etc$" "--no-profile exposes nothing but what was asked"
+expect_exit 0 "-v says what jail it builds" "$CORDON" -v -- /bin/true
+expect_err "^cordon: jail: profiles default; workdir $WORK; network none; [0-9]+ mounts; seccomp default; policy checked" "-v prints the jail's summary"
+run "$CORDON" -- /bin/true
+[[ ! -s $OUT/err ]] && ok "without -v nothing is printed" || not_ok "stderr without -v: $(head -2 "$OUT/err")"
 expect_exit 0 "--chdir" "$CORDON" --chdir /usr -- /bin/pwd
 expect_out "^/usr$" "--chdir moves the working directory"
 expect_exit 0 "--hostname" "$CORDON" --hostname jailhost -- /bin/cat /proc/sys/kernel/hostname
