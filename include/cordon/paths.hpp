@@ -10,6 +10,12 @@ namespace cordon {
 // so a build tree (<build>/bin/cordon, <build>/share/cordon) works like an installed one.
 std::string data_dir();
 
+// The user's configuration directory: $XDG_CONFIG_HOME when it is an absolute path (the XDG
+// spec says to ignore relative ones), else HOME/.config; "" when neither is usable. The search
+// path trusts $(config_home)/cordon and the jail keeps exactly that directory read-only, so both
+// must come from here.
+std::string config_home(const std::string& home);
+
 // The search path for KIND ("profiles" or "policies"): $ENV_VAR (colon list),
 // $XDG_CONFIG_HOME/cordon/KIND (or ~/.config/cordon/KIND), /etc/cordon/KIND, data_dir()/KIND.
 std::vector<std::string> search_path(const std::string& kind, const char* env_var);

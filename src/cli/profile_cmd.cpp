@@ -23,7 +23,7 @@ Vars profile_vars(const std::string& home, const std::string& user, unsigned uid
         return (v && *v) ? std::string(v) : fallback;
     };
     vars["XDG_CACHE_HOME"] = env_or("XDG_CACHE_HOME", home.empty() ? "" : home + "/.cache");
-    vars["XDG_CONFIG_HOME"] = env_or("XDG_CONFIG_HOME", home.empty() ? "" : home + "/.config");
+    vars["XDG_CONFIG_HOME"] = config_home(home);
     return vars;
 }
 

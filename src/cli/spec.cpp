@@ -11,6 +11,7 @@
 #include <climits>
 #include <map>
 
+#include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
 
 extern char** environ;
@@ -254,11 +255,9 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         }
     }
     s.private_home = get_bool(merged, "private-home");
-    for (const auto& kv : host.environ) {
-        if (kv.rfind("XDG_CONFIG_HOME=", 0) == 0 && kv.size() > 16 && kv[16] == '/') s.config_dir = kv.substr(16);
+    if (std::string config = config_home(host.home); !config.empty()) {
+        s.config_dir = normalize_path(config, "/") + "/cordon";
     }
-    if (s.config_dir.empty() && !host.home.empty() && host.home != "/") s.config_dir = host.home + "/.config";
-    if (!s.config_dir.empty()) s.config_dir = normalize_path(s.config_dir, "/") + "/cordon";
     if (auto sz = get_string(merged, "tmpfs-size")) {
         auto r = parse_size(*sz);
         if (!r) return make_error("--tmpfs-size", r.error().what + ": " + r.error().why);

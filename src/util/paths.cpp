@@ -17,6 +17,12 @@ std::string data_dir() {
     return prefix + "/" CORDON_DATADIR_REL;
 }
 
+std::string config_home(const std::string& home) {
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/') return xdg;
+    if (!home.empty() && home[0] == '/' && home != "/") return home + "/.config";
+    return {};
+}
+
 std::vector<std::string> search_path(const std::string& kind, const char* env_var) {
     std::vector<std::string> dirs;
     if (const char* env = std::getenv(env_var); env && *env) {
@@ -29,10 +35,9 @@ std::vector<std::string> search_path(const std::string& kind, const char* env_va
             start = end + 1;
         }
     }
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
-        dirs.push_back(std::string(xdg) + "/cordon/" + kind);
-    } else if (const char* home = std::getenv("HOME"); home && *home) {
-        dirs.push_back(std::string(home) + "/.config/cordon/" + kind);
+    const char* home = std::getenv("HOME");
+    if (std::string config = config_home(home ? home : ""); !config.empty()) {
+        dirs.push_back(config + "/cordon/" + kind);
     }
     dirs.push_back("/etc/cordon/" + kind);
     dirs.push_back(data_dir() + "/" + kind);

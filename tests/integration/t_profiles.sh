@@ -104,6 +104,16 @@ run env XDG_CONFIG_HOME="$WORK/xdg" "$CORDON" -- /bin/sh -c "$GUARD; mkdir -p \"
 expect_out "rc=[1-9]" "an XDG_CONFIG_HOME inside the workdir is protected too"
 [[ -z $(ls -A "$WORK/xdg") ]] && ok "and its placeholder is removed afterwards" || not_ok "left in xdg: $(ls -A "$WORK/xdg")"
 
+# A relative XDG_CONFIG_HOME is ignored (XDG spec): profiles are never looked up relative to
+# the current directory, which the jail can write.
+mkdir -p "$WORK/rel/cordon/profiles"
+printf 'extends = ["default"]\nhostname = "from-cwd"\n' > "$WORK/rel/cordon/profiles/make.toml"
+pushd "$WORK" >/dev/null
+run env -u CORDON_PROFILE_PATH XDG_CONFIG_HOME=rel "$CORDON" -p make -- /bin/cat /proc/sys/kernel/hostname
+popd >/dev/null
+expect_no_out "^from-cwd$" "a relative XDG_CONFIG_HOME does not make the current directory a profile source"
+rm -rf "$WORK/rel"
+
 # --profile auto: a trusted executable gets its profile; one in a writable place does not.
 run "$CORDON" -p auto --dry-run -- make
 expect_out "^profiles: +make" "--profile auto picks make for /usr/bin/make"
