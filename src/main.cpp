@@ -45,16 +45,8 @@ int run(const std::vector<std::string>& args) {
         if (!loaded) return report(loaded.error());
         policies = std::move(*loaded);
     }
-    auto prepared = cordon::prepare(*spec);
-    if (!prepared) return report(prepared.error());
-    if (spec->dry_run) {
-        std::fputs(cordon::format_dry_run(*spec, *prepared).c_str(), stdout);
-        std::string files;
-        for (const auto& f : policies.files()) files += " " + f;
-        std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
-        return 0;
-    }
-    if (!policies.empty()) {
+    // A denial costs nothing else: no jail is planned, compiled or built for it.
+    if (!policies.empty() && !spec->dry_run) {
         const std::string cwd = spec->chdir;
         auto decision = spec->via_shell ? policies.check_script(spec->argv[2], cwd, spec->home)
                                         : policies.check_argv(spec->argv, cwd, spec->home);
@@ -69,6 +61,15 @@ int run(const std::vector<std::string>& args) {
             }
             return 126;
         }
+    }
+    auto prepared = cordon::prepare(*spec);
+    if (!prepared) return report(prepared.error());
+    if (spec->dry_run) {
+        std::fputs(cordon::format_dry_run(*spec, *prepared).c_str(), stdout);
+        std::string files;
+        for (const auto& f : policies.files()) files += " " + f;
+        std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
+        return 0;
     }
     if (!spec->workdir_note.empty() && spec->verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", spec->workdir_note.c_str());
