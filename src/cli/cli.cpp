@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <map>
+#include <set>
+#include <string_view>
 
 #include "cordon/version.hpp"
 
@@ -50,11 +52,28 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
     app.add_flag("-v,--verbose", verbose, "print a one-line summary of the jail before running");
     app.add_flag("-q,--quiet", quiet, "print only errors");
 
+    // CLI11 checks each new option against every earlier one, so registering all ~50 jail
+    // options costs more than the rest of start-up together. The jail options have long names
+    // only and CLI11 matches them whole (no abbreviations), so an option can only take effect
+    // when its "--NAME" or "--NAME=" is an argument: register just those. Over-registering (a
+    // name that belongs to COMMAND's arguments) changes nothing; --help needs them all.
+    std::set<std::string_view> mentioned;
+    bool all = false;
+    for (const auto& a : args) {
+        if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+            mentioned.insert(std::string_view(a).substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2));
+        } else if (a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find('h') != std::string::npos) {
+            all = true;  // -h, possibly in a cluster such as -qh
+        }
+    }
+    all = all || mentioned.count("help") > 0;
+
     // Raw values per key; typed and checked below so messages can name option and value.
     std::map<std::string, std::vector<std::string>> raw;
     std::map<std::string, bool> flags;
     std::map<const CLI::Option*, const KeyInfo*> option_key;
     for (const auto& key : all_keys()) {
+        if (!all && mentioned.count(key.name) == 0) continue;
         std::string name = std::string("--") + key.name;
         CLI::Option* opt = nullptr;
         if (key.type == KeyType::Bool) {

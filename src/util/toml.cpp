@@ -1,5 +1,7 @@
 #include "cordon/toml.hpp"
 
+#include <algorithm>
+
 namespace cordon {
 
 namespace {
@@ -78,6 +80,9 @@ void unshield_node(toml::node& node) {
 }  // namespace
 
 std::optional<std::string> shield_unicode(std::string_view text) {
+    if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+        return std::string(text);
+    }
     return remap(text, [](char32_t cp) -> std::optional<char32_t> {
         if (cp >= kShieldBase && cp < kShieldEnd) return std::nullopt;
         char32_t offset = 0;
@@ -120,8 +125,11 @@ Result<toml::table> parse_toml(std::string_view text, const std::string& path) {
                           "a private-use character (U+E000-U+EBED), which cordon does not accept");
     }
     try {
+        // Most files are ASCII, or carry non-ASCII text only outside the shielded ranges: then
+        // nothing was moved and the tree needs no walk back.
+        const bool moved = *shielded != text;
         toml::table tbl = toml::parse(*shielded, path);
-        unshield_node(tbl);
+        if (moved) unshield_node(tbl);
         return tbl;
     } catch (const toml::parse_error& e) {
         return make_error(path + ":" + std::to_string(e.source().begin.line) + ":" +
