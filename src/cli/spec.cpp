@@ -1,6 +1,5 @@
 #include "cordon/spec.hpp"
 
-#include <fnmatch.h>
 #include <pwd.h>
 #include <sys/capability.h>
 #include <sys/resource.h>
@@ -11,6 +10,7 @@
 #include <climits>
 #include <map>
 
+#include "cordon/glob.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
 
@@ -318,7 +318,7 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         bool drop = clear || std::find(unset.begin(), unset.end(), name) != unset.end();
         if (!drop && !passed) {
             for (const auto& pat : strip) {
-                if (::fnmatch(pat.c_str(), name.c_str(), 0) == 0) {
+                if (wildcard_match(pat, name)) {
                     drop = true;
                     break;
                 }

@@ -249,8 +249,16 @@ int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
             pid_t pid;
             while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
                 if (pid == payload) {
+                    // The command is over and so is the jail: end whatever it left behind and
+                    // reap it all (orphans are ours), so that once the supervisor reads Exited
+                    // nothing in the jail can act any more, and it need not wait for our own
+                    // exit, which tears down the namespaces and is slow.
+                    ::kill(-1, SIGKILL);
+                    for (;;) {
+                        pid_t r = ::waitpid(-1, nullptr, 0);
+                        if (r < 0 && errno != EINTR) break;
+                    }
                     send_msg(sync, ChildMsg::Exited, 0, status, nullptr);
-                    // Our exit tears down the pid namespace and with it every leftover process.
                     ::_exit(0);
                 }
             }

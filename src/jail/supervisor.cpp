@@ -331,7 +331,13 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         }
     };
 
-    while (!init_done) {
+    // Init reports Exited only once every other process of the jail is gone. From then on the
+    // jail can do nothing, so cordon finishes without waiting for init's own exit (it tears
+    // down the namespaces, a few hundred microseconds, and the kernel kills it with us:
+    // PDEATHSIG). A cgroup must be empty before it is removed, and --status-json reports the
+    // jail's CPU time from init's rusage: then init is reaped first.
+    const bool reap_init = cgroup != nullptr || spec.status_json.has_value();
+    while (!init_done && !(have_exit && !reap_init)) {
         struct pollfd fds[3] = {{sync.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
         int n = ::poll(fds, sync ? 3 : 3, -1);
         if (n < 0 && errno != EINTR) break;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "cordon/glob.hpp"
 #include "cordon/json.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
@@ -44,28 +45,6 @@ const CommandLine& Matcher::line(const Policy& p, const Invocation& inv) {
 
 namespace {
 
-// '*' and '?' without allocating; anything else goes to fnmatch.
-bool wildcard(std::string_view pat, std::string_view s) {
-    if (pat.find('[') != std::string_view::npos) return glob_match(pat, s);
-    size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
-    while (i < s.size()) {
-        if (p < pat.size() && (pat[p] == '?' || pat[p] == s[i])) {
-            ++p;
-            ++i;
-        } else if (p < pat.size() && pat[p] == '*') {
-            star = p++;
-            mark = i;
-        } else if (star != std::string_view::npos) {
-            p = star + 1;
-            i = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < pat.size() && pat[p] == '*') ++p;
-    return p == pat.size();
-}
-
 // Cheap test on the basename before normalising the command line.
 bool program_may_match(const std::vector<std::string>& programs, const Field& argv0) {
     static const std::string empty;
@@ -73,7 +52,7 @@ bool program_may_match(const std::vector<std::string>& programs, const Field& ar
     std::string_view base = basename(word);
     for (const auto& p : programs) {
         if (p.find('/') != std::string::npos || p == base) return true;
-        if (p.find_first_of("*?[") != std::string::npos && wildcard(p, base)) return true;
+        if (p.find_first_of("*?[") != std::string::npos && wildcard_match(p, base)) return true;
     }
     return false;
 }
@@ -84,7 +63,7 @@ bool program_matches(const std::vector<std::string>& programs, const CommandLine
             if (cl.path == p) return true;
             Field f = Field::lit(cl.path);
             if (to_string(resolve_path(f, literal_pattern("/")).path) == p) return true;
-        } else if (p.find_first_of("*?[") != std::string::npos ? wildcard(p, cl.program) : p == cl.program) {
+        } else if (p.find_first_of("*?[") != std::string::npos ? wildcard_match(p, cl.program) : p == cl.program) {
             return true;
         }
     }

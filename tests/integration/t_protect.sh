@@ -37,6 +37,20 @@ expect_out "src=0" "ordinary files stay writable"
 echo src > "$WORK/p2/main.c"
 [[ ! -e $WORK/p2/.git && ! -e $WORK/p2/.vscode && ! -e $WORK/p2/.claude ]] && ok "placeholders are removed after the run" || not_ok "placeholders left: $(ls -A "$WORK/p2")"
 
+# What the command leaves running ends with it, before cordon removes the placeholders: a
+# background loop that keeps trying to plant .claude/.vscode cannot do it on the way out.
+mkdir -p "$WORK/p2b"
+pushd "$WORK/p2b" >/dev/null
+run "$CORDON" -q -- /bin/sh -c '(while :; do mkdir -p .claude/x .vscode/y 2>/dev/null; echo t >> ticks; done) & sleep 0.3'
+popd >/dev/null
+n1=$(wc -l < "$WORK/p2b/ticks" 2>/dev/null || echo 0)
+sleep 0.3
+n2=$(wc -l < "$WORK/p2b/ticks" 2>/dev/null || echo 0)
+[[ $rc -eq 0 && $n1 -gt 0 && $n1 -eq $n2 ]] && ok "a background process of the command is gone when cordon returns" \
+  || not_ok "background loop: exit $rc, ticks $n1 then $n2"
+[[ ! -e $WORK/p2b/.claude && ! -e $WORK/p2b/.vscode && ! -e $WORK/p2b/.git ]] && ok "it planted nothing in the placeholders' place" \
+  || not_ok "left in p2b: $(ls -A "$WORK/p2b")"
+
 # Existing .envrc is protected; a missing one is not created by cordon.
 echo 'export A=1' > "$WORK/p2/.envrc"
 pushd "$WORK/p2" >/dev/null

@@ -8,6 +8,10 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 export HOME=/home/user CORDON_POLICY_PATH=$policies
 unset XDG_CONFIG_HOME
+# The shipped policy is compiled into cordon; a copy with one more comment line is not, so
+# it goes through the TOML parser. Both must give every corpus decision, and the same words.
+mkdir parsed
+{ cat "$policies/default.toml"; echo "# a copy that differs from the shipped file"; } > parsed/default.toml
 pass=0 fail=0
 while IFS= read -r line || [[ -n $line ]]; do
     [[ -z $line || $line == \#* ]] && continue
@@ -28,6 +32,13 @@ while IFS= read -r line || [[ -n $line ]]; do
     else
         fail=$((fail + 1))
         printf 'FAIL (want %s, got exit %d): %s\n    %s\n' "$want" "$status" "$script" "$out"
+    fi
+    out_parsed=$(CORDON_POLICY_PATH=$work/parsed "$cordon" check -c "$script" 2>&1)
+    status_parsed=$?
+    if [[ $status_parsed -ne $status || ${out_parsed//$work\/parsed/$policies} != "$out" ]]; then
+        fail=$((fail + 1))
+        printf 'FAIL (compiled and parsed policy differ): %s\n    compiled: %s\n    parsed:   %s\n' \
+            "$script" "$out" "$out_parsed"
     fi
 done < "$corpus"
 # --json is well-formed enough for a line-oriented consumer, and a denial names the rule.

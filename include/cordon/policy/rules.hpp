@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@ struct OptionSpec {
     enum class Arg : unsigned char { None, Required, Optional };
     std::string canonical;  // the first spelling: "-r" for "-r -R --recursive"
     Arg arg = Arg::None;
+    bool operator==(const OptionSpec&) const = default;
 };
 
 // How one program spells its options (policy file: [programs.NAME]).
@@ -27,6 +29,7 @@ struct ProgramSpec {
     bool abbreviations = true;                             // --rec = --recursive (GNU getopt_long)
     bool permute = true;                                   // options may follow operands (GNU)
     std::vector<std::string> key_value;                    // dd-style KEY=PATH operands
+    bool operator==(const ProgramSpec&) const = default;
 
     [[nodiscard]] const OptionSpec* find(std::string_view spelling) const;
     [[nodiscard]] std::string canonical(std::string_view spelling) const;
@@ -49,11 +52,13 @@ struct OperandPattern {
     Pattern fixed;              // otherwise compiled once, at load
 
     static Result<OperandPattern> make(std::string key, std::string path);
+    bool operator==(const OperandPattern&) const = default;
 };
 
 struct Example {
     std::string script;
     std::string where;  // FILE:LINE:COLUMN
+    bool operator==(const Example&) const = default;
 };
 
 struct Rule {
@@ -72,6 +77,7 @@ struct Rule {
     bool has_construct = false;
     Invocation::Construct construct = Invocation::Construct::None;
     std::vector<Example> must_match, must_not_match;
+    bool operator==(const Rule&) const = default;
 };
 
 struct Policy {
@@ -83,6 +89,7 @@ struct Policy {
     std::vector<Rule> rules;
 
     [[nodiscard]] const ProgramSpec* spec(std::string_view program) const;
+    bool operator==(const Policy&) const = default;
 };
 
 // The context examples run in (documented in cordon-policy(5)).
@@ -94,6 +101,20 @@ Result<Policy> parse_policy(std::string_view toml, const std::string& origin);
 Result<Policy> load_policy_file(const std::string& path);
 // Where NAME_OR_PATH lives: a path as is, a NAME on the policy search path.
 Result<std::string> find_policy(const std::string& name_or_path);
+
+// A policy as bytes and back, for the policies compiled into cordon at build time: loading
+// one skips TOML parsing and the examples (they passed when cordon was built). The bytes name
+// no file: positions are kept relative to it and DESERIALIZE_POLICY prefixes ORIGIN again.
+// Examples are not kept.
+std::string serialize_policy(const Policy& p);
+Result<Policy> deserialize_policy(std::string_view bytes, const std::string& origin);
+
+// A shipped policy file (policies/NAME.toml) and its compiled form, generated at build time.
+struct EmbeddedPolicy {
+    std::string_view name, text, compiled;
+};
+// All of them; load() uses the compiled form of a file whose bytes equal TEXT.
+std::span<const EmbeddedPolicy> embedded_policies();
 
 // Every example that does not behave: one message per failure ("FILE:L:C: rule X: ...").
 std::vector<std::string> run_examples(const Policy& p);

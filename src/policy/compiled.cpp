@@ -1,0 +1,253 @@
+// Policies as bytes: the compiled form of the shipped policy files, generated at build time by
+// src/gen/embed_policies.cpp and read back at start-up instead of parsing TOML (cordon-policy(5)).
+// The format is private to one build of cordon: length-prefixed fields in declaration order.
+#include <cstdint>
+#include <cstring>
+
+#include "cordon/policy/rules.hpp"
+
+namespace cordon::policy {
+namespace {
+
+constexpr std::string_view kMagic = "cordon-policy/1\n";
+
+class Writer {
+public:
+    explicit Writer(std::string origin) : origin_(std::move(origin)) {}
+
+    void u32(uint32_t v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+    void flag(bool b) { out_ += static_cast<char>(b ? 1 : 0); }
+    void byte(unsigned char c) { out_ += static_cast<char>(c); }
+    void str(std::string_view s) {
+        u32(static_cast<uint32_t>(s.size()));
+        out_.append(s);
+    }
+    // FILE:LINE:COLUMN without FILE, which the reader supplies.
+    void where(std::string_view w) {
+        const std::string prefix = origin_ + ":";
+        const bool relative = w.substr(0, prefix.size()) == prefix;
+        flag(relative);
+        str(relative ? w.substr(prefix.size()) : w);
+    }
+    void strs(const std::vector<std::string>& v) {
+        u32(static_cast<uint32_t>(v.size()));
+        for (const auto& s : v) str(s);
+    }
+    void pattern(const Pattern& p) {
+        u32(static_cast<uint32_t>(p.size()));
+        for (const Tok& t : p) {
+            byte(static_cast<unsigned char>(t.kind));
+            byte(static_cast<unsigned char>(t.c));
+        }
+    }
+    void operands(const std::vector<OperandPattern>& v) {
+        u32(static_cast<uint32_t>(v.size()));
+        for (const auto& o : v) {
+            str(o.key);
+            str(o.path);
+            flag(o.home_relative);
+            pattern(o.fixed);
+        }
+    }
+    std::string take() { return std::move(out_); }
+
+private:
+    std::string origin_;
+    std::string out_;
+};
+
+// Every read is bounds-checked; the first short or malformed read sets bad() for good.
+class Reader {
+public:
+    Reader(std::string_view in, std::string origin) : in_(in), origin_(std::move(origin)) {}
+
+    [[nodiscard]] bool bad() const { return bad_; }
+    void reject() { fail(); }
+    bool expect(std::string_view s) {
+        if (in_.substr(pos_, s.size()) != s) return fail();
+        pos_ += s.size();
+        return true;
+    }
+    uint32_t u32() {
+        uint32_t v = 0;
+        if (!have(sizeof v)) return 0;
+        std::memcpy(&v, in_.data() + pos_, sizeof v);
+        pos_ += sizeof v;
+        return v;
+    }
+    unsigned char byte() {
+        if (!have(1)) return 0;
+        return static_cast<unsigned char>(in_[pos_++]);
+    }
+    bool flag() {
+        unsigned char b = byte();
+        if (b > 1) fail();
+        return b == 1;
+    }
+    // An enumerator stored as one byte, at most MAX.
+    template <typename E>
+    E enumerator(E max) {
+        unsigned char b = byte();
+        if (b > static_cast<unsigned char>(max)) fail();
+        return static_cast<E>(b);
+    }
+    std::string str() {
+        uint32_t n = u32();
+        if (!have(n)) return {};
+        std::string s(in_.substr(pos_, n));
+        pos_ += n;
+        return s;
+    }
+    std::string where() {
+        bool relative = flag();
+        std::string w = str();
+        return relative ? origin_ + ":" + w : w;
+    }
+    // A count of items that each take at least MIN_BYTES: a corrupt count cannot allocate much.
+    size_t count(size_t min_bytes) {
+        uint32_t n = u32();
+        if (!have(static_cast<size_t>(n) * min_bytes)) return 0;
+        return n;
+    }
+    std::vector<std::string> strs() {
+        std::vector<std::string> v(count(4));
+        for (auto& s : v) s = str();
+        return v;
+    }
+    Pattern pattern() {
+        Pattern p(count(2));
+        for (Tok& t : p) {
+            t.kind = enumerator(Tok::Kind::Any);
+            t.c = static_cast<char>(byte());
+        }
+        return p;
+    }
+    std::vector<OperandPattern> operands() {
+        std::vector<OperandPattern> v(count(13));
+        for (auto& o : v) {
+            o.key = str();
+            o.path = str();
+            o.home_relative = flag();
+            o.fixed = pattern();
+        }
+        return v;
+    }
+    [[nodiscard]] bool at_end() const { return pos_ == in_.size(); }
+
+private:
+    std::string_view in_;
+    std::string origin_;
+    size_t pos_ = 0;
+    bool bad_ = false;
+
+    bool fail() {
+        bad_ = true;
+        pos_ = in_.size();
+        return false;
+    }
+    bool have(size_t n) {
+        if (bad_ || n > in_.size() - pos_) return fail();
+        return true;
+    }
+};
+
+}  // namespace
+
+std::string serialize_policy(const Policy& p) {
+    Writer w(p.file);
+    for (char c : kMagic) w.byte(static_cast<unsigned char>(c));
+    w.str(p.description);
+    w.flag(p.default_deny);
+    w.flag(p.unanalyzable_deny);
+    w.u32(static_cast<uint32_t>(p.programs.size()));
+    for (const auto& [name, spec] : p.programs) {
+        w.str(name);
+        w.u32(static_cast<uint32_t>(spec.options.size()));
+        for (const auto& o : spec.options) {
+            w.str(o.canonical);
+            w.byte(static_cast<unsigned char>(o.arg));
+        }
+        w.u32(static_cast<uint32_t>(spec.spellings.size()));
+        for (const auto& [spelling, index] : spec.spellings) {
+            w.str(spelling);
+            w.u32(static_cast<uint32_t>(index));
+        }
+        w.strs(spec.longs);
+        w.flag(spec.abbreviations);
+        w.flag(spec.permute);
+        w.strs(spec.key_value);
+    }
+    w.u32(static_cast<uint32_t>(p.rules.size()));
+    for (const Rule& r : p.rules) {
+        w.str(r.id);
+        w.flag(r.deny);
+        w.str(r.reason);
+        w.where(r.where);
+        w.strs(r.programs);
+        w.u32(static_cast<uint32_t>(r.subcommands.size()));
+        for (const auto& alt : r.subcommands) w.strs(alt);
+        w.strs(r.flags);
+        w.strs(r.without_flags);
+        w.operands(r.operands);
+        w.byte(static_cast<unsigned char>(r.operands_at));
+        w.flag(r.unknown_operands_match);
+        w.operands(r.writes);
+        w.flag(r.has_construct);
+        w.byte(static_cast<unsigned char>(r.construct));
+    }
+    return w.take();
+}
+
+Result<Policy> deserialize_policy(std::string_view bytes, const std::string& origin) {
+    Reader r(bytes, origin);
+    Policy p;
+    p.file = origin;
+    r.expect(kMagic);
+    p.description = r.str();
+    p.default_deny = r.flag();
+    p.unanalyzable_deny = r.flag();
+    for (size_t n = r.count(4); n > 0 && !r.bad(); --n) {
+        std::string name = r.str();
+        ProgramSpec spec;
+        spec.options.resize(r.count(5));
+        for (auto& o : spec.options) {
+            o.canonical = r.str();
+            o.arg = r.enumerator(OptionSpec::Arg::Optional);
+        }
+        for (size_t k = r.count(8); k > 0 && !r.bad(); --k) {
+            std::string spelling = r.str();
+            uint32_t index = r.u32();
+            if (index >= spec.options.size()) r.reject();
+            spec.spellings.emplace(std::move(spelling), index);
+        }
+        spec.longs = r.strs();
+        spec.abbreviations = r.flag();
+        spec.permute = r.flag();
+        spec.key_value = r.strs();
+        p.programs.emplace(std::move(name), std::move(spec));
+    }
+    p.rules.resize(r.count(16));
+    for (Rule& rule : p.rules) {
+        rule.id = r.str();
+        rule.deny = r.flag();
+        rule.reason = r.str();
+        rule.where = r.where();
+        rule.programs = r.strs();
+        rule.subcommands.resize(r.count(4));
+        for (auto& alt : rule.subcommands) alt = r.strs();
+        rule.flags = r.strs();
+        rule.without_flags = r.strs();
+        rule.operands = r.operands();
+        rule.operands_at = r.enumerator(Rule::At::Last);
+        rule.unknown_operands_match = r.flag();
+        rule.writes = r.operands();
+        rule.has_construct = r.flag();
+        rule.construct = r.enumerator(Invocation::Construct::ForkBomb);
+    }
+    if (r.bad() || !r.at_end()) {
+        return make_error(origin, "the policy compiled into cordon is damaged; reinstall cordon");
+    }
+    return p;
+}
+
+}  // namespace cordon::policy

@@ -1,0 +1,171 @@
+// The compiled form of policies (src/policy/compiled.cpp) and the shipped policies built into
+// cordon: a round trip gives back the parsed policy, damaged bytes are an error, and what is
+// compiled in is what policies/*.toml says today.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "cordon/policy.hpp"
+#include "cordon/policy/rules.hpp"
+
+using namespace cordon::policy;
+
+namespace {
+
+std::string source_dir() {
+    std::string f = __FILE__;
+    return f.substr(0, f.rfind("/tests/"));
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// What a compiled policy keeps: everything but the examples.
+Policy without_examples(Policy p) {
+    for (auto& r : p.rules) r.must_match.clear(), r.must_not_match.clear();
+    return p;
+}
+
+const char* kSmall = R"(
+description = "small"
+default = "deny"
+on-unanalyzable = "allow"
+[paths]
+mine = ["~/keep", "/srv/*"]
+[programs.tool]
+options = ["-r -R --recursive", "-o= --output=", "-x=?"]
+abbreviations = false
+permute = false
+key-value = ["of"]
+[[rule]]
+id = "a"
+decision = "allow"
+reason = "because"
+program = ["tool", "/usr/bin/t*"]
+subcommand = ["push", "remote add"]
+flags = ["-r"]
+without-flags = ["-x"]
+operands = ["@mine", "of=/dev/sd*"]
+operands-at = "last"
+unknown-operands = "ignore"
+must-match = "tool push -r /srv/x"
+must-not-match = "tool pull"
+[[rule]]
+id = "b"
+decision = "deny"
+reason = "bomb"
+construct = "fork-bomb"
+must-match = ":(){ :|:& };:"
+must-not-match = "ls"
+[[rule]]
+id = "c"
+decision = "deny"
+reason = "writes"
+writes = ["/etc/**"]
+must-match = "echo x > /etc/passwd"
+must-not-match = "echo x > /tmp/y"
+)";
+
+}  // namespace
+
+TEST_CASE("a compiled policy reads back as the parsed one, without examples", "[policy][compiled]") {
+    auto p = parse_policy(kSmall, "small.toml");
+    REQUIRE(p);
+    REQUIRE(p->rules.size() == 3);
+    const std::string bytes = serialize_policy(*p);
+    auto back = deserialize_policy(bytes, "small.toml");
+    REQUIRE(back);
+    CHECK(*back == without_examples(*p));
+    CHECK(back->rules[0].must_match.empty());
+    CHECK(serialize_policy(*back) == bytes);
+
+    SECTION("positions follow the file it is loaded from") {
+        auto moved = deserialize_policy(bytes, "/usr/share/cordon/policies/small.toml");
+        REQUIRE(moved);
+        CHECK(moved->file == "/usr/share/cordon/policies/small.toml");
+        CHECK(moved->rules[0].where.rfind("/usr/share/cordon/policies/small.toml:", 0) == 0);
+        CHECK(moved->rules[0].where.substr(moved->rules[0].where.rfind(".toml:")) ==
+              p->rules[0].where.substr(p->rules[0].where.rfind(".toml:")));
+    }
+}
+
+TEST_CASE("damaged compiled bytes are an error, never a weaker policy", "[policy][compiled]") {
+    auto p = parse_policy(kSmall, "small.toml");
+    REQUIRE(p);
+    const std::string bytes = serialize_policy(*p);
+    for (size_t n = 0; n < bytes.size(); ++n) {
+        auto r = deserialize_policy(std::string_view(bytes).substr(0, n), "small.toml");
+        INFO("truncated to " << n << " of " << bytes.size() << " bytes");
+        CHECK_FALSE(r);
+    }
+    CHECK_FALSE(deserialize_policy(bytes + "x", "small.toml"));
+    // Flip each byte in turn: either the reader notices or it still decodes to a policy; it
+    // never reads outside the buffer (the sanitizer build runs this too).
+    size_t noticed = 0;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        std::string b = bytes;
+        b[i] = static_cast<char>(b[i] ^ 0x5a);
+        auto r = deserialize_policy(b, "small.toml");
+        if (!r) {
+            ++noticed;
+            CHECK(r.error().why.find("damaged") != std::string::npos);
+        }
+    }
+    CHECK(noticed > 0);
+}
+
+TEST_CASE("the policies built into cordon are policies/*.toml as they are now", "[policy][compiled]") {
+    const auto embedded = embedded_policies();
+    REQUIRE_FALSE(embedded.empty());
+    bool have_default = false;
+    for (const EmbeddedPolicy& e : embedded) {
+        const std::string path = source_dir() + "/policies/" + std::string(e.name) + ".toml";
+        INFO(path);
+        CHECK(e.text == slurp(path));
+        auto parsed = parse_policy(e.text, path);
+        REQUIRE(parsed);
+        auto compiled = deserialize_policy(e.compiled, path);
+        REQUIRE(compiled);
+        CHECK(*compiled == without_examples(*parsed));
+        have_default = have_default || e.name == kDefaultPolicy;
+    }
+    CHECK(have_default);
+}
+
+TEST_CASE("load() decides the same from the compiled and the parsed default policy", "[policy][compiled]") {
+    const std::string shipped = source_dir() + "/policies/default.toml";
+    char dir[] = "/tmp/cordon-compiled-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string copy = std::string(dir) + "/default.toml";
+    {
+        std::ofstream o(copy);
+        o << slurp(shipped) << "\n# not byte-identical: parsed at load\n";
+    }
+    auto compiled = load({shipped});
+    auto parsed = load({copy});
+    REQUIRE(compiled);
+    REQUIRE(parsed);
+    REQUIRE(compiled->policies().size() == 1);
+    REQUIRE(parsed->policies().size() == 1);
+    CHECK(compiled->policies()[0]->file == shipped);
+    for (const char* script : {"rm -rf /", "rm -rf ~", "sudo rm -rf --no-preserve-root /", "ls -la",
+                               "dd if=/dev/zero of=/dev/sda", "git status", ":(){ :|:& };:"}) {
+        INFO(script);
+        auto a = compiled->check_script(script, "/home/user/project", "/home/user");
+        auto b = parsed->check_script(script, "/home/user/project", "/home/user");
+        CHECK(a.allow == b.allow);
+        CHECK(a.rule_id == b.rule_id);
+        CHECK(a.reason == b.reason);
+    }
+    std::remove(copy.c_str());
+    ::rmdir(dir);
+}
