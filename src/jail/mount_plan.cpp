@@ -164,16 +164,13 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                     }
                     if (t == HostFs::Type::Missing && only_existing) break;
                     if (t == HostFs::Type::Missing) {
-                        // The first missing component and everything below it become placeholders;
-                        // the first one is bound read-only, which freezes the rest.
-                        std::string p = cur;
-                        for (size_t j = i; j < comps.size(); ++j) {
-                            if (j > i) p += "/" + comps[j];
-                            bool dir = j + 1 < comps.size() || want_dir;
-                            bool known = std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
-                                                     [&](const Placeholder& ph) { return ph.path == p; });
-                            if (!known) plan.placeholders.push_back(Placeholder{p, dir});
-                        }
+                        // The first missing component becomes a placeholder, bound read-only:
+                        // an empty read-only directory, so nothing below it can be created either
+                        // (a missing .git covers .git/hooks and .git/config at the cost of one).
+                        bool dir = !last || want_dir;
+                        bool known = std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
+                                                 [&](const Placeholder& ph) { return ph.path == cur; });
+                        if (!known) plan.placeholders.push_back(Placeholder{cur, dir});
                         add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
                         break;
                     }
