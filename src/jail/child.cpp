@@ -8,10 +8,12 @@
 #include <net/if.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +21,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
@@ -102,32 +106,63 @@ const char* env_path(const Spec& spec) {
     return "/usr/local/bin:/usr/bin:/bin";
 }
 
-// execve with a PATH search inside the jail; returns the most telling errno.
-int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
+// Everything the payload does between its start and execve, computed by init beforehand. The
+// payload shares init's memory until it execs (CLONE_VM | CLONE_VFORK, as posix_spawn does:
+// no page tables to copy and no copy-on-write faults), so it only reads this plan and makes
+// system calls: it never allocates and never writes to memory it shares with init.
+struct PayloadPlan {
+    const Spec* spec = nullptr;
+    int report_fd = -1;  // close-on-exec pipe: errno on failure, EOF once the command runs
+    std::vector<char*> argv, envp;
+    std::vector<std::string> targets;  // execve candidates in order: the command, or PATH's
+    bool path_search = false;
+    struct __user_cap_header_struct cap_header {};
+    struct __user_cap_data_struct caps[2] {};  // effective = permitted = inheritable = kept
+    struct sock_fprog prog {};
+};
+
+PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
+    const Spec& spec = *ctx.spec;
+    PayloadPlan p;
+    p.spec = &spec;
+    p.report_fd = report_fd;
+    for (const auto& a : spec.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
+    p.argv.push_back(nullptr);
+    for (const auto& e : spec.env) p.envp.push_back(const_cast<char*>(e.c_str()));
+    p.envp.push_back(nullptr);
     const std::string& cmd = spec.argv[0];
     if (cmd.find('/') != std::string::npos) {
-        ::execve(cmd.c_str(), argv, envp);
-        return errno;
+        p.targets.push_back(cmd);
+    } else {
+        p.path_search = true;
+        std::string path = env_path(spec);
+        for (size_t start = 0; start <= path.size();) {
+            size_t end = path.find(':', start);
+            if (end == std::string::npos) end = path.size();
+            p.targets.push_back((end > start ? path.substr(start, end - start) : std::string(".")) + "/" + cmd);
+            start = end + 1;
+        }
     }
-    int best = ENOENT;
-    std::string path = env_path(spec);
-    size_t start = 0;
-    while (start <= path.size()) {
-        size_t end = path.find(':', start);
-        if (end == std::string::npos) end = path.size();
-        std::string dir = end > start ? path.substr(start, end - start) : ".";
-        std::string full = dir + "/" + cmd;
-        ::execve(full.c_str(), argv, envp);
-        if (errno != ENOENT && errno != ENOTDIR) best = errno;
-        start = end + 1;
+    p.cap_header.version = _LINUX_CAPABILITY_VERSION_3;
+    for (int cap : spec.cap_keep) {
+        auto bit = 1U << (static_cast<unsigned>(cap) % 32);
+        auto& d = p.caps[cap / 32];
+        d.effective |= bit;
+        d.permitted |= bit;
+        d.inheritable |= bit;
     }
-    return best;
+    const auto& bpf = ctx.prepared->bpf;
+    p.prog = {static_cast<unsigned short>(bpf.size()), const_cast<sock_filter*>(bpf.data())};
+    return p;
 }
 
-[[noreturn]] void payload_main(const ChildContext& ctx, int report_fd) {
-    const Spec& spec = *ctx.spec;
+// The payload: reset what init changed, shed every privilege, install the syscall filter as
+// the very last step, exec. Only system calls from here on (see PayloadPlan).
+int payload_main(void* arg) {
+    const PayloadPlan& p = *static_cast<const PayloadPlan*>(arg);
+    const Spec& spec = *p.spec;
     auto die = [&](int err) {
-        (void)write_all(report_fd, &err, sizeof err);
+        (void)write_all(p.report_fd, &err, sizeof err);
         ::_exit(127);
     };
     sigset_t none;
@@ -138,27 +173,31 @@ int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(errno);
     if (spec.new_session && ::setsid() < 0) die(errno);
     // Only 0, 1, 2 (and our report pipe, close-on-exec) survive into the command.
-    if (report_fd > 3) ::close_range(3, static_cast<unsigned>(report_fd) - 1, 0);
-    ::close_range(static_cast<unsigned>(report_fd) + 1, ~0U, 0);
+    if (p.report_fd > 3) ::close_range(3, static_cast<unsigned>(p.report_fd) - 1, 0);
+    ::close_range(static_cast<unsigned>(p.report_fd) + 1, ~0U, 0);
     for (const auto& r : spec.rlimits) {
         struct rlimit rl {static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)};
         if (::setrlimit(r.resource, &rl) != 0) die(errno);
     }
-    if (set_capabilities(spec) != 0) die(errno);
-
-    std::vector<char*> argv;
-    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-
+    // The kept capabilities only (none by default); ambient ones survive execve for a non-root uid.
+    auto header = p.cap_header;  // the kernel may write its preferred version back
+    if (::syscall(SYS_capset, &header, p.caps) != 0) die(errno);
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die(errno);
+    for (int cap : spec.cap_keep) {
+        if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) die(errno);
+    }
     // Last step before exec: the syscall filter (no_new_privs is already set).
-    const auto& bpf = ctx.prepared->bpf;
-    struct sock_fprog prog {static_cast<unsigned short>(bpf.size()), const_cast<sock_filter*>(bpf.data())};
+    auto prog = p.prog;
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) die(errno);
-    die(exec_command(spec, argv.data(), envp.data()));
-    ::_exit(127);
+    // execve with a PATH search inside the jail; the most telling errno wins.
+    int best = ENOENT;
+    for (const auto& t : p.targets) {
+        ::execve(t.c_str(), p.argv.data(), p.envp.data());
+        if (!p.path_search) die(errno);
+        if (errno != ENOENT && errno != ENOTDIR) best = errno;
+    }
+    die(best);
+    return 127;
 }
 
 }  // namespace
@@ -201,7 +240,15 @@ int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
     if (drop_bounding_set(spec) != 0) setup_failed(sync, "drop the capability bounding set");
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed(sync, "set no_new_privs");
     if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) setup_failed(sync, "make init non-dumpable");
-    // 7. Signals: as pid 1 we only receive signals we handle; block them and read a signalfd.
+    // 7. The payload's plan, made before the signal check below so that nothing but the
+    //    clone separates that check from the payload's existence.
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) setup_failed(sync, "create a pipe");
+    PayloadPlan plan = plan_payload(ctx, report[1]);
+    constexpr size_t kStack = 64 * 1024;
+    void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) setup_failed(sync, "allocate the payload's stack");
+    //    Signals: as pid 1 we only receive signals we handle; block them and read a signalfd.
     sigset_t mask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
@@ -220,16 +267,10 @@ int exec_command(const Spec& spec, char* const* argv, char* const* envp) {
         }
     }
     // 8. The payload. Exec failure comes back over a close-on-exec pipe; EOF means it ran.
-    int report[2];
-    if (::pipe2(report, O_CLOEXEC) != 0) setup_failed(sync, "create a pipe");
-    pid_t payload = ::fork();
-    if (payload < 0) setup_failed(sync, "fork the payload");
-    if (payload == 0) {
-        ::close(report[0]);
-        ::close(sync);
-        ::close(sigfd.release());
-        payload_main(ctx, report[1]);
-    }
+    // Init sleeps until the payload has exec'd or failed (CLONE_VFORK).
+    pid_t payload = ::clone(payload_main, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+    if (payload < 0) setup_failed(sync, "start the payload");
+    ::munmap(stack, kStack);
     ::close(report[1]);
     if (set_capabilities(Spec{}) != 0) setup_failed(sync, "drop init's capabilities");
     int exec_err = 0;
