@@ -2,9 +2,26 @@
 // matches '/'), without allocating for the common patterns made of '*', '?' and literals.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace cordon {
+
+// A pattern split once into what matching needs, for matching many strings.
+class Wildcard {
+public:
+    explicit Wildcard(std::string_view pattern);
+    [[nodiscard]] bool matches(std::string_view s) const;
+
+private:
+    std::string pattern_;
+    bool use_fnmatch_ = false;  // brackets or escapes: fnmatch's own rules
+    bool has_star_ = false;
+    bool has_question_ = false;
+    std::string head_, tail_;          // before the first '*', after the last
+    std::vector<std::string> middle_;  // the non-empty segments in between (copies: movable)
+};
 
 bool wildcard_match(std::string_view pattern, std::string_view s);
 

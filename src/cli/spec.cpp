@@ -307,7 +307,8 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
     s.chdir = normalize_path(s.chdir, host.cwd);
 
     // Environment: the caller's, minus credential-like names, then the explicit edits.
-    std::vector<std::string> strip = get_list(merged, "env-strip");
+    std::vector<Wildcard> strip;
+    for (const auto& pat : get_list(merged, "env-strip")) strip.emplace_back(pat);
     std::vector<std::string> pass = get_list(merged, "env-pass");
     std::vector<std::string> unset = get_list(merged, "unsetenv");
     bool clear = get_bool(merged, "clearenv");
@@ -318,7 +319,7 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         bool drop = clear || std::find(unset.begin(), unset.end(), name) != unset.end();
         if (!drop && !passed) {
             for (const auto& pat : strip) {
-                if (wildcard_match(pat, name)) {
+                if (pat.matches(name)) {
                     drop = true;
                     break;
                 }
