@@ -102,13 +102,11 @@ Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<Cre
         if (!dir) return sys_error("protected path " + ph.path + ": open " + parent);
         struct stat pst {};
         if (::fstat(dir.get(), &pst) != 0) return sys_error("protected path: stat " + parent);
-        if (ph.directory) {
-            if (::mkdirat(dir.get(), name.c_str(), 0755) != 0) return sys_error("protected path: create " + ph.path);
-        } else {
-            int fd = ::openat(dir.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
-            if (fd < 0) return sys_error("protected path: create " + ph.path);
-            ::close(fd);
-        }
+        // The jail sees them through a read-only bind. A directory stays writable by its owner:
+        // one left behind by a cordon killed with SIGKILL must not block the next run.
+        int rc = ph.directory ? ::mkdirat(dir.get(), name.c_str(), 0755)
+                              : ::mknodat(dir.get(), name.c_str(), S_IFREG | 0444, 0);
+        if (rc != 0) return sys_error("protected path: create " + ph.path);
         created.push_back(CreatedPlaceholder{ph, {pst.st_atim, pst.st_mtim}});
     }
     return {};

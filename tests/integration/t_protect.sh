@@ -29,10 +29,17 @@ after=$(snapshot "$WORK/p1" | grep -v ' ./.git/HEAD$')
 mkdir -p "$WORK/p2" && echo src > "$WORK/p2/main.c"
 before=$(snapshot "$WORK/p2")
 pushd "$WORK/p2" >/dev/null
-jailed 'mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; echo hooks=$?; mkdir .vscode/tasks; echo vscode=$?; echo ok > main.c; echo src=$?'
+jailed 'mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; echo hooks=$?; mkdir .vscode/tasks; echo vscode=$?; echo ok > main.c; echo src=$?
+  [ -f .claude ] && [ ! -s .claude ] && echo claude-is-empty-file; [ -d .git ] && echo git-is-dir
+  rm -f .claude; echo rmclaude=$?; mv .idea idea2; echo mvidea=$?; echo x > .codex; echo wcodex=$?'
 popd >/dev/null
 expect_out "hooks=[1-9]" "a missing .git/hooks cannot be planted"
 expect_out "vscode=[1-9]" "a missing .vscode cannot be populated"
+expect_out "^claude-is-empty-file$" "a missing .claude shows as an empty file inside the jail"
+expect_out "^git-is-dir$" "a missing .git shows as a directory inside the jail"
+expect_out "rmclaude=[1-9]" "the .claude placeholder cannot be removed"
+expect_out "mvidea=[1-9]" "the .idea placeholder cannot be renamed away"
+expect_out "wcodex=[1-9]" "the .codex placeholder cannot be written"
 expect_out "src=0" "ordinary files stay writable"
 echo src > "$WORK/p2/main.c"
 [[ ! -e $WORK/p2/.git && ! -e $WORK/p2/.vscode && ! -e $WORK/p2/.claude ]] && ok "placeholders are removed after the run" || not_ok "placeholders left: $(ls -A "$WORK/p2")"
