@@ -160,7 +160,27 @@ Result<SeccompPolicy> load_seccomp(const std::string& name, bool allow_userns, b
     return parse_seccomp(*text, path, allow_userns, allow_ptrace);
 }
 
+std::string seccomp_key(const SeccompPolicy& policy) {
+    std::string key;
+    for (const auto& r : policy.rules) {
+        key += r.syscall + ' ' + std::to_string(static_cast<int>(r.action)) + ' ' + std::to_string(r.err);
+        for (const auto& c : r.conds) {
+            key += ' ' + std::to_string(c.arg) + ':' + std::to_string(c.mask) + ':' + std::to_string(c.datum);
+        }
+        key += '\n';
+    }
+    return key;
+}
+
 Result<std::vector<sock_filter>> compile_seccomp(const SeccompPolicy& policy) {
+    const std::string key = seccomp_key(policy);
+    for (const auto& pre : precompiled_seccomp()) {
+        if (pre.key == key) return std::vector<sock_filter>(pre.bpf.begin(), pre.bpf.end());
+    }
+    return compile_seccomp_fresh(policy);
+}
+
+Result<std::vector<sock_filter>> compile_seccomp_fresh(const SeccompPolicy& policy) {
     struct CtxDeleter {
         void operator()(void* c) const { seccomp_release(c); }
     };

@@ -114,12 +114,19 @@ public:
         for (auto& s : v) s = str();
         return v;
     }
+    // Tokens are most of a compiled policy: checked once for length, then read in one pass.
     Pattern pattern() {
-        Pattern p(count(2));
-        for (Tok& t : p) {
-            t.kind = enumerator(Tok::Kind::Any);
-            t.c = static_cast<char>(byte());
+        const size_t n = count(2);
+        Pattern p(n);
+        const auto* in = reinterpret_cast<const unsigned char*>(in_.data() + pos_);
+        bool ok = true;
+        for (size_t k = 0; k < n; ++k) {
+            ok = ok && in[2 * k] <= static_cast<unsigned char>(Tok::Kind::Any);
+            p[k].kind = static_cast<Tok::Kind>(in[2 * k]);
+            p[k].c = static_cast<char>(in[2 * k + 1]);
         }
+        if (!ok) fail();
+        else pos_ += 2 * n;
         return p;
     }
     std::vector<OperandPattern> operands() {

@@ -262,3 +262,29 @@ TEST_CASE("seccomp: kill rules and an empty policy compile", "[seccomp]") {
 }
 
 #endif
+
+TEST_CASE("the built-in policy's precompiled programs are what libseccomp compiles now", "[seccomp]") {
+    REQUIRE(precompiled_seccomp().size() == 4);
+    for (bool userns : {false, true}) {
+        for (bool ptrace : {false, true}) {
+            INFO("allow_userns " << userns << ", allow_ptrace " << ptrace);
+            const SeccompPolicy policy = default_seccomp(userns, ptrace);
+            auto fresh = compile_seccomp_fresh(policy);
+            auto used = compile_seccomp(policy);
+            REQUIRE(fresh);
+            REQUIRE(used);
+            REQUIRE(fresh->size() == used->size());
+            CHECK(std::memcmp(fresh->data(), used->data(), fresh->size() * sizeof(sock_filter)) == 0);
+            size_t hits = 0;
+            for (const auto& pre : precompiled_seccomp()) hits += pre.key == seccomp_key(policy);
+            CHECK(hits == 1);
+        }
+    }
+    // A policy that differs in one rule is compiled, not matched to a precompiled one.
+    SeccompPolicy other = default_seccomp(false, false);
+    other.rules.push_back(SyscallRule{"uname", A::Errno, 1, {}, "test"});
+    for (const auto& pre : precompiled_seccomp()) CHECK(pre.key != seccomp_key(other));
+    auto compiled = compile_seccomp(other);
+    REQUIRE(compiled);
+    CHECK(compiled->size() > compile_seccomp(default_seccomp(false, false))->size());
+}
