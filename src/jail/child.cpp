@@ -9,6 +9,7 @@
 #include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -300,6 +302,12 @@ int payload_main(void* arg) {
                         if (r < 0 && errno != EINTR) break;
                     }
                     send_msg(sync, ChildMsg::Exited, 0, status, nullptr);
+                    // Our exit tears down the namespaces, a few hundred microseconds of kernel
+                    // work: let the supervisor finish first. It closes the socket when it wants
+                    // us gone, or exits, and then PDEATHSIG ends us.
+                    char byte = 0;
+                    while (::recv(sync, &byte, 1, 0) > 0) {
+                    }
                     ::_exit(0);
                 }
             }

@@ -84,47 +84,56 @@ Error clone_error(int err) {
 }
 
 // Placeholders for missing protected paths: created empty, before the jail, by the caller.
-// The parent directory's times are recorded first and restored after removal, so a run
-// leaves the workdir exactly as it was.
-struct CreatedPlaceholder {
-    Placeholder ph;
-    struct timespec parent_times[2];
+// Each parent directory is opened once (without following symlinks) and its times recorded
+// before its first placeholder; they are restored after its last placeholder is removed, so a
+// run leaves the workdir exactly as it was.
+struct PlaceholderDir {
+    std::string path;
+    UniqueFd fd;  // O_PATH
+    struct timespec times[2];
+    std::vector<Placeholder> created;
 };
 
-Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<CreatedPlaceholder>& created) {
+Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<PlaceholderDir>& dirs) {
     for (const auto& ph : todo) {
         std::string parent = ph.path.substr(0, ph.path.rfind('/'));
         std::string name = ph.path.substr(ph.path.rfind('/') + 1);
-        struct open_how how {};
-        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-        how.resolve = RESOLVE_NO_SYMLINKS;
-        UniqueFd dir(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
-        if (!dir) return sys_error("protected path " + ph.path + ": open " + parent);
-        struct stat pst {};
-        if (::fstat(dir.get(), &pst) != 0) return sys_error("protected path: stat " + parent);
+        auto it = std::find_if(dirs.begin(), dirs.end(), [&](const PlaceholderDir& d) { return d.path == parent; });
+        if (it == dirs.end()) {
+            struct open_how how {};
+            how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+            how.resolve = RESOLVE_NO_SYMLINKS;
+            UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
+            if (!fd) return sys_error("protected path " + ph.path + ": open " + parent);
+            struct stat pst {};
+            if (::fstat(fd.get(), &pst) != 0) return sys_error("protected path: stat " + parent);
+            dirs.push_back(PlaceholderDir{parent, std::move(fd), {pst.st_atim, pst.st_mtim}, {}});
+            it = dirs.end() - 1;
+        }
         // The jail sees them through a read-only bind. A directory stays writable by its owner:
         // one left behind by a cordon killed with SIGKILL must not block the next run.
-        int rc = ph.directory ? ::mkdirat(dir.get(), name.c_str(), 0755)
-                              : ::mknodat(dir.get(), name.c_str(), S_IFREG | 0444, 0);
+        int rc = ph.directory ? ::mkdirat(it->fd.get(), name.c_str(), 0755)
+                              : ::mknodat(it->fd.get(), name.c_str(), S_IFREG | 0444, 0);
         if (rc != 0) return sys_error("protected path: create " + ph.path);
-        created.push_back(CreatedPlaceholder{ph, {pst.st_atim, pst.st_mtim}});
+        it->created.push_back(ph);
     }
     return {};
 }
 
-// Remove what we created, deepest first, and only while it is still an empty placeholder.
-void remove_placeholders(const std::vector<CreatedPlaceholder>& created) {
-    for (auto it = created.rbegin(); it != created.rend(); ++it) {
-        const Placeholder& ph = it->ph;
-        struct stat st {};
-        if (::lstat(ph.path.c_str(), &st) != 0) continue;
-        int rc = -1;
-        if (ph.directory && S_ISDIR(st.st_mode)) rc = ::rmdir(ph.path.c_str());
-        else if (!ph.directory && S_ISREG(st.st_mode) && st.st_size == 0) rc = ::unlink(ph.path.c_str());
-        if (rc == 0) {
-            std::string parent = ph.path.substr(0, ph.path.rfind('/'));
-            ::utimensat(AT_FDCWD, parent.c_str(), it->parent_times, AT_SYMLINK_NOFOLLOW);
+// Remove what we created, and only while it is still an empty placeholder.
+void remove_placeholders(const std::vector<PlaceholderDir>& dirs) {
+    for (const auto& d : dirs) {
+        bool removed = false;
+        for (const auto& ph : d.created) {
+            std::string name = ph.path.substr(ph.path.rfind('/') + 1);
+            struct stat st {};
+            if (::fstatat(d.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+            int rc = -1;
+            if (ph.directory && S_ISDIR(st.st_mode)) rc = ::unlinkat(d.fd.get(), name.c_str(), AT_REMOVEDIR);
+            else if (!ph.directory && S_ISREG(st.st_mode) && st.st_size == 0) rc = ::unlinkat(d.fd.get(), name.c_str(), 0);
+            removed = removed || rc == 0;
         }
+        if (removed) ::utimensat(AT_FDCWD, d.path.c_str(), d.times, AT_SYMLINK_NOFOLLOW);
     }
 }
 
@@ -228,13 +237,13 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         return out;
     };
 
-    std::vector<CreatedPlaceholder> created;
+    std::vector<PlaceholderDir> created;
     if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) {
         remove_placeholders(created);
         return fail(s.error());
     }
     struct Cleanup {
-        std::vector<CreatedPlaceholder>& created;
+        std::vector<PlaceholderDir>& created;
         ~Cleanup() { remove_placeholders(created); }
     } cleanup{created};
 
@@ -344,6 +353,8 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
             ssize_t r = ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT);
             if (r == static_cast<ssize_t>(sizeof m)) handle_msg(m);
             else if (r == 0) sync.reset();
+            // Init waits for us after Exited; when we want it reaped, closing lets it exit.
+            if (have_exit && reap_init) sync.reset();
         } else if (sync && (fds[0].revents & (POLLHUP | POLLERR))) {
             sync.reset();
         }
@@ -381,6 +392,9 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         ChildMsg m{};
         while (::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) handle_msg(m);
     }
+    // Not reaping init: it waits on the socket and exits when cordon does, so that its
+    // namespace teardown does not compete with our cleanup. The descriptor closes with us.
+    if (sync && have_exit && !reap_init) (void)sync.release();
     // A signal that came with the jail's end (the same Ctrl-C that ended the payload) must not
     // kill cordon once unblocked, before it reports and cleans up.
     for (struct signalfd_siginfo si {}; ::read(sigfd.get(), &si, sizeof si) == sizeof si;) {
