@@ -46,6 +46,7 @@ struct OpValue {
     std::string key;                // "bind", "ro-bind-try", "dir", ...
     std::vector<std::string> args;  // 1 or 2 values
     std::string origin;             // "command line" or "file:line:col"
+    bool operator==(const OpValue&) const = default;
 };
 
 using PairValue = std::pair<std::string, std::string>;

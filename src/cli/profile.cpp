@@ -9,14 +9,11 @@
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/toml.hpp"
+#include "cordon/toml_value.hpp"
 
 namespace cordon {
 
 namespace {
-
-std::string where(const std::string& path, const toml::source_region& src) {
-    return path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column);
-}
 
 size_t edit_distance(const std::string& a, const std::string& b) {
     std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -82,46 +79,65 @@ Result<std::string> expand_vars(const std::string& text, const Vars& vars) {
     return out;
 }
 
+namespace {
+
+// TEXT as a TomlValue: the compiled form when it is a shipped profile byte for byte, else parsed.
+Result<TomlValue> profile_tree(const std::string& text, const std::string& path) {
+    for (const EmbeddedToml& e : embedded_profiles()) {
+        if (e.text == text) return deserialize_toml_value(e.compiled);
+    }
+    return parse_toml_value(text, path);
+}
+
+std::string where(const std::string& path, uint32_t line, uint32_t column) {
+    return path + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+std::string where(const std::string& path, const TomlValue& v) { return where(path, v.line, v.column); }
+
+using K = TomlValue::Kind;
+
+}  // namespace
+
 Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
                             std::vector<std::string>* extends, std::vector<std::string>* extends_where) {
-    auto parsed = parse_toml(text, path);
+    auto parsed = profile_tree(text, path);
     if (!parsed) return parsed.error();
-    toml::table& tbl = *parsed;
+    const TomlValue& tbl = *parsed;
     Layer layer;
     layer.origin = path;
-    // toml++ walks a table in key order; primitives must keep the file's order, so they are
-    // collected with their position and sorted at the end.
+    // Tables come in key order; primitives must keep the file's order, so they are collected
+    // with their position and sorted at the end.
     std::vector<std::pair<std::pair<uint32_t, uint32_t>, OpValue>> ops;
-    auto string_at = [&](const toml::node& n, const std::string& key, bool expand) -> Result<std::string> {
-        auto s = n.value<std::string>();
-        if (!s || !n.is_string()) return make_error(where(path, n.source()), "'" + key + "' must hold strings");
-        if (!expand) return *s;
-        auto r = expand_vars(*s, vars);
-        if (!r) return make_error(where(path, n.source()), r.error().what + ": " + r.error().why);
+    auto string_at = [&](const TomlValue& n, const std::string& key, bool expand) -> Result<std::string> {
+        if (n.kind != K::String) return make_error(where(path, n), "'" + key + "' must hold strings");
+        if (!expand) return n.str;
+        auto r = expand_vars(n.str, vars);
+        if (!r) return make_error(where(path, n), r.error().what + ": " + r.error().why);
         return r;
     };
 
-    for (auto&& [k, node] : tbl) {
-        std::string key(k.str());
-        std::string at = where(path, node.source());
+    for (size_t idx = 0; idx < tbl.items.size(); ++idx) {
+        const std::string& key = tbl.keys[idx].name;
+        const TomlValue& node = tbl.items[idx];
+        std::string at = where(path, node);
         if (key == "description") {
-            if (!node.is_string()) return make_error(at, "'description' must be a string");
+            if (node.kind != K::String) return make_error(at, "'description' must be a string");
             continue;
         }
         if (key == "extends") {
-            const toml::array* arr = node.as_array();
-            if (!arr) return make_error(at, "'extends' must be an array of profile names");
-            for (const auto& e : *arr) {
+            if (node.kind != K::Array) return make_error(at, "'extends' must be an array of profile names");
+            for (const auto& e : node.items) {
                 auto s = string_at(e, key, false);
                 if (!s) return s.error();
                 if (extends) extends->push_back(*s);
-                if (extends_where) extends_where->push_back(where(path, e.source()));
+                if (extends_where) extends_where->push_back(where(path, e));
             }
             continue;
         }
         const KeyInfo* info = find_key(key);
         if (!info || !info->profile_ok) {
-            return make_error(where(path, k.source()), "unknown key '" + key + "'" + suggestion(key));
+            return make_error(where(path, tbl.keys[idx].line, tbl.keys[idx].column),
+                              "unknown key '" + key + "'" + suggestion(key));
         }
         if (!info->available) {
             return make_error(at, "'" + key + "' is not available in this version of cordon; refusing to run without it");
@@ -132,80 +148,75 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
         layer.where[key] = at;
         switch (info->type) {
             case KeyType::String: {
-                if (!node.is_string()) return wrong_type();
+                if (node.kind != K::String) return wrong_type();
                 auto s = string_at(node, key, true);
                 if (!s) return s.error();
                 layer.values[key] = *s;
                 break;
             }
             case KeyType::Bool:
-                if (!node.is_boolean()) return wrong_type();
-                layer.values[key] = *node.value<bool>();
+                if (node.kind != K::Boolean) return wrong_type();
+                layer.values[key] = node.number != 0;
                 break;
             case KeyType::UInt: {
-                if (!node.is_integer()) return wrong_type();
-                int64_t v = *node.value<int64_t>();
+                if (node.kind != K::Integer) return wrong_type();
+                int64_t v = node.number;
                 if (v < 0 || v > 0xFFFFFFFELL) return make_error(at, "'" + key + "': value out of range");
                 layer.values[key] = static_cast<uint64_t>(v);
                 break;
             }
             case KeyType::Size:
             case KeyType::Duration: {
-                if (!node.is_string()) return wrong_type();
-                std::string s = *node.value<std::string>();
-                auto r = info->type == KeyType::Size ? parse_size(s) : parse_duration_ms(s);
+                if (node.kind != K::String) return wrong_type();
+                const std::string& str = node.str;
+                auto r = info->type == KeyType::Size ? parse_size(str) : parse_duration_ms(str);
                 if (!r) return make_error(at, "'" + key + "': " + r.error().what + ": " + r.error().why);
-                layer.values[key] = s;
+                layer.values[key] = str;
                 break;
             }
             case KeyType::List: {
-                const toml::array* arr = node.as_array();
-                if (!arr) return wrong_type();
+                if (node.kind != K::Array) return wrong_type();
                 std::vector<std::string> list;
-                for (const auto& e : *arr) {
+                for (const auto& e : node.items) {
                     auto s = string_at(e, key, true);
                     if (!s) return s.error();
                     list.push_back(*s);
-                    layer.item_where[key].push_back(where(path, e.source()));
+                    layer.item_where[key].push_back(where(path, e));
                 }
                 layer.values[key] = list;
                 break;
             }
             case KeyType::PairList: {
-                const toml::table* t = node.as_table();
-                if (!t) return wrong_type();
+                if (node.kind != K::Table) return wrong_type();
                 std::vector<PairValue> pairs;
-                for (auto&& [name, v] : *t) {
-                    auto s = string_at(v, key, false);
+                for (size_t i = 0; i < node.items.size(); ++i) {
+                    auto s = string_at(node.items[i], key, false);
                     if (!s) return s.error();
-                    pairs.emplace_back(std::string(name.str()), *s);
-                    layer.item_where[key].push_back(where(path, v.source()));
+                    pairs.emplace_back(node.keys[i].name, *s);
+                    layer.item_where[key].push_back(where(path, node.items[i]));
                 }
                 layer.values[key] = pairs;
                 break;
             }
             case KeyType::Ops: {
-                const toml::array* arr = node.as_array();
-                if (!arr) return wrong_type();
-                for (const auto& e : *arr) {
+                if (node.kind != K::Array) return wrong_type();
+                for (const auto& e : node.items) {
                     std::vector<std::string> args;
                     if (info->arity == 1) {
                         auto s = string_at(e, key, true);
                         if (!s) return s.error();
                         args.push_back(*s);
                     } else {
-                        const toml::array* pair = e.as_array();
-                        if (!pair || pair->size() != 2) {
-                            return make_error(where(path, e.source()), "'" + key + "' entries must be [\"SRC\", \"DEST\"]");
+                        if (e.kind != K::Array || e.items.size() != 2) {
+                            return make_error(where(path, e), "'" + key + "' entries must be [\"SRC\", \"DEST\"]");
                         }
-                        for (const auto& p : *pair) {
+                        for (const auto& p : e.items) {
                             auto s = string_at(p, key, true);
                             if (!s) return s.error();
                             args.push_back(*s);
                         }
                     }
-                    ops.emplace_back(std::make_pair(e.source().begin.line, e.source().begin.column),
-                                     OpValue{key, args, where(path, e.source())});
+                    ops.emplace_back(std::make_pair(e.line, e.column), OpValue{key, args, where(path, e)});
                 }
                 break;
             }
