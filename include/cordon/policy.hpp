@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cordon/error.hpp"
@@ -34,15 +35,24 @@ public:
     [[nodiscard]] Decision check_script(const std::string& script, const std::string& cwd,
                                         const std::string& home) const;
 
-    [[nodiscard]] bool empty() const { return policies_.empty(); }
+    [[nodiscard]] bool empty() const { return layers_.empty(); }
     // The files loaded, in layer order (for --dry-run and the audit log).
     [[nodiscard]] std::vector<std::string> files() const;
 
-    void add(std::shared_ptr<const Policy> p) { policies_.push_back(std::move(p)); }
-    [[nodiscard]] const std::vector<std::shared_ptr<const Policy>>& policies() const { return policies_; }
+    void add(std::shared_ptr<const Policy> p);
+    // A policy compiled into cordon (policy/rules.hpp), named FILE: each check decodes only the
+    // rules that may match what it judges.
+    void add_compiled(std::string_view bytes, std::string file);
 
 private:
-    std::vector<std::shared_ptr<const Policy>> policies_;
+    struct Layer {
+        std::shared_ptr<const Policy> policy;  // or:
+        std::string_view compiled;
+        std::string file;
+    };
+    std::vector<Layer> layers_;
+    [[nodiscard]] Decision check(const std::vector<struct Invocation>& invs, const std::string& home,
+                                 const std::string& whole) const;
 };
 
 // NAMES_OR_PATHS: a value containing '/' is a path; anything else is NAME.toml looked up on

@@ -1,15 +1,17 @@
 // Policies as bytes: the compiled form of the shipped policy files, generated at build time by
 // src/gen/embed_policies.cpp and read back at start-up instead of parsing TOML (cordon-policy(5)).
 // The format is private to one build of cordon: length-prefixed fields in declaration order.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "cordon/policy/analyze.hpp"
 #include "cordon/policy/rules.hpp"
 
 namespace cordon::policy {
 namespace {
 
-constexpr std::string_view kMagic = "cordon-policy/1\n";
+constexpr std::string_view kMagic = "cordon-policy/2\n";
 
 class Writer {
 public:
@@ -98,6 +100,14 @@ public:
         pos_ += n;
         return s;
     }
+    // A length-prefixed record, not copied.
+    std::string_view view() {
+        uint32_t n = u32();
+        if (!have(n)) return {};
+        std::string_view v = in_.substr(pos_, n);
+        pos_ += n;
+        return v;
+    }
     std::string where() {
         bool relative = flag();
         std::string w = str();
@@ -160,6 +170,10 @@ private:
 
 }  // namespace
 
+// Layout: header (description, defaults); program specs, each a NAME and a length-prefixed
+// record; rules, each a gate (its program globs and whether it is a construct rule, what decides
+// whether it may match an invocation) and a length-prefixed record. A reader may skip records
+// it does not need (deserialize_policy_for).
 std::string serialize_policy(const Policy& p) {
     Writer w(p.file);
     for (char c : kMagic) w.byte(static_cast<unsigned char>(c));
@@ -168,44 +182,93 @@ std::string serialize_policy(const Policy& p) {
     w.flag(p.unanalyzable_deny);
     w.u32(static_cast<uint32_t>(p.programs.size()));
     for (const auto& [name, spec] : p.programs) {
-        w.str(name);
-        w.u32(static_cast<uint32_t>(spec.options.size()));
+        Writer rec(p.file);
+        rec.u32(static_cast<uint32_t>(spec.options.size()));
         for (const auto& o : spec.options) {
-            w.str(o.canonical);
-            w.byte(static_cast<unsigned char>(o.arg));
+            rec.str(o.canonical);
+            rec.byte(static_cast<unsigned char>(o.arg));
         }
-        w.u32(static_cast<uint32_t>(spec.spellings.size()));
+        rec.u32(static_cast<uint32_t>(spec.spellings.size()));
         for (const auto& [spelling, index] : spec.spellings) {
-            w.str(spelling);
-            w.u32(static_cast<uint32_t>(index));
+            rec.str(spelling);
+            rec.u32(static_cast<uint32_t>(index));
         }
-        w.strs(spec.longs);
-        w.flag(spec.abbreviations);
-        w.flag(spec.permute);
-        w.strs(spec.key_value);
+        rec.strs(spec.longs);
+        rec.flag(spec.abbreviations);
+        rec.flag(spec.permute);
+        rec.strs(spec.key_value);
+        w.str(name);
+        w.str(rec.take());
     }
     w.u32(static_cast<uint32_t>(p.rules.size()));
     for (const Rule& r : p.rules) {
-        w.str(r.id);
-        w.flag(r.deny);
-        w.str(r.reason);
-        w.where(r.where);
         w.strs(r.programs);
-        w.u32(static_cast<uint32_t>(r.subcommands.size()));
-        for (const auto& alt : r.subcommands) w.strs(alt);
-        w.strs(r.flags);
-        w.strs(r.without_flags);
-        w.operands(r.operands);
-        w.byte(static_cast<unsigned char>(r.operands_at));
-        w.flag(r.unknown_operands_match);
-        w.operands(r.writes);
         w.flag(r.has_construct);
-        w.byte(static_cast<unsigned char>(r.construct));
+        Writer rec(p.file);
+        rec.str(r.id);
+        rec.flag(r.deny);
+        rec.str(r.reason);
+        rec.where(r.where);
+        rec.u32(static_cast<uint32_t>(r.subcommands.size()));
+        for (const auto& alt : r.subcommands) rec.strs(alt);
+        rec.strs(r.flags);
+        rec.strs(r.without_flags);
+        rec.operands(r.operands);
+        rec.byte(static_cast<unsigned char>(r.operands_at));
+        rec.flag(r.unknown_operands_match);
+        rec.operands(r.writes);
+        rec.byte(static_cast<unsigned char>(r.construct));
+        w.str(rec.take());
     }
     return w.take();
 }
 
-Result<Policy> deserialize_policy(std::string_view bytes, const std::string& origin) {
+namespace {
+
+ProgramSpec read_program(std::string_view bytes, Reader& outer) {
+    Reader r(bytes, {});
+    ProgramSpec spec;
+    spec.options.resize(r.count(5));
+    for (auto& o : spec.options) {
+        o.canonical = r.str();
+        o.arg = r.enumerator(OptionSpec::Arg::Optional);
+    }
+    for (size_t k = r.count(8); k > 0 && !r.bad(); --k) {
+        std::string spelling = r.str();
+        uint32_t index = r.u32();
+        if (index >= spec.options.size()) r.reject();
+        // Written in key order: each insertion goes at the end.
+        spec.spellings.emplace_hint(spec.spellings.end(), std::move(spelling), index);
+    }
+    spec.longs = r.strs();
+    spec.abbreviations = r.flag();
+    spec.permute = r.flag();
+    spec.key_value = r.strs();
+    if (r.bad() || !r.at_end()) outer.reject();
+    return spec;
+}
+
+void read_rule(std::string_view bytes, const std::string& origin, Rule& rule, Reader& outer) {
+    Reader r(bytes, origin);
+    rule.id = r.str();
+    rule.deny = r.flag();
+    rule.reason = r.str();
+    rule.where = r.where();
+    rule.subcommands.resize(r.count(4));
+    for (auto& alt : rule.subcommands) alt = r.strs();
+    rule.flags = r.strs();
+    rule.without_flags = r.strs();
+    rule.operands = r.operands();
+    rule.operands_at = r.enumerator(Rule::At::Last);
+    rule.unknown_operands_match = r.flag();
+    rule.writes = r.operands();
+    rule.construct = r.enumerator(Invocation::Construct::ForkBomb);
+    if (r.bad() || !r.at_end()) outer.reject();
+}
+
+// WANT_PROGRAM and WANT_RULE choose what is decoded; the rest is skipped whole.
+template <typename WantProgram, typename WantRule>
+Result<Policy> decode(std::string_view bytes, const std::string& origin, WantProgram want_program, WantRule want_rule) {
     Reader r(bytes, origin);
     Policy p;
     p.file = origin;
@@ -213,48 +276,53 @@ Result<Policy> deserialize_policy(std::string_view bytes, const std::string& ori
     p.description = r.str();
     p.default_deny = r.flag();
     p.unanalyzable_deny = r.flag();
-    for (size_t n = r.count(4); n > 0 && !r.bad(); --n) {
+    for (size_t n = r.count(8); n > 0 && !r.bad(); --n) {
         std::string name = r.str();
-        ProgramSpec spec;
-        spec.options.resize(r.count(5));
-        for (auto& o : spec.options) {
-            o.canonical = r.str();
-            o.arg = r.enumerator(OptionSpec::Arg::Optional);
-        }
-        for (size_t k = r.count(8); k > 0 && !r.bad(); --k) {
-            std::string spelling = r.str();
-            uint32_t index = r.u32();
-            if (index >= spec.options.size()) r.reject();
-            spec.spellings.emplace(std::move(spelling), index);
-        }
-        spec.longs = r.strs();
-        spec.abbreviations = r.flag();
-        spec.permute = r.flag();
-        spec.key_value = r.strs();
-        p.programs.emplace(std::move(name), std::move(spec));
+        std::string_view rec = r.view();
+        if (want_program(name)) p.programs.emplace_hint(p.programs.end(), std::move(name), read_program(rec, r));
     }
-    p.rules.resize(r.count(16));
-    for (Rule& rule : p.rules) {
-        rule.id = r.str();
-        rule.deny = r.flag();
-        rule.reason = r.str();
-        rule.where = r.where();
+    for (size_t n = r.count(9); n > 0 && !r.bad(); --n) {
+        Rule rule;
         rule.programs = r.strs();
-        rule.subcommands.resize(r.count(4));
-        for (auto& alt : rule.subcommands) alt = r.strs();
-        rule.flags = r.strs();
-        rule.without_flags = r.strs();
-        rule.operands = r.operands();
-        rule.operands_at = r.enumerator(Rule::At::Last);
-        rule.unknown_operands_match = r.flag();
-        rule.writes = r.operands();
         rule.has_construct = r.flag();
-        rule.construct = r.enumerator(Invocation::Construct::ForkBomb);
+        std::string_view rec = r.view();
+        if (!want_rule(rule)) continue;
+        read_rule(rec, origin, rule, r);
+        p.rules.push_back(std::move(rule));
     }
     if (r.bad() || !r.at_end()) {
         return make_error(origin, "the policy compiled into cordon is damaged; reinstall cordon");
     }
     return p;
+}
+
+}  // namespace
+
+Result<Policy> deserialize_policy(std::string_view bytes, const std::string& origin) {
+    return decode(bytes, origin, [](const std::string&) { return true; }, [](const Rule&) { return true; });
+}
+
+Result<Policy> deserialize_policy_for(std::string_view bytes, const std::string& origin,
+                                      const std::vector<Invocation>& invs) {
+    bool any_construct = false;
+    std::vector<std::string> programs;  // as Matcher::line() looks up their option tables
+    for (const auto& inv : invs) {
+        any_construct = any_construct || inv.construct != Invocation::Construct::None;
+        if (!inv.argv.empty()) programs.emplace_back(basename(inv.argv[0].static_text()));
+    }
+    auto want_program = [&](const std::string& name) {
+        return std::find(programs.begin(), programs.end(), name) != programs.end();
+    };
+    // Exactly the rules Matcher::matches could accept for one of INVS: a program rule needs an
+    // invocation whose command word may be one of its programs, a construct rule a construct.
+    auto want_rule = [&](const Rule& rule) {
+        if (rule.has_construct) return any_construct;
+        if (rule.programs.empty()) return true;
+        return std::any_of(invs.begin(), invs.end(), [&](const Invocation& inv) {
+            return !inv.argv.empty() && program_may_match(rule.programs, inv.argv[0]);
+        });
+    };
+    return decode(bytes, origin, want_program, want_rule);
 }
 
 }  // namespace cordon::policy

@@ -455,9 +455,10 @@ Result<PolicySet> load(const std::vector<std::string>& names_or_paths) {
         if (!text) return text.error();
         // A shipped policy, byte for byte: its compiled form, whose examples passed at build time.
         if (const EmbeddedPolicy* e = embedded_for(*text)) {
-            auto p = deserialize_policy(e->compiled, *path);
-            if (!p) return p.error();
-            set.add(std::make_shared<const Policy>(std::move(*p)));
+            // Its framing is checked now (the header, every record's length); the records are
+            // decoded per check, those that may match.
+            if (auto p = deserialize_policy_for(e->compiled, *path, {}); !p) return p.error();
+            set.add_compiled(e->compiled, *path);
             continue;
         }
         auto p = parse_policy(*text, *path);

@@ -43,9 +43,6 @@ const CommandLine& Matcher::line(const Policy& p, const Invocation& inv) {
     return line_;
 }
 
-namespace {
-
-// Cheap test on the basename before normalising the command line.
 bool program_may_match(const std::vector<std::string>& programs, const Field& argv0) {
     static const std::string empty;
     const std::string& word = argv0.pieces.empty() ? empty : argv0.pieces[0].text;
@@ -56,6 +53,8 @@ bool program_may_match(const std::vector<std::string>& programs, const Field& ar
     }
     return false;
 }
+
+namespace {
 
 bool program_matches(const std::vector<std::string>& programs, const CommandLine& cl) {
     for (const auto& p : programs) {
@@ -226,16 +225,48 @@ Decision decide(const std::vector<std::shared_ptr<const Policy>>& policies, cons
 
 Decision PolicySet::check_argv(const std::vector<std::string>& argv, const std::string& cwd,
                                const std::string& home) const {
-    return decide(policies_, analyze_argv(argv, cwd, home), home, quote_argv(argv));
+    return check(analyze_argv(argv, cwd, home), home, quote_argv(argv));
 }
 
 Decision PolicySet::check_script(const std::string& script, const std::string& cwd, const std::string& home) const {
-    return decide(policies_, analyze_script(script, cwd, home), home, script);
+    return check(analyze_script(script, cwd, home), home, script);
+}
+
+Decision PolicySet::check(const std::vector<Invocation>& invs, const std::string& home, const std::string& whole) const {
+    std::vector<std::shared_ptr<const Policy>> policies;
+    for (const auto& l : layers_) {
+        if (l.policy) {
+            policies.push_back(l.policy);
+            continue;
+        }
+        auto p = deserialize_policy_for(l.compiled, l.file, invs);
+        if (!p) {
+            // Fail closed: a damaged built-in policy denies.
+            Decision d;
+            d.allow = false;
+            d.command = whole;
+            d.rule_id = "damaged-policy";
+            d.reason = p.error().why;
+            d.policy_file = l.file;
+            return d;
+        }
+        policies.push_back(std::make_shared<const Policy>(std::move(*p)));
+    }
+    return decide(policies, invs, home, whole);
+}
+
+void PolicySet::add(std::shared_ptr<const Policy> p) {
+    std::string file = p->file;
+    layers_.push_back(Layer{std::move(p), {}, std::move(file)});
+}
+
+void PolicySet::add_compiled(std::string_view bytes, std::string file) {
+    layers_.push_back(Layer{nullptr, bytes, std::move(file)});
 }
 
 std::vector<std::string> PolicySet::files() const {
     std::vector<std::string> out;
-    for (const auto& p : policies_) out.push_back(p->file);
+    for (const auto& l : layers_) out.push_back(l.file);
     return out;
 }
 

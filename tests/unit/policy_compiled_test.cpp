@@ -154,9 +154,8 @@ TEST_CASE("load() decides the same from the compiled and the parsed default poli
     auto parsed = load({copy});
     REQUIRE(compiled);
     REQUIRE(parsed);
-    REQUIRE(compiled->policies().size() == 1);
-    REQUIRE(parsed->policies().size() == 1);
-    CHECK(compiled->policies()[0]->file == shipped);
+    CHECK(compiled->files() == std::vector<std::string>{shipped});
+    CHECK(parsed->files() == std::vector<std::string>{copy});
     for (const char* script : {"rm -rf /", "rm -rf ~", "sudo rm -rf --no-preserve-root /", "ls -la",
                                "dd if=/dev/zero of=/dev/sda", "git status", ":(){ :|:& };:"}) {
         INFO(script);
@@ -168,4 +167,36 @@ TEST_CASE("load() decides the same from the compiled and the parsed default poli
     }
     std::remove(copy.c_str());
     ::rmdir(dir);
+}
+
+TEST_CASE("decoding only what a check needs decides as the whole policy does", "[policy][compiled]") {
+    auto p = parse_policy(kSmall, "small.toml");
+    REQUIRE(p);
+    const std::string bytes = serialize_policy(*p);
+    auto whole = deserialize_policy(bytes, "small.toml");
+    REQUIRE(whole);
+    for (const char* script : {"tool push -r /srv/x", "tool pull", ":(){ :|:& };:", "echo x > /etc/passwd", "ls",
+                               "/usr/bin/tx push -R ~/keep", "sudo tool push -r /srv/y", "true"}) {
+        INFO(script);
+        auto invs = analyze_script(script, kExampleCwd, kExampleHome);
+        auto part = deserialize_policy_for(bytes, "small.toml", invs);
+        REQUIRE(part);
+        CHECK(part->rules.size() <= whole->rules.size());
+        Matcher a(kExampleHome), b(kExampleHome);
+        for (const auto& inv : invs) {
+            for (bool deny : {true, false}) {
+                const Rule* ra = a.first_match(*whole, inv, deny);
+                const Rule* rb = b.first_match(*part, inv, deny);
+                CHECK((ra ? ra->id : "-") == (rb ? rb->id : "-"));
+            }
+        }
+    }
+    // A command no rule names decodes neither option tables nor rules for other programs (rule
+    // a names an absolute path glob, which may match any command word until it is resolved).
+    auto none = deserialize_policy_for(bytes, "small.toml", analyze_script("true", kExampleCwd, kExampleHome));
+    REQUIRE(none);
+    CHECK(none->programs.empty());
+    std::vector<std::string> ids;
+    for (const auto& r : none->rules) ids.push_back(r.id);
+    CHECK(ids == std::vector<std::string>{"a", "c"});
 }

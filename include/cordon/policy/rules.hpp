@@ -108,6 +108,15 @@ Result<std::string> find_policy(const std::string& name_or_path);
 // Examples are not kept.
 std::string serialize_policy(const Policy& p);
 Result<Policy> deserialize_policy(std::string_view bytes, const std::string& origin);
+// Only what judging INVS needs: the rules that may match one of them (by command word or
+// construct; rules with neither always) and the option tables of their programs. Decisions on
+// INVS equal those of the whole policy.
+Result<Policy> deserialize_policy_for(std::string_view bytes, const std::string& origin,
+                                      const std::vector<Invocation>& invs);
+
+// Whether a rule naming PROGRAMS (basename globs or absolute paths) may match a command whose
+// first word is ARGV0: the matcher's first, cheap test, before normalising the command line.
+bool program_may_match(const std::vector<std::string>& programs, const Field& argv0);
 
 // A shipped policy file (policies/NAME.toml) and its compiled form, generated at build time.
 struct EmbeddedPolicy {
