@@ -26,5 +26,7 @@ struct CliRequest {
 
 // Parse argv (without subcommands, which main dispatches first). Errors name the option.
 Result<CliRequest> parse_command_line(const std::vector<std::string>& args);
+// Always through CLI11 (parse_command_line takes a shortcut for `[-q|-v]... -- COMMAND`).
+Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args);
 
 }  // namespace cordon

@@ -30,6 +30,28 @@ const char* kDescription =
 }  // namespace
 
 Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
+    // The most common form, `cordon [-q|-v]... -- COMMAND [ARG...]`, needs no option table:
+    // what CLI11 returns for it is known (a unit test holds the two equal). Anything else goes
+    // through CLI11.
+    size_t i = 0;
+    bool quiet = false;
+    int verbose = 0;
+    for (; i < args.size() && args[i] != "--"; ++i) {
+        if (args[i] == "-q" || args[i] == "--quiet") quiet = true;
+        else if (args[i] == "-v" || args[i] == "--verbose") ++verbose;
+        else break;
+    }
+    if (i + 1 < args.size() && args[i] == "--") {
+        CliRequest req;
+        req.layer.origin = "command line";
+        req.verbosity = quiet ? -1 : verbose;
+        req.command.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+        return req;
+    }
+    return parse_command_line_full(args);
+}
+
+Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args) {
     CliRequest req;
     CLI::App app(kDescription, "cordon");
     app.prefix_command();  // the first positional starts COMMAND; the rest is its argv

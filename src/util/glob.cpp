@@ -57,6 +57,9 @@ bool Wildcard::matches(std::string_view s) const {
     if (use_fnmatch_) return ::fnmatch(pattern_.c_str(), std::string(s).c_str(), 0) == 0;
     if (!has_star_) return pattern_.size() == s.size() && segment_at(pattern_, s, 0, has_question_);
     if (head_.size() + tail_.size() > s.size()) return false;
+    // Most strings fail on their first or last character: test those before anything else.
+    if (!head_.empty() && head_[0] != '?' && head_[0] != s[0]) return false;
+    if (!tail_.empty() && tail_.back() != '?' && tail_.back() != s.back()) return false;
     if (!segment_at(head_, s, 0, has_question_) || !segment_at(tail_, s, s.size() - tail_.size(), has_question_)) {
         return false;
     }

@@ -209,3 +209,39 @@ TEST_CASE("cli: --help and --version run nothing", "[cli]") {
     CHECK_FALSE(v.help);
     CHECK(v.help_text.empty());
 }
+
+TEST_CASE("cli: the `[-q|-v]... -- COMMAND` shortcut returns what CLI11 returns", "[cli]") {
+    const std::vector<Args> forms = {
+        {"--", "true"},
+        {"-q", "--", "true", "-x", "--", "y"},
+        {"-v", "--", "ls", "-la"},
+        {"-v", "-v", "--verbose", "--", "a b"},
+        {"--quiet", "-v", "--", "-c"},
+        {"-q", "-q", "--", "--", "--help"},
+        {"--", "--version"},
+    };
+    for (const auto& args : forms) {
+        INFO(Catch::Detail::stringify(args));
+        auto fast = parse_command_line(args);
+        auto full = parse_command_line_full(args);
+        REQUIRE(fast);
+        REQUIRE(full);
+        CHECK(fast->command == full->command);
+        CHECK(fast->verbosity == full->verbosity);
+        CHECK(fast->layer.origin == full->layer.origin);
+        CHECK(fast->layer.values == full->layer.values);
+        CHECK(fast->layer.where == full->layer.where);
+        CHECK(fast->profiles == full->profiles);
+        CHECK(fast->no_profile == full->no_profile);
+        CHECK(fast->no_policy == full->no_policy);
+        CHECK(fast->dry_run == full->dry_run);
+        CHECK(fast->script == full->script);
+        CHECK_FALSE(full->help);
+        CHECK_FALSE(full->version);
+    }
+    // Everything else goes through CLI11: its errors and the other options still apply.
+    CHECK_FALSE(parse_command_line({"-q", "--"}));
+    CHECK_FALSE(parse_command_line({"-x", "--", "true"}));
+    CHECK(parse_command_line({"-qv", "--", "true"})->verbosity == -1);
+    CHECK(parse_command_line({"--memory", "1G", "--", "true"})->layer.values.count("memory") == 1);
+}
