@@ -202,6 +202,27 @@ int payload_main(void* arg) {
     return 127;
 }
 
+// The supervisor removes the placeholders once it reads Exited. One still mounted on here makes
+// its removal detach that mount from this namespace, an RCU grace period apiece; detaching the
+// trees that hold them at once, while the supervisor reads and restores its signals, costs one.
+void detach_placeholder_mounts(const ChildContext& ctx) {
+    const Spec& spec = *ctx.spec;
+    std::vector<std::string> roots;
+    for (const auto& ph : ctx.prepared->mounts.placeholders) {
+        std::string best;
+        auto consider = [&](const std::string& r) {
+            if (r.size() > best.size() && ph.path.size() > r.size() && ph.path.compare(0, r.size() + 1, r + "/") == 0) {
+                best = r;
+            }
+        };
+        if (spec.workdir) consider(*spec.workdir);
+        for (const auto& r : spec.rw) consider(r);
+        if (best.empty()) best = ph.path;
+        if (std::find(roots.begin(), roots.end(), best) == roots.end()) roots.push_back(best);
+    }
+    for (const auto& r : roots) (void)::umount2(r.c_str(), MNT_DETACH);
+}
+
 }  // namespace
 
 [[noreturn]] void child_main(const ChildContext& ctx) {
@@ -302,6 +323,7 @@ int payload_main(void* arg) {
                         if (r < 0 && errno != EINTR) break;
                     }
                     send_msg(sync, ChildMsg::Exited, 0, status, nullptr);
+                    detach_placeholder_mounts(ctx);
                     // Our exit tears down the namespaces, a few hundred microseconds of kernel
                     // work: let the supervisor finish first. It closes the socket when it wants
                     // us gone, or exits, and then PDEATHSIG ends us.
