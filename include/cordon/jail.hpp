@@ -82,6 +82,8 @@ struct ChildContext {
 
 // Replay the mount plan inside the new mount namespace and pivot into the new root.
 // On failure, `step` describes the operation (written into a fixed buffer, no allocation).
-int apply_mounts(const Spec& spec, const MountPlan& plan, char* step, size_t step_len);
+// PLACEHOLDERS_FD: the supervisor creates the plan's placeholders while the child builds the
+// rest and then writes one byte (1: ready) there; the first mount of a placeholder waits for it.
+int apply_mounts(const Spec& spec, const MountPlan& plan, int placeholders_fd, char* step, size_t step_len);
 
 }  // namespace cordon

@@ -245,7 +245,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     if (ctx.late_cgroupns && ::unshare(CLONE_NEWCGROUP) != 0) setup_failed(sync, "create the cgroup namespace");
     // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
     char step[256] = "";
-    if (apply_mounts(spec, ctx.prepared->mounts, step, sizeof step) != 0) setup_failed(sync, step);
+    if (apply_mounts(spec, ctx.prepared->mounts, sync, step, sizeof step) != 0) setup_failed(sync, step);
     // 5. Identity and network namespace contents.
     if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
         setup_failed(sync, "set the hostname");

@@ -9,10 +9,12 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -243,7 +245,7 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_file_root) {
 
 }  // namespace
 
-int apply_mounts(const Spec& spec, const MountPlan& plan, char* step, size_t step_len) {
+int apply_mounts(const Spec& spec, const MountPlan& plan, int placeholders_fd, char* step, size_t step_len) {
     (void)spec;
     Ctx c{-1, -1, step, step_len};
     auto sys = [&](bool ok, const char* what) {
@@ -282,7 +284,18 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, char* step, size_t ste
     c.oldroot = oldroot.get();
     c.newroot = newroot.get();
 
+    bool placeholders_ready = plan.placeholders.empty();
     for (const auto& op : plan.ops) {
+        if (!placeholders_ready && std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
+                                               [&](const Placeholder& ph) { return ph.path == op.source; })) {
+            char ready = 0;
+            ssize_t n = retry_eintr([&] { return ::recv(placeholders_fd, &ready, 1, 0); });
+            if (n != 1 || ready != 1) {
+                errno = n < 0 ? errno : EIO;
+                return fail(c, "wait for the protected-path placeholders", "");
+            }
+            placeholders_ready = true;
+        }
         if (apply_one(c, op, base.get()) != 0) return -1;
     }
 

@@ -237,11 +237,9 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
         return out;
     };
 
+    // Placeholders are created once the child is building the jail (it waits for them only at
+    // their own mounts), and removed when run_jail returns, after the cgroup is gone.
     std::vector<PlaceholderDir> created;
-    if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) {
-        remove_placeholders(created);
-        return fail(s.error());
-    }
     struct Cleanup {
         std::vector<PlaceholderDir>& created;
         ~Cleanup() { remove_placeholders(created); }
@@ -303,6 +301,12 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
     }
     char go = 1;
     if (::send(sync.get(), &go, 1, MSG_NOSIGNAL) != 1) return abort_child(sys_error("start the jail"));
+    if (!prepared.mounts.placeholders.empty()) {
+        if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) return abort_child(s.error());
+        // A child that failed meanwhile has left its SetupError on the socket: the loop reads it.
+        char ready = 1;
+        (void)::send(sync.get(), &ready, 1, MSG_NOSIGNAL);
+    }
 
     UniqueFd timer(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
     if (!timer) return abort_child(sys_error("timerfd_create"));
