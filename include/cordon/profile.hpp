@@ -1,6 +1,7 @@
 // Profiles: TOML files whose keys are the long option names (SPEC §5).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,7 +12,13 @@
 namespace cordon {
 
 // Values for ${HOME}, ${WORKDIR}, ${XDG_CACHE_HOME}, ${XDG_CONFIG_HOME}, ${UID}, ${USER}.
-using Vars = std::map<std::string, std::string>;
+// Without $USER in the environment, ${USER} comes from the password database, looked up only
+// when a profile uses it: the lookup (nsswitch.conf, /etc/passwd) costs more than the rest of
+// loading a profile.
+struct Vars : std::map<std::string, std::string> {
+    using std::map<std::string, std::string>::map;
+    std::function<std::string()> lazy_user;  // ${USER} when the map has no USER
+};
 
 // Parse one profile file's text into a Layer. `path` is used in messages (file:line:col).
 // `extends` receives the parents it names, in order.

@@ -20,7 +20,7 @@ struct HostInfo {
     gid_t gid = 0;
     std::string cwd;
     std::string home;
-    std::string user;
+    std::string user;  // $USER; empty: looked up when a profile needs it
     std::vector<std::string> environ;  // NAME=VALUE
 };
 HostInfo current_host();

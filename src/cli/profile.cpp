@@ -68,9 +68,12 @@ Result<std::string> expand_vars(const std::string& text, const Vars& vars) {
             if (end == std::string::npos) return make_error("'" + text + "'", "unterminated ${");
             std::string name = text.substr(i + 2, end - i - 2);
             auto it = vars.find(name);
-            if (it == vars.end()) return make_error("'" + text + "'", "unknown variable ${" + name + "}");
-            if (it->second.empty()) return make_error("'" + text + "'", "variable ${" + name + "} is not defined here");
-            out += it->second;
+            std::string lazy;
+            if (it == vars.end() && name == "USER" && vars.lazy_user) lazy = vars.lazy_user();
+            else if (it == vars.end()) return make_error("'" + text + "'", "unknown variable ${" + name + "}");
+            const std::string& value = it == vars.end() ? lazy : it->second;
+            if (value.empty()) return make_error("'" + text + "'", "variable ${" + name + "} is not defined here");
+            out += value;
             i = end + 1;
         } else {
             out += text[i++];

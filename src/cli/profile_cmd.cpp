@@ -12,12 +12,22 @@
 #include "cordon/paths.hpp"
 #include "cordon/toml.hpp"
 #include "cordon/profile.hpp"
+
+#include <pwd.h>
 #include "cordon/spec.hpp"
 
 namespace cordon {
 
 Vars profile_vars(const std::string& home, const std::string& user, unsigned uid, const std::string& workdir) {
-    Vars vars = {{"HOME", home}, {"UID", std::to_string(uid)}, {"USER", user}, {"WORKDIR", workdir}};
+    Vars vars = {{"HOME", home}, {"UID", std::to_string(uid)}, {"WORKDIR", workdir}};
+    if (!user.empty()) {
+        vars["USER"] = user;
+    } else {
+        vars.lazy_user = [uid] {
+            struct passwd* pw = ::getpwuid(uid);
+            return pw ? std::string(pw->pw_name) : std::to_string(uid);
+        };
+    }
     auto env_or = [&](const char* name, const std::string& fallback) {
         const char* v = std::getenv(name);
         return (v && *v) ? std::string(v) : fallback;

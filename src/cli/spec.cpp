@@ -29,15 +29,9 @@ HostInfo current_host() {
     } else if (struct passwd* pw = ::getpwuid(h.uid)) {
         h.home = pw->pw_dir;
     }
-    // Like HOME: the caller's environment first, the password database only without it (a
-    // lookup reads nsswitch.conf and /etc/passwd, a noticeable part of start-up).
-    if (const char* user = std::getenv("USER"); user && *user) {
-        h.user = user;
-    } else if (struct passwd* pw = ::getpwuid(h.uid)) {
-        h.user = pw->pw_name;
-    } else {
-        h.user = std::to_string(h.uid);
-    }
+    // Like HOME, from the environment; without it, profile_vars() looks the name up only if a
+    // profile uses ${USER} (a password database lookup is a noticeable part of start-up).
+    if (const char* user = std::getenv("USER"); user && *user) h.user = user;
     for (char** e = environ; e && *e; ++e) h.environ.emplace_back(*e);
     return h;
 }

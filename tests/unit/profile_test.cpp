@@ -299,3 +299,21 @@ TEST_CASE("load_profiles: missing profiles and bad files", "[profile]") {
     CHECK_FALSE(find_profile(".hidden").ok());
     CHECK_FALSE(find_profile("").ok());
 }
+
+TEST_CASE("profile: ${USER} without $USER is looked up only when used", "[profile]") {
+    int lookups = 0;
+    Vars vars = {{"HOME", "/home/u"}, {"UID", "1000"}, {"WORKDIR", "/w"}};
+    vars.lazy_user = [&] {
+        ++lookups;
+        return std::string("looked-up");
+    };
+    CHECK(expand_vars("${HOME}/x", vars).value() == "/home/u/x");
+    CHECK(lookups == 0);
+    CHECK(expand_vars("/tmp/${USER}-cache", vars).value() == "/tmp/looked-up-cache");
+    CHECK(lookups == 1);
+    vars["USER"] = "env";
+    CHECK(expand_vars("${USER}", vars).value() == "env");
+    CHECK(lookups == 1);
+    const Vars real = profile_vars("/home/u", "", ::getuid(), "/w");
+    CHECK_FALSE(expand_vars("${USER}", real).value().empty());
+}
