@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <toml++/toml.h>
 
@@ -92,8 +93,17 @@ Result<TomlValue> profile_tree(const std::string& text, const std::string& path)
     return parse_toml_value(text, path);
 }
 
+// "PATH:LINE:COLUMN", built in place: a profile has one per value.
 std::string where(const std::string& path, uint32_t line, uint32_t column) {
-    return path + ":" + std::to_string(line) + ":" + std::to_string(column);
+    char buf[24];
+    std::string out;
+    out.reserve(path.size() + 12);
+    out += path;
+    out += ':';
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, line).ptr);
+    out += ':';
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, column).ptr);
+    return out;
 }
 std::string where(const std::string& path, const TomlValue& v) { return where(path, v.line, v.column); }
 

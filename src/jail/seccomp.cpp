@@ -1,5 +1,7 @@
 #include "cordon/seccomp.hpp"
 
+#include <charconv>
+
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
@@ -162,10 +164,21 @@ Result<SeccompPolicy> load_seccomp(const std::string& name, bool allow_userns, b
 
 std::string seccomp_key(const SeccompPolicy& policy) {
     std::string key;
+    key.reserve(policy.rules.size() * 24);
+    char buf[24];
+    auto num = [&](uint64_t v, char sep) {
+        key.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+        key += sep;
+    };
     for (const auto& r : policy.rules) {
-        key += r.syscall + ' ' + std::to_string(static_cast<int>(r.action)) + ' ' + std::to_string(r.err);
+        key += r.syscall;
+        key += ' ';
+        num(static_cast<uint64_t>(r.action), ' ');
+        num(static_cast<uint64_t>(static_cast<unsigned>(r.err)), ' ');
         for (const auto& c : r.conds) {
-            key += ' ' + std::to_string(c.arg) + ':' + std::to_string(c.mask) + ':' + std::to_string(c.datum);
+            num(c.arg, ':');
+            num(c.mask, ':');
+            num(c.datum, ' ');
         }
         key += '\n';
     }
