@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,52 +53,61 @@ int run(const std::vector<std::string>& args) {
     }
     auto spec = cordon::resolve_spec(*cli, cordon::current_host());
     if (!spec) return report(spec.error());
-    // The command policy decides before anything is built or run.
-    cordon::policy::PolicySet policies;
-    if (!spec->no_policy) {
-        // The default profile lists "default"; with --no-profile and no --policy it still applies.
-        auto loaded = cordon::policy::load(spec->policies.empty() ? std::vector<std::string>{"default"} : spec->policies);
-        if (!loaded) return report(loaded.error());
-        policies = std::move(*loaded);
-    }
-    // A denial costs nothing else: no jail is planned, compiled or built for it.
-    if (!policies.empty() && !spec->dry_run) {
-        const std::string cwd = spec->chdir;
-        auto decision = spec->via_shell ? policies.check_script(spec->argv[2], cwd, spec->home)
-                                        : policies.check_argv(spec->argv, cwd, spec->home);
-        if (!decision.allow) {
-            std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
-            if (spec->status_json) {
-                cordon::Outcome denied;
-                denied.reason = cordon::Outcome::Reason::Denied;
-                denied.exit_code = 126;
-                denied.denials.push_back(cordon::policy::to_json(decision));
-                if (auto st = cordon::write_status_json(*spec->status_json, denied); !st) return report(st.error());
-            }
-            return 126;
-        }
-    }
+    // The default profile lists "default"; with --no-profile and no --policy it still applies.
+    const std::vector<std::string> policy_names =
+        spec->policies.empty() ? std::vector<std::string>{"default"} : spec->policies;
     auto prepared = cordon::prepare(*spec);
     if (!prepared) return report(prepared.error());
     if (spec->dry_run) {
         std::fputs(cordon::format_dry_run(*spec, *prepared).c_str(), stdout);
         std::string files;
-        for (const auto& f : policies.files()) files += " " + f;
+        if (!spec->no_policy) {
+            auto loaded = cordon::policy::load(policy_names);
+            if (!loaded) return report(loaded.error());
+            for (const auto& f : loaded->files()) files += " " + f;
+        }
         std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
         return 0;
     }
     if (!spec->workdir_note.empty() && spec->verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", spec->workdir_note.c_str());
     }
-    if (spec->verbosity > 0) {
-        std::string names;
-        for (const auto& p : spec->profiles) names += (names.empty() ? "" : ",") + p;
-        std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
-                     names.empty() ? "(none)" : names.c_str(), spec->workdir ? spec->workdir->c_str() : "none",
-                     spec->share_net ? "host" : "none", prepared->mounts.ops.size(), prepared->seccomp.name.c_str(),
-                     policies.empty() ? "off" : "checked, allowed");
-    }
-    cordon::Outcome outcome = cordon::run_jail(*spec, *prepared);
+    // The command policy decides while the child builds the jail: nothing of the command runs,
+    // and no placeholder is made on the host, before it allows the command.
+    auto gate = [&]() -> std::optional<cordon::Outcome> {
+        cordon::policy::PolicySet policies;
+        if (!spec->no_policy) {
+            auto loaded = cordon::policy::load(policy_names);
+            if (!loaded) {
+                cordon::Outcome failed;
+                failed.error = loaded.error();
+                failed.exit_code = static_cast<int>(loaded.error().kind);
+                return failed;
+            }
+            policies = std::move(*loaded);
+            const std::string cwd = spec->chdir;
+            auto decision = spec->via_shell ? policies.check_script(spec->argv[2], cwd, spec->home)
+                                            : policies.check_argv(spec->argv, cwd, spec->home);
+            if (!decision.allow) {
+                std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
+                cordon::Outcome denied;
+                denied.reason = cordon::Outcome::Reason::Denied;
+                denied.exit_code = 126;
+                denied.denials.push_back(cordon::policy::to_json(decision));
+                return denied;
+            }
+        }
+        if (spec->verbosity > 0) {
+            std::string names;
+            for (const auto& p : spec->profiles) names += (names.empty() ? "" : ",") + p;
+            std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
+                         names.empty() ? "(none)" : names.c_str(), spec->workdir ? spec->workdir->c_str() : "none",
+                         spec->share_net ? "host" : "none", prepared->mounts.ops.size(), prepared->seccomp.name.c_str(),
+                         policies.empty() ? "off" : "checked, allowed");
+        }
+        return std::nullopt;
+    };
+    cordon::Outcome outcome = cordon::run_jail(*spec, *prepared, gate);
     if (outcome.error) report(*outcome.error);
     if (outcome.reason == cordon::Outcome::Reason::Timeout && spec->verbosity >= 0) {
         std::fprintf(stderr, "cordon: timeout: the command ran longer than --timeout and was killed\n");

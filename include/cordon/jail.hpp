@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,8 +67,11 @@ struct Outcome {
     std::vector<std::string> denials;  // JSON objects, one per policy denial
 };
 
-// The supervisor: create the namespaces, feed the child, wait, clean up.
-Outcome run_jail(const Spec& spec, const Prepared& prepared);
+// The supervisor: create the namespaces, feed the child, wait, clean up. GATE, if given, runs
+// while the child builds the jail and before anything of the command can run (nor any
+// placeholder exists on the host): an Outcome from it ends the run there (the command policy).
+Outcome run_jail(const Spec& spec, const Prepared& prepared,
+                 const std::function<std::optional<Outcome>()>& gate = {});
 
 // Child side (src/jail/child.cpp): runs as pid 1 of the new pid namespace; never returns.
 struct ChildContext {
@@ -82,8 +86,12 @@ struct ChildContext {
 
 // Replay the mount plan inside the new mount namespace and pivot into the new root.
 // On failure, `step` describes the operation (written into a fixed buffer, no allocation).
-// PLACEHOLDERS_FD: the supervisor creates the plan's placeholders while the child builds the
-// rest and then writes one byte (1: ready) there; the first mount of a placeholder waits for it.
-int apply_mounts(const Spec& spec, const MountPlan& plan, int placeholders_fd, char* step, size_t step_len);
+// SYNC_FD: while the child builds the jail, the supervisor decides whether the command may run
+// and creates the plan's placeholders, then writes one byte (1: proceed). The first mount of a
+// placeholder waits for it; PROCEEDED tells whether it was read here.
+int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& proceeded, char* step,
+                 size_t step_len);
+// Read the supervisor's "proceed" byte; false if it did not come.
+bool wait_proceed(int sync_fd);
 
 }  // namespace cordon

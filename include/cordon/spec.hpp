@@ -88,7 +88,7 @@ struct Spec {
     std::vector<std::string> cap_keep_names;
     std::string seccomp = "default";
 
-    // Command policy (checked before the jail is built).
+    // Command policy (checked while the jail is built, before the command can run).
     bool no_policy = false;
     std::vector<std::string> policies;  // names or paths; empty: "default"
 

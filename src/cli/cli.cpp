@@ -22,7 +22,7 @@ const char* kDescription =
     "  cordon profile list | cordon profile show NAME [--json]\n"
     "  cordon doctor [--json]\n\n"
     "The command line (or every command in SCRIPT) is checked against the command policy\n"
-    "before the jail is built; a denial prints the rule and exits 126.\n\n"
+    "before anything of it runs; a denial prints the rule and exits 126.\n\n"
     "Exit status: the command's own; 128+N if killed by signal N; 124 timeout;\n"
     "125 cordon failed; 126 denied by the command policy or not executable; 127 not found.\n"
     "Subcommands (check, policy, profile, doctor) are recognised only as the first argument.";

@@ -245,7 +245,8 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     if (ctx.late_cgroupns && ::unshare(CLONE_NEWCGROUP) != 0) setup_failed(sync, "create the cgroup namespace");
     // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
     char step[256] = "";
-    if (apply_mounts(spec, ctx.prepared->mounts, sync, step, sizeof step) != 0) setup_failed(sync, step);
+    bool proceeded = false;
+    if (apply_mounts(spec, ctx.prepared->mounts, sync, proceeded, step, sizeof step) != 0) setup_failed(sync, step);
     // 5. Identity and network namespace contents.
     if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
         setup_failed(sync, "set the hostname");
@@ -263,6 +264,9 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     if (drop_bounding_set(spec) != 0) setup_failed(sync, "drop the capability bounding set");
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed(sync, "set no_new_privs");
     if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) setup_failed(sync, "make init non-dumpable");
+    //    The supervisor's word that the command may run (the command policy is checked while
+    //    we build) and that its placeholders exist, unless a placeholder mount already read it.
+    if (!proceeded && !wait_proceed(sync)) ::_exit(125);
     // 7. The payload's plan, made before the signal check below so that nothing but the
     //    clone separates that check from the payload's existence.
     int report[2];

@@ -245,7 +245,14 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_file_root) {
 
 }  // namespace
 
-int apply_mounts(const Spec& spec, const MountPlan& plan, int placeholders_fd, char* step, size_t step_len) {
+bool wait_proceed(int sync_fd) {
+    char proceed = 0;
+    ssize_t n = retry_eintr([&] { return ::recv(sync_fd, &proceed, 1, 0); });
+    return n == 1 && proceed == 1;
+}
+
+int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& proceeded, char* step,
+                 size_t step_len) {
     (void)spec;
     Ctx c{-1, -1, step, step_len};
     auto sys = [&](bool ok, const char* what) {
@@ -284,17 +291,15 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int placeholders_fd, c
     c.oldroot = oldroot.get();
     c.newroot = newroot.get();
 
-    bool placeholders_ready = plan.placeholders.empty();
+    proceeded = false;
     for (const auto& op : plan.ops) {
-        if (!placeholders_ready && std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
-                                               [&](const Placeholder& ph) { return ph.path == op.source; })) {
-            char ready = 0;
-            ssize_t n = retry_eintr([&] { return ::recv(placeholders_fd, &ready, 1, 0); });
-            if (n != 1 || ready != 1) {
-                errno = n < 0 ? errno : EIO;
+        if (!proceeded && std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
+                                      [&](const Placeholder& ph) { return ph.path == op.source; })) {
+            if (!wait_proceed(sync_fd)) {
+                if (errno == 0) errno = EIO;
                 return fail(c, "wait for the protected-path placeholders", "");
             }
-            placeholders_ready = true;
+            proceeded = true;
         }
         if (apply_one(c, op, base.get()) != 0) return -1;
     }

@@ -226,7 +226,7 @@ Result<Prepared> prepare(const Spec& spec) {
     return p;
 }
 
-Outcome run_jail(const Spec& spec, const Prepared& prepared) {
+Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function<std::optional<Outcome>()>& gate) {
     Outcome out;
     auto t0 = std::chrono::steady_clock::now();
     auto fail = [&](Error e) {
@@ -301,12 +301,21 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared) {
     }
     char go = 1;
     if (::send(sync.get(), &go, 1, MSG_NOSIGNAL) != 1) return abort_child(sys_error("start the jail"));
-    if (!prepared.mounts.placeholders.empty()) {
-        if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) return abort_child(s.error());
-        // A child that failed meanwhile has left its SetupError on the socket: the loop reads it.
-        char ready = 1;
-        (void)::send(sync.get(), &ready, 1, MSG_NOSIGNAL);
+    // The child builds the jail meanwhile; it cannot start the command before the placeholders
+    // below are ready, and they are not created for a run the gate stops.
+    if (gate) {
+        if (std::optional<Outcome> stop = gate()) {
+            ::kill(init, SIGKILL);
+            ::waitpid(init, nullptr, 0);
+            signals.reset();
+            stop->wall_ms = ms_since(t0);
+            return std::move(*stop);
+        }
     }
+    if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) return abort_child(s.error());
+    // Proceed. A child that failed meanwhile has left its SetupError on the socket: the loop reads it.
+    char proceed = 1;
+    (void)::send(sync.get(), &proceed, 1, MSG_NOSIGNAL);
 
     UniqueFd timer(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
     if (!timer) return abort_child(sys_error("timerfd_create"));

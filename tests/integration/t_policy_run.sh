@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The command policy's pre-check on run (SPEC §6): a denial exits 126 before anything is built
-# or executed, names the rule, and is reported in --status-json. Should the policy fail, what
+# The command policy's check on run (SPEC §6): a denial exits 126 before anything of the command
+# runs (the check overlaps building the jail, which is then discarded) and before any placeholder
+# is made on the host; it names the rule and is reported in --status-json. Should the policy fail, what
 # would run is harmless: argv-form denials target the test's own HOME (private in the jail),
 # and script-form ones start with the jail guard.
 source "$TESTLIB"
 
 marker="$WORK/ran"
-expect_exit 126 "rm -rf HOME is denied before the jail is built" "$CORDON" -- rm -rf "$HOME"
+expect_exit 126 "rm -rf HOME is denied before it runs" "$CORDON" -- rm -rf "$HOME"
 expect_err "^cordon: denied: rm -rf $HOME .*\(rule [a-z0-9-]+: " "the denial names the command and the rule"
 expect_exit 126 "a script with a denied command is denied as a whole" "$CORDON" -c "$GUARD; touch $marker; cd / && rm -rf usr"
 [[ -e $marker ]] && not_ok "a denied script ran its first command" || ok "nothing of a denied script ran"
@@ -14,6 +15,12 @@ expect_exit 126 "rm -rf of HOME through a variable is denied" "$CORDON" -c "$GUA
 expect_exit 126 "a wrapped deletion is denied" "$CORDON" -- env A=1 nice timeout 5 rm -fr -- "$HOME"
 expect_exit 126 "a nested shell is seen through" "$CORDON" -- bash -c "$GUARD; touch $marker && rm -rf ~/"
 [[ -e $marker ]] && not_ok "a denied command ran" || ok "no denied command ran"
+# A denial in a project without .git leaves no placeholder behind, not even for a moment's use.
+mkdir -p "$WORK/denied" && pushd "$WORK/denied" >/dev/null
+expect_exit 126 "a denial in an empty project" "$CORDON" -c "$GUARD; touch $marker; rm -rf \"\$HOME\""
+popd >/dev/null
+[[ -z $(ls -A "$WORK/denied") && ! -e $marker ]] && ok "the denied run left the project untouched" \
+  || not_ok "after a denial: $(ls -A "$WORK/denied")"
 
 json=$("$CORDON" --status-json fd:3 -- rm -rf "$HOME" 3>&1 >/dev/null 2>&1 || true)
 if [[ $json == *'"reason":"denied"'* && $json == *'"exit_code":126'* && $json == *'"rule":'* ]]; then
