@@ -304,12 +304,13 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
         if (apply_one(c, op, base.get()) != 0) return -1;
     }
 
-    // Leave the host's tree behind, then make /newroot the root.
+    // Make /newroot the root, then leave the setup root behind and with it the host's tree
+    // below it at /oldroot: one detach of the whole stack (each detach waits for an RCU grace
+    // period). /oldroot is private first, so nothing of it propagates.
     if (!sys(::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) return -1;
-    if (!sys(::umount2("/oldroot", MNT_DETACH) == 0, "detach /oldroot")) return -1;
     if (!sys(::chdir("/newroot") == 0, "chdir /newroot")) return -1;
     if (!sys(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root into the new root")) return -1;
-    if (!sys(::umount2(".", MNT_DETACH) == 0, "detach the setup root")) return -1;
+    if (!sys(::umount2(".", MNT_DETACH) == 0, "detach the setup root and the host's tree")) return -1;
     if (!sys(::chdir("/") == 0, "chdir /")) return -1;
     UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!sys(root && set_attr(root.get(), MOUNT_ATTR_RDONLY, false) == 0, "make the root read-only")) return -1;
