@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "embed_common.hpp"
 #include "cordon/profile.hpp"
 #include "cordon/seccomp.hpp"
 #include "cordon/toml_value.hpp"
@@ -20,18 +21,6 @@ std::span<const PrecompiledSeccomp> precompiled_seccomp() { return {}; }
 std::span<const EmbeddedToml> embedded_profiles() { return {}; }
 }  // namespace cordon
 
-namespace {
-
-std::string byte_array(const std::string& name, const std::string& bytes) {
-    std::string out = "const char " + name + "[] = {";
-    for (size_t i = 0; i < bytes.size(); ++i) {
-        if (i % 16 == 0) out += "\n   ";
-        out += " " + std::to_string(static_cast<int>(static_cast<signed char>(bytes[i]))) + ",";
-    }
-    return out + "\n    0};\n";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     using namespace cordon;
@@ -64,21 +53,11 @@ int main(int argc, char** argv) {
     }
     std::string profiles;
     for (int i = 2; i < argc; ++i) {
-        std::string arg = argv[i];
-        size_t eq = arg.find('=');
-        if (eq == std::string::npos) {
-            std::fprintf(stderr, "embed_core: %s: expected NAME=FILE\n", argv[i]);
-            return 2;
-        }
-        std::string name = arg.substr(0, eq), file = arg.substr(eq + 1);
-        std::ifstream in(file, std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        if (!in) {
-            std::fprintf(stderr, "embed_core: cannot read %s\n", file.c_str());
-            return 1;
-        }
-        const std::string text = ss.str();
+        auto named = cordon::gen::read_named_file("embed_core", argv[i]);
+        if (!named) return 1;
+        const std::string& name = named->name;
+        const std::string& file = named->path;
+        const std::string& text = named->text;
         auto tree = parse_toml_value(text, file);
         if (!tree) {
             std::fprintf(stderr, "%s\n", tree.error().message().c_str());
@@ -91,7 +70,7 @@ int main(int argc, char** argv) {
         }
         const std::string bytes = serialize_toml_value(*tree);
         const std::string n = std::to_string(i - 2);
-        arrays += byte_array("kProfileText" + n, text) + byte_array("kProfileTree" + n, bytes);
+        arrays += cordon::gen::byte_array("kProfileText" + n, text) + cordon::gen::byte_array("kProfileTree" + n, bytes);
         profiles += "    {\"" + name + "\", {kProfileText" + n + ", " + std::to_string(text.size()) + "}, {kProfileTree" +
                     n + ", " + std::to_string(bytes.size()) + "}},\n";
     }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "embed_common.hpp"
 #include "cordon/policy/rules.hpp"
 
 namespace cordon::policy {
@@ -15,19 +16,6 @@ namespace cordon::policy {
 std::span<const EmbeddedPolicy> embedded_policies() { return {}; }
 }  // namespace cordon::policy
 
-namespace {
-
-std::string byte_array(const std::string& name, const std::string& bytes) {
-    std::string out = "const char " + name + "[] = {";
-    for (size_t i = 0; i < bytes.size(); ++i) {
-        if (i % 16 == 0) out += "\n   ";
-        out += " " + std::to_string(static_cast<int>(static_cast<signed char>(bytes[i]))) + ",";
-    }
-    out += "\n    0};\n";
-    return out;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     using namespace cordon::policy;
@@ -37,21 +25,11 @@ int main(int argc, char** argv) {
     }
     std::string arrays, table;
     for (int i = 2; i < argc; ++i) {
-        std::string arg = argv[i];
-        size_t eq = arg.find('=');
-        if (eq == std::string::npos) {
-            std::fprintf(stderr, "embed_policies: %s: expected NAME=FILE\n", argv[i]);
-            return 2;
-        }
-        std::string name = arg.substr(0, eq), file = arg.substr(eq + 1);
-        std::ifstream in(file, std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        if (!in) {
-            std::fprintf(stderr, "embed_policies: cannot read %s\n", file.c_str());
-            return 1;
-        }
-        const std::string text = ss.str();
+        auto named = cordon::gen::read_named_file("embed_policies", argv[i]);
+        if (!named) return 1;
+        const std::string& name = named->name;
+        const std::string& file = named->path;
+        const std::string& text = named->text;
         auto p = parse_policy(text, file);
         if (!p) {
             std::fprintf(stderr, "%s\n", p.error().message().c_str());
@@ -61,7 +39,7 @@ int main(int argc, char** argv) {
         for (const auto& f : failures) std::fprintf(stderr, "embed_policies: %s\n", f.c_str());
         if (!failures.empty()) return 1;
         const std::string id = std::to_string(i - 2);
-        arrays += byte_array("kText" + id, text) + byte_array("kCompiled" + id, serialize_policy(*p));
+        arrays += cordon::gen::byte_array("kText" + id, text) + cordon::gen::byte_array("kCompiled" + id, serialize_policy(*p));
         table += "    {\"" + name + "\", {kText" + id + ", " + std::to_string(text.size()) + "}, {kCompiled" + id +
                  ", " + std::to_string(serialize_policy(*p).size()) + "}},\n";
     }

@@ -10,24 +10,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_files.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
 
 using namespace cordon::policy;
+using cordon::test::slurp;
+using cordon::test::source_dir;
 
 namespace {
-
-std::string source_dir() {
-    std::string f = __FILE__;
-    return f.substr(0, f.rfind("/tests/"));
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // What a compiled policy keeps: everything but the examples.
 Policy without_examples(Policy p) {

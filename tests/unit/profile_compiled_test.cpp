@@ -6,24 +6,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_files.hpp"
 #include "cordon/profile.hpp"
 #include "cordon/toml_value.hpp"
 
 using namespace cordon;
+using cordon::test::slurp;
+using cordon::test::source_dir;
 
 namespace {
-
-std::string source_dir() {
-    std::string f = __FILE__;
-    return f.substr(0, f.rfind("/tests/"));
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 bool same_layer(const Layer& a, const Layer& b) {
     return a.origin == b.origin && a.values == b.values && a.where == b.where && a.item_where == b.item_where;
