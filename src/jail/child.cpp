@@ -237,12 +237,31 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     // 2. Nothing inherited beyond stdio and the sync socket reaches the jail.
     if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
     ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
-    // 3. Wait until the supervisor has written our uid/gid maps: until then we have no ids.
-    char go = 0;
-    if (retry_eintr([&] { return ::recv(sync, &go, 1, 0); }) != 1) ::_exit(125);
-    //    Without CLONE_INTO_CGROUP the supervisor has now moved us into the jail's cgroup: it
-    //    becomes the root of our cgroup namespace before anything of the payload exists.
-    if (ctx.late_cgroupns && ::unshare(CLONE_NEWCGROUP) != 0) setup_failed(sync, "create the cgroup namespace");
+    // 3. Our ids. A process may write the single-line maps of a user namespace it has just
+    //    created (its own ids, or 0 for them), while it still holds its capabilities there: no
+    //    round trip to the supervisor. Should the supervisor be gone already (before step 1),
+    //    the "proceed" it never sends stops us before anything of the command runs.
+    {
+        char what[96];
+        const std::pair<const char*, std::string> maps[] = {
+            {"/proc/self/setgroups", "deny"},
+            {"/proc/self/uid_map", format_id_map(uid_maps(spec))},
+            {"/proc/self/gid_map", format_id_map(gid_maps(spec))},
+        };
+        for (const auto& [file, data] : maps) {
+            if (!write_file(file, data)) {
+                std::snprintf(what, sizeof what, "write %s (%s)", file, data.substr(0, data.find('\n')).c_str());
+                setup_failed(sync, what);
+            }
+        }
+    }
+    //    Without CLONE_INTO_CGROUP, wait until the supervisor has moved us into the jail's
+    //    cgroup: it becomes the root of our cgroup namespace before anything of the payload exists.
+    if (ctx.late_cgroupns) {
+        char go = 0;
+        if (retry_eintr([&] { return ::recv(sync, &go, 1, 0); }) != 1) ::_exit(125);
+        if (::unshare(CLONE_NEWCGROUP) != 0) setup_failed(sync, "create the cgroup namespace");
+    }
     // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
     char step[256] = "";
     bool proceeded = false;

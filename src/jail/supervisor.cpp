@@ -137,21 +137,6 @@ void remove_placeholders(const std::vector<PlaceholderDir>& dirs) {
     }
 }
 
-Status write_id_maps(pid_t pid, const Spec& spec) {
-    std::string base = "/proc/" + std::to_string(pid);
-    // Without CAP_SETGID in the parent namespace, setgroups must be denied before gid_map.
-    if (auto s = write_file(base + "/setgroups", "deny"); !s && s.error().err != ENOENT) return s;
-    if (auto s = write_file(base + "/uid_map", format_id_map(uid_maps(spec))); !s) {
-        s.error().what = "write uid_map (" + format_id_map(uid_maps(spec)).substr(0, 40) + ")";
-        return s;
-    }
-    if (auto s = write_file(base + "/gid_map", format_id_map(gid_maps(spec))); !s) {
-        s.error().what = "write gid_map";
-        return s;
-    }
-    return {};
-}
-
 Error setup_error(const ChildMsg& m) {
     Error e = sys_error(std::string("jail setup failed: ") + m.text, m.err);
     if (m.err == EPERM || m.err == EACCES) {
@@ -159,6 +144,7 @@ Error setup_error(const ChildMsg& m) {
                  "SELinux, a container's seccomp policy) see 'cordon doctor' and the README";
     }
     if (m.err == ENOSYS) e.hint = "cordon needs Linux >= 5.12 (openat2, open_tree, move_mount, mount_setattr)";
+    if (std::strncmp(m.text, "write /proc/self/", 17) == 0) e.hint = kUsernsHint;
     return e;
 }
 
@@ -291,16 +277,13 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         signals.reset();
         return fail(std::move(e));
     };
+    // The child writes its own uid/gid maps. Without CLONE_INTO_CGROUP it waits for us to move
+    // it into the jail's cgroup first.
     if (late_cgroupns) {
         if (auto s = cgroup->join(init); !s) return abort_child(s.error());
+        char go = 1;
+        if (::send(sync.get(), &go, 1, MSG_NOSIGNAL) != 1) return abort_child(sys_error("start the jail"));
     }
-    if (auto s = write_id_maps(init, spec); !s) {
-        Error e = s.error();
-        e.hint = kUsernsHint;
-        return abort_child(e);
-    }
-    char go = 1;
-    if (::send(sync.get(), &go, 1, MSG_NOSIGNAL) != 1) return abort_child(sys_error("start the jail"));
     // The child builds the jail meanwhile; it cannot start the command before the placeholders
     // below are ready, and they are not created for a run the gate stops.
     if (gate) {
