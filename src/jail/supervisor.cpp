@@ -83,8 +83,8 @@ Error clone_error(int err) {
     return e;
 }
 
-// Placeholders for missing protected paths: created empty, before the jail, by the caller.
-// Each parent directory is opened once (without following symlinks) and its times recorded
+// Placeholders for missing protected paths: created empty by the supervisor while the child
+// builds the jail, before the child mounts them. Each parent directory is opened once (without following symlinks) and its times recorded
 // before its first placeholder; they are restored after its last placeholder is removed, so a
 // run leaves the workdir exactly as it was.
 struct PlaceholderDir {
