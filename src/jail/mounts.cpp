@@ -181,7 +181,7 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
     return 0;
 }
 
-int apply_one(const Ctx& c, const MountOp& op, int empty_file_root) {
+int apply_one(const Ctx& c, const MountOp& op, int empty_root) {
     using K = MountOp::Kind;
     switch (op.kind) {
         case K::Bind:
@@ -189,6 +189,16 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_file_root) {
         case K::Tmpfs: {
             UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0755));
             if (!dest) return fail(c, "create", op.dest);
+            if (op.readonly) {
+                // An empty read-only tmpfs is an empty read-only directory: bind the setup root's
+                // (no new superblock to make, or to tear down after the run).
+                UniqueFd src(openat2_in(empty_root, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
+                if (!src || bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                               MOUNT_ATTR_NOEXEC) != 0) {
+                    return fail(c, "mount an empty read-only directory on", op.dest);
+                }
+                return 0;
+            }
             uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (op.readonly ? MOUNT_ATTR_RDONLY : 0);
             if (mount_tmpfs(dest.get(), op.size, op.mode, attrs) != 0) return fail(c, "mount tmpfs on", op.dest);
             return 0;
@@ -220,7 +230,7 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_file_root) {
             return 0;
         }
         case K::HideFile: {
-            UniqueFd src(openat2_in(empty_file_root, "/.cordon-empty", O_PATH, 0));
+            UniqueFd src(openat2_in(empty_root, "/.cordon-empty", O_PATH, 0));
             UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
             if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
             if (!src || !dest) return fail(c, "open", op.dest);
@@ -230,11 +240,11 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_file_root) {
             return 0;
         }
         case K::HideDir: {
+            UniqueFd src(openat2_in(empty_root, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
             UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
             if (!dest && errno == ENOENT) return 0;
-            if (!dest) return fail(c, "open", op.dest);
-            if (mount_tmpfs(dest.get(), 4096, op.mode, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                          MOUNT_ATTR_NOEXEC) != 0) {
+            if (!src || !dest) return fail(c, "open", op.dest);
+            if (bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {
                 return fail(c, "hide", op.dest);
             }
             return 0;
@@ -280,9 +290,11 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
              "mount the root tmpfs")) return -1;
     if (!sys(::syscall(SYS_pivot_root, ".", "oldroot") == 0, "pivot_root")) return -1;
     if (!sys(::chdir("/") == 0, "chdir /")) return -1;
+    // What hidden files and directories show: an empty file (mode 0) and an empty directory.
     int empty = ::open("/.cordon-empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
     if (!sys(empty >= 0, "create the empty file")) return -1;
     ::close(empty);
+    if (!sys(::mkdir("/.cordon-empty-dir", 0755) == 0, "create the empty directory")) return -1;
 
     UniqueFd base(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     UniqueFd oldroot(::open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
