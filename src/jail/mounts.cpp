@@ -141,7 +141,9 @@ int do_bind(const Ctx& c, const MountOp& op, int src_root) {
 int do_dev(const Ctx& c, const std::string& dest_path) {
     UniqueFd dest(ensure_dir(c.newroot, dest_path, kInRoot, 0755));
     if (!dest) return fail(c, "create", dest_path);
-    if (mount_tmpfs(dest.get(), 1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0) {
+    // One tmpfs for /dev and /dev/shm: /dev itself ends read-only and holds only mount points,
+    // so /dev/shm, a writable bind of its own directory, has the 64M to itself.
+    if (mount_tmpfs(dest.get(), 64 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0) {
         return fail(c, "mount tmpfs on", dest_path);
     }
     for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
@@ -161,8 +163,14 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
     }
     {
         UniqueFd shm(ensure_dir(c.newroot, dest_path + "/shm", kInRoot, 0755));
-        if (!shm || mount_tmpfs(shm.get(), 64 << 20, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
-            return fail(c, "mount tmpfs on", dest_path + "/shm");
+        UniqueFd dev(openat2_in(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));  // the new tmpfs
+        UniqueFd tree(shm ? ::open_tree(shm.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH) : -1);
+        struct mount_attr attr {};
+        attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        attr.attr_clr = MOUNT_ATTR_NOEXEC;  // as a tmpfs of its own was: shared memory may be mapped executable
+        if (!tree || !dev || ::fchmodat(dev.get(), "shm", 01777, 0) != 0 ||
+            ::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 || attach(tree.get(), shm.get()) != 0) {
+            return fail(c, "make a writable", dest_path + "/shm");
         }
     }
     UniqueFd dir(openat2_in(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));

@@ -58,6 +58,10 @@ expect_out "^fd full null ptmx pts random shm stderr stdin stdout (tty )?urandom
 jailed 'echo hi > /dev/null && head -c 4 /dev/urandom | wc -c && echo x > /dev/shm/x && cat /dev/shm/x'
 expect_out "^4$" "/dev/urandom works"
 expect_out "^x$" "/dev/shm is writable"
+jailed 'touch /dev/planted 2>/dev/null || echo dev-ro; stat -c %a /dev/shm; grep " /dev/shm " /proc/self/mountinfo | grep -c "nosuid,nodev"'
+expect_out "^dev-ro$" "nothing can be created in /dev itself"
+expect_out "^1777$" "/dev/shm is sticky and world-writable"
+expect_out "^1$" "/dev/shm is nosuid and nodev"
 jailed 'ls /sys 2>&1 | head -1; test -e /sys/kernel && echo HAS-SYS-KERNEL'
 expect_no_out "HAS-SYS-KERNEL" "no host /sys internals"
 
