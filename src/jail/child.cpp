@@ -79,26 +79,15 @@ int drop_bounding_set(const Spec& spec) {
     return 0;
 }
 
-// Effective, permitted and inheritable sets become exactly the kept capabilities; those are
-// also raised in the ambient set so they survive execve for a non-root uid.
-int set_capabilities(const Spec& spec) {
+// Init keeps no capability once the payload has started (the payload sets its own from
+// PayloadPlan): every set empty, the ambient set too.
+int drop_capabilities() {
     cap_t caps = ::cap_init();
     if (!caps) return -1;
-    if (!spec.cap_keep.empty()) {
-        std::vector<cap_value_t> keep(spec.cap_keep.begin(), spec.cap_keep.end());
-        int n = static_cast<int>(keep.size());
-        ::cap_set_flag(caps, CAP_EFFECTIVE, n, keep.data(), CAP_SET);
-        ::cap_set_flag(caps, CAP_PERMITTED, n, keep.data(), CAP_SET);
-        ::cap_set_flag(caps, CAP_INHERITABLE, n, keep.data(), CAP_SET);
-    }
     int rc = ::cap_set_proc(caps);
     ::cap_free(caps);
     if (rc != 0) return -1;
-    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) return -1;
-    for (int cap : spec.cap_keep) {
-        if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) return -1;
-    }
-    return 0;
+    return ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 }
 
 const char* env_path(const Spec& spec) {
@@ -318,7 +307,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     if (payload < 0) setup_failed(sync, "start the payload");
     ::munmap(stack, kStack);
     ::close(report[1]);
-    if (set_capabilities(Spec{}) != 0) setup_failed(sync, "drop init's capabilities");
+    if (drop_capabilities() != 0) setup_failed(sync, "drop init's capabilities");
     int exec_err = 0;
     ssize_t n = retry_eintr([&] { return ::read(report[0], &exec_err, sizeof exec_err); });
     ::close(report[0]);

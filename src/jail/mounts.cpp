@@ -107,6 +107,14 @@ int bind_fd(int src, int dest, uint64_t attrs) {
     return attach(tree.get(), dest);
 }
 
+// An empty read-only directory over DEST: a bind of the setup root's empty directory (no
+// superblock to make, or to tear down after the run).
+int bind_empty_dir(int empty_root, int dest) {
+    UniqueFd src(openat2_in(empty_root, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
+    if (!src) return -1;
+    return bind_fd(src.get(), dest, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+}
+
 struct Ctx {
     int oldroot;
     int newroot;
@@ -197,18 +205,15 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_root) {
         case K::Tmpfs: {
             UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0755));
             if (!dest) return fail(c, "create", op.dest);
+            // An empty read-only tmpfs is an empty read-only directory.
             if (op.readonly) {
-                // An empty read-only tmpfs is an empty read-only directory: bind the setup root's
-                // (no new superblock to make, or to tear down after the run).
-                UniqueFd src(openat2_in(empty_root, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
-                if (!src || bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                               MOUNT_ATTR_NOEXEC) != 0) {
-                    return fail(c, "mount an empty read-only directory on", op.dest);
-                }
-                return 0;
+                return bind_empty_dir(empty_root, dest.get()) == 0
+                           ? 0
+                           : fail(c, "mount an empty read-only directory on", op.dest);
             }
-            uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (op.readonly ? MOUNT_ATTR_RDONLY : 0);
-            if (mount_tmpfs(dest.get(), op.size, op.mode, attrs) != 0) return fail(c, "mount tmpfs on", op.dest);
+            if (mount_tmpfs(dest.get(), op.size, op.mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+                return fail(c, "mount tmpfs on", op.dest);
+            }
             return 0;
         }
         case K::Proc: {
@@ -248,14 +253,10 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_root) {
             return 0;
         }
         case K::HideDir: {
-            UniqueFd src(openat2_in(empty_root, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
             UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
             if (!dest && errno == ENOENT) return 0;
-            if (!src || !dest) return fail(c, "open", op.dest);
-            if (bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {
-                return fail(c, "hide", op.dest);
-            }
-            return 0;
+            if (!dest) return fail(c, "open", op.dest);
+            return bind_empty_dir(empty_root, dest.get()) == 0 ? 0 : fail(c, "hide", op.dest);
         }
     }
     return 0;

@@ -1,6 +1,5 @@
 #include "cordon/policy/pattern.hpp"
 
-#include <fnmatch.h>
 
 #include <algorithm>
 
@@ -256,8 +255,5 @@ std::string to_string(const Pattern& p) {
     return out;
 }
 
-bool glob_match(std::string_view pattern, std::string_view s) {
-    return ::fnmatch(std::string(pattern).c_str(), std::string(s).c_str(), 0) == 0;
-}
 
 }  // namespace cordon::policy

@@ -63,7 +63,4 @@ bool may_denote(const PathOperand& op, const Pattern& target);
 
 std::string to_string(const Pattern& p);
 
-// Shell-style glob match of a whole string (for program names in rules).
-bool glob_match(std::string_view pattern, std::string_view s);
-
 }  // namespace cordon::policy
