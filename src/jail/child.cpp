@@ -52,6 +52,22 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2
 
 void noop_handler(int) {}
 
+// Around the payload's clone, init's forwarded signals are unblocked with this handler, so that
+// no signal falls between "before the payload exists" and "after": one that is pending when
+// clone starts makes the kernel run the handler and restart clone, and a process-group signal
+// (Ctrl-C) that comes during clone reaches the new payload too. The payload, which shares
+// init's memory until it execs, reads g_early: a signal noted before it took over (or by its own
+// copy of the handler before it blocked them) ends it at once, as if it had come a moment later.
+// Signals the supervisor sent (SI_USER from outside our namespace: pid 0) are also noted in
+// g_relay, for init to pass on once clone returns; terminal ones reached the payload itself.
+volatile sig_atomic_t g_early = 0;
+volatile sig_atomic_t g_relay = 0;  // bit per signal number
+
+void note_signal(int sig, siginfo_t* si, void*) {
+    if (!g_early) g_early = sig;
+    if (si->si_code == SI_USER && si->si_pid == 0) g_relay = g_relay | (1 << sig);
+}
+
 int bring_loopback_up() {
     UniqueFd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!s) return -1;
@@ -100,7 +116,8 @@ const char* env_path(const Spec& spec) {
 // Everything the payload does between its start and execve, computed by init beforehand. The
 // payload shares init's memory until it execs (CLONE_VM | CLONE_VFORK, as posix_spawn does:
 // no page tables to copy and no copy-on-write faults), so it only reads this plan and makes
-// system calls: it never allocates and never writes to memory it shares with init.
+// system calls: it never allocates, and writes to memory it shares with init only in
+// note_signal, before it blocks the signals.
 struct PayloadPlan {
     const Spec* spec = nullptr;
     int report_fd = -1;  // close-on-exec pipe: errno on failure, EOF once the command runs
@@ -110,6 +127,7 @@ struct PayloadPlan {
     struct __user_cap_header_struct cap_header {};
     struct __user_cap_data_struct caps[2] {};  // effective = permitted = inheritable = kept
     struct sock_fprog prog {};
+    sigset_t signals{};  // kForwarded and SIGCHLD
 };
 
 PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
@@ -156,11 +174,19 @@ int payload_main(void* arg) {
         (void)write_all(p.report_fd, &err, sizeof err);
         ::_exit(127);
     };
-    sigset_t none;
-    sigemptyset(&none);
+    // Signals: the default actions, then unblocked. One that came before (see note_signal)
+    // ends us now; one pending meanwhile does so when they are unblocked.
+    ::sigprocmask(SIG_BLOCK, &p.signals, nullptr);
     for (int sig : kForwarded) ::signal(sig, SIG_DFL);
     ::signal(SIGCHLD, SIG_DFL);
+    const int early = g_early;
+    sigset_t none;
+    sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (early) {
+        ::kill(::getpid(), early);
+        ::_exit(128 + early);
+    }
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(errno);
     if (spec.new_session && ::setsid() < 0) die(errno);
     // Only 0, 1, 2 (and our report pipe, close-on-exec) survive into the command.
@@ -218,7 +244,8 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     const Spec& spec = *ctx.spec;
     const int sync = ctx.sync_fd;
     // 0. As pid 1 we only ever receive signals we handle. The supervisor's mask (inherited)
-    //    keeps them blocked; with handlers in place they stay pending until step 7.
+    //    keeps them blocked; with handlers in place they stay pending until step 7, where
+    //    they end the run before the command starts.
     for (int sig : kForwarded) ::signal(sig, noop_handler);
     ::signal(SIGCHLD, noop_handler);
     // 1. Die with the supervisor. It may already be gone: then the socket is at EOF below.
@@ -283,28 +310,40 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     constexpr size_t kStack = 64 * 1024;
     void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) setup_failed(sync, "allocate the payload's stack");
-    //    Signals: as pid 1 we only receive signals we handle; block them and read a signalfd.
-    sigset_t mask;
+    //    Signals: as pid 1 we only receive signals we handle. They stay blocked (the
+    //    supervisor's mask) and are read from a signalfd, except around the payload's clone.
+    sigset_t& mask = plan.signals;
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
     for (int sig : kForwarded) sigaddset(&mask, sig);
+    sigset_t forwarded;
+    sigemptyset(&forwarded);
+    for (int sig : kForwarded) sigaddset(&forwarded, sig);
     ::sigprocmask(SIG_BLOCK, &mask, nullptr);
     UniqueFd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC));
     if (!sigfd) setup_failed(sync, "create a signalfd");
+    struct sigaction note {};
+    note.sa_sigaction = note_signal;
+    note.sa_flags = SA_SIGINFO;
+    note.sa_mask = mask;
+    for (int sig : kForwarded) ::sigaction(sig, &note, nullptr);
+    ::sigprocmask(SIG_UNBLOCK, &forwarded, nullptr);
     // A signal that arrived during setup (Ctrl-C, kill) never reached a payload: it ends the
     // run now, as if the payload had been killed by it.
-    sigset_t pending;
-    sigpending(&pending);
-    for (int sig : kForwarded) {
-        if (sigismember(&pending, sig)) {
-            send_msg(sync, ChildMsg::Exited, 0, sig, nullptr);  // wait status "killed by sig"
-            ::_exit(0);
-        }
+    if (g_early) {
+        ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
+        send_msg(sync, ChildMsg::Exited, 0, g_early, nullptr);  // wait status "killed by sig"
+        ::_exit(0);
     }
     // 8. The payload. Exec failure comes back over a close-on-exec pipe; EOF means it ran.
     // Init sleeps until the payload has exec'd or failed (CLONE_VFORK).
     pid_t payload = ::clone(payload_main, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+    ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
     if (payload < 0) setup_failed(sync, "start the payload");
+    // What the supervisor sent while the payload was starting is the payload's now.
+    for (int sig : kForwarded) {
+        if (g_relay & (1 << sig)) ::kill(payload, sig);
+    }
     ::munmap(stack, kStack);
     ::close(report[1]);
     if (drop_capabilities() != 0) setup_failed(sync, "drop init's capabilities");

@@ -45,6 +45,8 @@ public:
     SupervisedSignals() {
         sigemptyset(&mask_);
         for (int sig : kSupervisedSignals) sigaddset(&mask_, sig);
+        forwarded_ = mask_;
+        sigdelset(&forwarded_, SIGCHLD);
         ::sigprocmask(SIG_BLOCK, &mask_, &old_mask_);
         struct sigaction sa {};
         sa.sa_handler = ignore_signal;
@@ -62,9 +64,10 @@ public:
         ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
     }
     [[nodiscard]] const sigset_t& mask() const { return mask_; }
+    [[nodiscard]] const sigset_t& forwarded() const { return forwarded_; }  // all but SIGCHLD
 
 private:
-    sigset_t mask_{}, old_mask_{};
+    sigset_t mask_{}, forwarded_{}, old_mask_{};
     struct sigaction old_actions_[std::size(kSupervisedSignals)] {};
 };
 constexpr uint64_t kKillGraceMs = 3000;  // after --timeout's SIGTERM, before SIGKILL
@@ -296,6 +299,16 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         }
     }
     if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) return abort_child(s.error());
+    // A signal that reached only us, before init existed (a Ctrl-C in our first milliseconds),
+    // goes to init while it still waits for the word below: it ends the run before the command
+    // starts. Any signal from here on also reached init, or is relayed by the loop.
+    for (;;) {
+        siginfo_t info{};
+        const struct timespec now {};
+        int sig = ::sigtimedwait(&signals->forwarded(), &info, &now);
+        if (sig < 0) break;
+        ::kill(init, sig);
+    }
     // Proceed. A child that failed meanwhile has left its SetupError on the socket: the loop reads it.
     char proceed = 1;
     (void)::send(sync.get(), &proceed, 1, MSG_NOSIGNAL);
@@ -363,9 +376,9 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
                     continue;
                 }
                 // kill(cordon) is relayed to the payload; terminal signals (Ctrl-C) already
-                // reached it through its process group, unless it runs in its own session.
+                // reached it, or init, through the process group, unless it runs in its own session.
                 bool from_user = si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE;
-                if (from_user || spec.new_session || !started) ::kill(init, sig);
+                if (from_user || spec.new_session) ::kill(init, sig);
             }
         }
         if (fds[2].revents & POLLIN) {

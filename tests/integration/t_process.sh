@@ -36,6 +36,23 @@ rc=0; wait "$cpid" || rc=$?
 [[ $rc -eq 7 ]] && ok "SIGTERM to cordon reaches the payload (exit 7)" || not_ok "SIGTERM relay: exit $rc"
 expect_out "got-term" "the payload's TERM trap ran"
 
+# A SIGTERM while the jail is still being built is not lost: before cordon blocks it, it ends
+# cordon; after, it ends the run before or right after the command starts (143 either way).
+# 20 tries, 0-4 ms after cordon starts; stops at the first miss.
+term_missed=
+for i in $(seq 0 19); do
+  "$CORDON" -- sleep 3 >/dev/null 2>&1 &
+  cpid=$!
+  sleep "$(awk -v i="$i" 'BEGIN { printf "%.4f", 0.0002 * i }')"
+  t0=$(date +%s%N)
+  kill -TERM "$cpid"
+  rc=0; wait "$cpid" || rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  if [[ $rc -ne 143 ]] || ((ms > 2000)); then term_missed="try $i: exit $rc after ${ms} ms"; break; fi
+done
+if [[ -z $term_missed ]]; then ok "SIGTERM during jail startup ends the run with 143 (20 tries, 0-4 ms)"
+else not_ok "SIGTERM during jail startup was lost: $term_missed"; fi
+
 # SIGKILL of cordon kills the whole jail.
 "$CORDON" -- /bin/sh -c 'sleep 300 & sleep 300' >/dev/null 2>&1 &
 cpid=$!
