@@ -50,9 +50,16 @@ HostFs real_host_fs();
 
 // A protected path that does not exist yet: the supervisor creates it (empty) on the host
 // before the jail starts and removes it afterwards, so that it can be mounted read-only.
+//   File     the protected path itself: an empty read-only regular file, as a /dev/null mask
+//   Dir      the protected path itself, asked for with a trailing '/': an empty directory
+//   Barrier  a missing directory on the way to a protected path (.git for .git/hooks): an
+//            empty socket inode. Nothing can be created below a non-directory, and, unlike an
+//            empty regular file, git's repository discovery passes over it as over a missing
+//            .git. It costs no disk block to create or free, unlike a directory.
 struct Placeholder {
+    enum class Type { File, Dir, Barrier };
     std::string path;  // absolute
-    bool directory = false;
+    Type type = Type::File;
 };
 
 struct MountPlan {

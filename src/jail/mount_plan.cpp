@@ -164,13 +164,14 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                     }
                     if (t == HostFs::Type::Missing && only_existing) break;
                     if (t == HostFs::Type::Missing) {
-                        // The first missing component becomes a placeholder, bound read-only:
-                        // an empty read-only directory, so nothing below it can be created either
-                        // (a missing .git covers .git/hooks and .git/config at the cost of one).
-                        bool dir = !last || want_dir;
+                        // The first missing component becomes a placeholder, bound read-only.
+                        // Nothing can be created below it either (a missing .git covers
+                        // .git/hooks and .git/config at the cost of one).
+                        using T = Placeholder::Type;
+                        T type = !last ? T::Barrier : want_dir ? T::Dir : T::File;
                         bool known = std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
                                                  [&](const Placeholder& ph) { return ph.path == cur; });
-                        if (!known) plan.placeholders.push_back(Placeholder{cur, dir});
+                        if (!known) plan.placeholders.push_back(Placeholder{cur, type});
                         add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
                         break;
                     }

@@ -49,7 +49,12 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
     }
     if (!prepared.mounts.placeholders.empty()) {
         o += "placeholders (created empty on the host for the run, removed afterwards):\n";
-        for (const auto& ph : prepared.mounts.placeholders) o += "   " + ph.path + (ph.directory ? "/" : "") + "\n";
+        for (const auto& ph : prepared.mounts.placeholders) {
+            o += "   " + ph.path +
+                 (ph.type == Placeholder::Type::Dir       ? "/ (directory)\n"
+                  : ph.type == Placeholder::Type::Barrier ? " (socket inode: nothing below it)\n"
+                                                          : " (file)\n");
+        }
     }
     o += "seccomp:    " + prepared.seccomp.name + " (" + std::to_string(prepared.seccomp.rules.size()) + " rules, " +
          std::to_string(prepared.bpf.size()) + " BPF instructions; other ABIs killed)\n";

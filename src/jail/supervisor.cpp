@@ -115,8 +115,9 @@ Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<Pla
         }
         // The jail sees them through a read-only bind. A directory stays writable by its owner:
         // one left behind by a cordon killed with SIGKILL must not block the next run.
-        int rc = ph.directory ? ::mkdirat(it->fd.get(), name.c_str(), 0755)
-                              : ::mknodat(it->fd.get(), name.c_str(), S_IFREG | 0444, 0);
+        int rc = ph.type == Placeholder::Type::Dir ? ::mkdirat(it->fd.get(), name.c_str(), 0755)
+                 : ph.type == Placeholder::Type::File ? ::mknodat(it->fd.get(), name.c_str(), S_IFREG | 0444, 0)
+                                                      : ::mknodat(it->fd.get(), name.c_str(), S_IFSOCK | 0444, 0);
         if (rc != 0) return sys_error("protected path: create " + ph.path);
         it->created.push_back(ph);
     }
@@ -132,8 +133,12 @@ void remove_placeholders(const std::vector<PlaceholderDir>& dirs) {
             struct stat st {};
             if (::fstatat(d.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
             int rc = -1;
-            if (ph.directory && S_ISDIR(st.st_mode)) rc = ::unlinkat(d.fd.get(), name.c_str(), AT_REMOVEDIR);
-            else if (!ph.directory && S_ISREG(st.st_mode) && st.st_size == 0) rc = ::unlinkat(d.fd.get(), name.c_str(), 0);
+            using T = Placeholder::Type;
+            if (ph.type == T::Dir && S_ISDIR(st.st_mode)) rc = ::unlinkat(d.fd.get(), name.c_str(), AT_REMOVEDIR);
+            else if ((ph.type == T::File && S_ISREG(st.st_mode) && st.st_size == 0) ||
+                     (ph.type == T::Barrier && S_ISSOCK(st.st_mode))) {
+                rc = ::unlinkat(d.fd.get(), name.c_str(), 0);
+            }
             removed = removed || rc == 0;
         }
         if (removed) ::utimensat(AT_FDCWD, d.path.c_str(), d.times, AT_SYMLINK_NOFOLLOW);

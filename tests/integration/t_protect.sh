@@ -30,19 +30,32 @@ mkdir -p "$WORK/p2" && echo src > "$WORK/p2/main.c"
 before=$(snapshot "$WORK/p2")
 pushd "$WORK/p2" >/dev/null
 jailed 'mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; echo hooks=$?; mkdir .vscode/tasks; echo vscode=$?; echo ok > main.c; echo src=$?
-  [ -f .claude ] && [ ! -s .claude ] && echo claude-is-empty-file; [ -d .git ] && echo git-is-dir
+  [ -f .claude ] && [ ! -s .claude ] && echo claude-is-empty-file; [ -S .git ] && echo git-is-socket
+  mkdir .git; echo mkgit=$?; git init -q .; echo gitinit=$?
   rm -f .claude; echo rmclaude=$?; mv .idea idea2; echo mvidea=$?; echo x > .codex; echo wcodex=$?'
 popd >/dev/null
 expect_out "hooks=[1-9]" "a missing .git/hooks cannot be planted"
 expect_out "vscode=[1-9]" "a missing .vscode cannot be populated"
 expect_out "^claude-is-empty-file$" "a missing .claude shows as an empty file inside the jail"
-expect_out "^git-is-dir$" "a missing .git shows as a directory inside the jail"
+expect_out "^git-is-socket$" "a missing .git shows as an empty socket inode inside the jail (nothing below it)"
+expect_out "mkgit=[1-9]" "a missing .git cannot be created as a directory"
+expect_out "gitinit=[1-9]" "git init cannot make a repository in its place"
 expect_out "rmclaude=[1-9]" "the .claude placeholder cannot be removed"
 expect_out "mvidea=[1-9]" "the .idea placeholder cannot be renamed away"
 expect_out "wcodex=[1-9]" "the .codex placeholder cannot be written"
 expect_out "src=0" "ordinary files stay writable"
 echo src > "$WORK/p2/main.c"
 [[ ! -e $WORK/p2/.git && ! -e $WORK/p2/.vscode && ! -e $WORK/p2/.claude ]] && ok "placeholders are removed after the run" || not_ok "placeholders left: $(ls -A "$WORK/p2")"
+
+# A project directory inside a repository (shown read-only): git in the jail passes over the .git
+# placeholder of the project directory, as over a missing .git, and finds the repository above.
+mkdir -p "$WORK/repo/sub" && git -C "$WORK/repo" init -q
+pushd "$WORK/repo/sub" >/dev/null
+jailed 'git rev-parse --show-toplevel; echo rc=$?' --ro "$WORK/repo"
+popd >/dev/null
+expect_out "^$WORK/repo$" "git's repository discovery passes over the .git placeholder to the repository above"
+expect_out "^rc=0$" "git rev-parse succeeds there"
+[[ ! -e $WORK/repo/sub/.git ]] && ok "the .git placeholder in the subdirectory is removed" || not_ok "left: $(ls -A "$WORK/repo/sub")"
 
 # What the command leaves running ends with it, before cordon removes the placeholders: a
 # background loop that keeps trying to plant .claude/.vscode cannot do it on the way out.

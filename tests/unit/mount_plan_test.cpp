@@ -202,13 +202,16 @@ TEST_CASE("mount plan: missing protected paths become placeholders", "[mount_pla
     s.workdir = "/w";
     s.protect = {".git/hooks/", ".claude/", ".a/b/c", ".git/config"};
     auto plan = plan_ok(s, f);
-    std::vector<std::pair<std::string, bool>> ph;
-    for (const auto& p : plan.placeholders) ph.emplace_back(p.path, p.directory);
-    // Only the first missing component: a read-only empty directory holds nothing below it.
-    CHECK(ph == std::vector<std::pair<std::string, bool>>{{"/w/.git/hooks", true},
-                                                          {"/w/.claude", true},
-                                                          {"/w/.a", true},
-                                                          {"/w/.git/config", false}});
+    using PT = Placeholder::Type;
+    std::vector<std::pair<std::string, PT>> ph;
+    for (const auto& p : plan.placeholders) ph.emplace_back(p.path, p.type);
+    // Only the first missing component: a read-only non-directory (or empty directory) holds
+    // nothing below it. A trailing '/' asks for a directory; a missing directory on the way is
+    // a barrier (a socket inode), the path itself an empty file.
+    CHECK(ph == std::vector<std::pair<std::string, PT>>{{"/w/.git/hooks", PT::Dir},
+                                                       {"/w/.claude", PT::Dir},
+                                                       {"/w/.a", PT::Barrier},
+                                                       {"/w/.git/config", PT::File}});
     // One read-only bind on the first missing component freezes everything below it.
     for (const char* dest : {"/w/.git/hooks", "/w/.claude", "/w/.a", "/w/.git/config"}) {
         INFO(dest);
@@ -373,7 +376,7 @@ TEST_CASE("mount plan: cordon's config dir is read-only inside, existing or not"
     auto inside = plan_ok(s, f);
     REQUIRE(inside.placeholders.size() == 1);
     CHECK(inside.placeholders[0].path == "/home/u/proj/xdg/cordon");
-    CHECK(inside.placeholders[0].directory);
+    CHECK(inside.placeholders[0].type == Placeholder::Type::Dir);
     CHECK(find_op(inside, K::Bind, "/home/u/proj/xdg", "pin") >= 0);
     long prot = find_op(inside, K::Bind, "/home/u/proj/xdg/cordon", "protect");
     REQUIRE(prot >= 0);
