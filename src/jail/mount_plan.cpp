@@ -179,7 +179,17 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                         add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
                         break;
                     }
-                    if (t != HostFs::Type::Dir) break;  // a file in the middle: nothing can exist below it
+                    // Not a directory on the way (the .git file of a git worktree, or a
+                    // placeholder left by a cordon killed with SIGKILL): nothing can exist below
+                    // it, and it is bound read-only itself, so that it cannot be replaced by a
+                    // directory or rewritten (a gitfile pointing at planted hooks).
+                    if (t != HostFs::Type::Dir) {
+                        if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
+                            pinned.push_back(cur);
+                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                        }
+                        break;
+                    }
                     if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
                         pinned.push_back(cur);
                         add(4, MountOp{MountOp::Kind::Bind, cur, cur, false, false, false, true, 0, 0, "pin"});

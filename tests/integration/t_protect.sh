@@ -57,6 +57,25 @@ expect_out "^$WORK/repo$" "git's repository discovery passes over the .git place
 expect_out "^rc=0$" "git rev-parse succeeds there"
 [[ ! -e $WORK/repo/sub/.git ]] && ok "the .git placeholder in the subdirectory is removed" || not_ok "left: $(ls -A "$WORK/repo/sub")"
 
+# A .git placeholder left behind by a cordon killed with SIGKILL (a socket), and the .git file of
+# a git worktree: neither can be removed or rewritten, so no .git/hooks can be planted in its place.
+mkdir -p "$WORK/leftover" "$WORK/worktree"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$WORK/leftover/.git"
+echo "gitdir: /nonexistent/main/.git/worktrees/worktree" > "$WORK/worktree/.git"
+for p in leftover worktree; do
+  pushd "$WORK/$p" >/dev/null
+  jailed 'rm -f .git; echo rm=$?; mv .git .git-away; echo mv=$?; echo "gitdir: /tmp/evil" > .git; echo write=$?
+    mkdir -p .git/hooks; echo hooks=$?'
+  popd >/dev/null
+  expect_out "rm=[1-9]" "$p: a non-directory .git cannot be removed"
+  expect_out "mv=[1-9]" "$p: a non-directory .git cannot be renamed away"
+  expect_out "write=[1-9]" "$p: a non-directory .git cannot be rewritten"
+  expect_out "hooks=[1-9]" "$p: no .git/hooks can be planted in its place"
+done
+[[ -S $WORK/leftover/.git ]] && ok "the leftover socket is left as it was" || not_ok "leftover/.git: $(ls -la "$WORK/leftover")"
+[[ $(cat "$WORK/worktree/.git") == "gitdir: /nonexistent/main/.git/worktrees/worktree" ]] && ok "the worktree's .git file is unchanged" \
+  || not_ok "worktree/.git: $(cat "$WORK/worktree/.git")"
+
 # What the command leaves running ends with it, before cordon removes the placeholders: a
 # background loop that keeps trying to plant .claude/.vscode cannot do it on the way out.
 mkdir -p "$WORK/p2b"

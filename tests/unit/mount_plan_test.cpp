@@ -226,6 +226,26 @@ TEST_CASE("mount plan: missing protected paths become placeholders", "[mount_pla
     CHECK(find_op(plan, K::Bind, "/w/.git", "pin") >= 0);
 }
 
+TEST_CASE("mount plan: a non-directory on the way to a protected path is bound read-only", "[mount_plan]") {
+    // A git worktree's .git file, or a .git socket left by a cordon killed with SIGKILL.
+    for (T type : {T::File, T::Other}) {
+        FakeFs f;
+        f.dir("/w");
+        f.entries["/w/.git"] = {type, ""};
+        Spec s;
+        s.workdir = "/w";
+        s.protect = {".git/hooks", ".git/config"};
+        auto plan = plan_ok(s, f);
+        CHECK(plan.placeholders.empty());
+        CHECK(count_dest(plan, "/w/.git") == 1);  // once, for both entries
+        long i = find_op(plan, K::Bind, "/w/.git", "protect");
+        REQUIRE(i >= 0);
+        CHECK(plan.ops[static_cast<size_t>(i)].readonly);
+        CHECK(i > find_op(plan, K::Bind, "/w", "workdir"));
+        CHECK(count_dest(plan, "/w/.git/hooks") == 0);
+    }
+}
+
 TEST_CASE("mount plan: a symlink on a protected path is an error", "[mount_plan]") {
     FakeFs f;
     f.dir("/w");
