@@ -291,12 +291,15 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
         }
     }
     if (!sys(base_dir != nullptr, "find a directory for the setup tmpfs (/tmp, /run, /mnt, /dev)")) return -1;
-    if (!sys(::mount("tmpfs", base_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") == 0,
+    // One tmpfs holds both the setup root and, in its directory newroot (bound onto itself so
+    // that it is a mount of its own), the jail's root: one superblock to make and tear down.
+    if (!sys(::mount("tmpfs", base_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
              "mount the setup tmpfs")) return -1;
     if (!sys(::chdir(base_dir) == 0, "chdir to the setup tmpfs")) return -1;
     if (!sys(::mkdir("newroot", 0755) == 0 && ::mkdir("oldroot", 0755) == 0, "mkdir newroot/oldroot")) return -1;
-    if (!sys(::mount("tmpfs", "newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
-             "mount the root tmpfs")) return -1;
+    if (!sys(::mount("newroot", "newroot", nullptr, MS_BIND, nullptr) == 0, "bind the root directory onto itself")) {
+        return -1;
+    }
     if (!sys(::syscall(SYS_pivot_root, ".", "oldroot") == 0, "pivot_root")) return -1;
     if (!sys(::chdir("/") == 0, "chdir /")) return -1;
     // What hidden files and directories show: an empty file (mode 0) and an empty directory.
