@@ -2,6 +2,7 @@
 // matches '/'), without allocating for the common patterns made of '*', '?' and literals.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,7 @@ private:
     bool has_question_ = false;
     std::string head_, tail_;          // before the first '*', after the last
     std::vector<std::string> middle_;  // the non-empty segments in between (copies: movable)
+    uint64_t need_ = 0;  // "*A*B*" patterns: one bit per character (mod 64) a match must contain
 };
 
 bool wildcard_match(std::string_view pattern, std::string_view s);

@@ -180,12 +180,12 @@ bool is_unsafe_workdir(const std::string& dir, const std::string& home) {
     if (!home.empty() && is_under(home, dir)) return true;  // HOME itself or an ancestor
     for (const auto& sys : system_dirs()) {
         if (dir == sys) return true;
-        // Everything below the system trees proper (but not project dirs under /home, /tmp, /srv, ...).
-        static const std::vector<std::string> deep = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                                      "/libx32", "/etc", "/boot", "/dev", "/proc", "/sys"};
-        for (const auto& d : deep) {
-            if (is_under(dir, d)) return true;
-        }
+    }
+    // Everything below the system trees proper (but not project dirs under /home, /tmp, /srv, ...).
+    static const std::vector<std::string> deep = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                                  "/libx32", "/etc", "/boot", "/dev", "/proc", "/sys"};
+    for (const auto& d : deep) {
+        if (is_under(dir, d)) return true;
     }
     return false;
 }

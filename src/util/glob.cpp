@@ -31,6 +31,8 @@ size_t find_segment(std::string_view seg, std::string_view s, size_t from, bool 
     return std::string_view::npos;
 }
 
+uint64_t char_bit(char ch) { return uint64_t{1} << (static_cast<unsigned char>(ch) & 63U); }
+
 }  // namespace
 
 Wildcard::Wildcard(std::string_view pattern) : pattern_(pattern) {
@@ -48,6 +50,13 @@ Wildcard::Wildcard(std::string_view pattern) : pattern_(pattern) {
         if (next > p) middle_.emplace_back(pat.substr(p, next - p));
         p = next + 1;
     }
+    // With nothing anchored at either end, the cheap test is whether s has every character
+    // the segments need (env-strip's "*PASSWORD*" against each variable name).
+    if (head_.empty() && tail_.empty() && !has_question_) {
+        for (const std::string& seg : middle_) {
+            for (char ch : seg) need_ |= char_bit(ch);
+        }
+    }
 }
 
 // The pattern is segments of literals and '?' separated by '*': the first segment anchors at
@@ -57,6 +66,11 @@ bool Wildcard::matches(std::string_view s) const {
     if (use_fnmatch_) return ::fnmatch(pattern_.c_str(), std::string(s).c_str(), 0) == 0;
     if (!has_star_) return pattern_.size() == s.size() && segment_at(pattern_, s, 0, has_question_);
     if (head_.size() + tail_.size() > s.size()) return false;
+    if (need_ != 0) {
+        uint64_t have = 0;
+        for (char ch : s) have |= char_bit(ch);
+        if ((need_ & ~have) != 0) return false;
+    }
     // Most strings fail on their first or last character: test those before anything else.
     if (!head_.empty() && head_[0] != '?' && head_[0] != s[0]) return false;
     if (!tail_.empty() && tail_.back() != '?' && tail_.back() != s.back()) return false;

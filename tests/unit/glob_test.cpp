@@ -11,12 +11,14 @@ TEST_CASE("wildcard_match is fnmatch without flags", "[glob]") {
     const std::vector<std::string> patterns = {
         "", "*", "?", "**", "*_TOKEN", "*_TOKEN_*", "*SECRET_KEY*", "AWS_*", "GITHUB_TOKEN", "a?c", "*a*b*c*",
         "*.toml", "[A-Z]*", "x\\*y", "a*", "*a", "a*a", "*/*", "[!a]*", "??", "*?*", "*a*a*", "a*b*a",
-        "*?B*", "?*", "*??", "ab*ba", "*aa*", "a**b", "*_*_*", "MY*TOKEN*2",
+        "*?B*", "?*", "*??", "ab*ba", "*aa*", "a**b", "*_*_*", "MY*TOKEN*2", "*PASSWORD*", "*PASSWD*",
+        "*\xff*", "*A*\x81*", "*_AUTH_TOKEN*",
     };
     const std::vector<std::string> names = {
         "", "a", "abc", "GITHUB_TOKEN", "MY_TOKEN", "MY_TOKEN_2", "TOKEN", "_TOKEN", "AWS_SECRET_KEY_ID", "AWS_",
         "aXbYc", "acb", "x*y", "xzy", "aa", "aaa", "a/b", "p.toml", "HOME", "ab", "ba", "SECRET_KEY", "aba",
-        "abba", "aaba", "abab", "xBy", "B", "a_b_c", "__", "MY_TOKEN_TOKEN_2", "abbba",
+        "abba", "aaba", "abab", "xBy", "B", "a_b_c", "__", "MY_TOKEN_TOKEN_2", "abbba", "DB_PASSWORD",
+        "PASSWD_FILE", "PATH", "x\xffy", "A\x81", "\x81" "A", "Aa\xc1", "GH_AUTH_TOKEN_X",
     };
     for (const auto& p : patterns) {
         for (const auto& n : names) {
