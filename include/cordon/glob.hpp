@@ -14,6 +14,9 @@ class Wildcard {
 public:
     explicit Wildcard(std::string_view pattern);
     [[nodiscard]] bool matches(std::string_view s) const;
+    // The same, for a string whose chars_of() the caller computed once for many patterns.
+    [[nodiscard]] bool matches(std::string_view s, uint64_t s_chars) const;
+    [[nodiscard]] static uint64_t chars_of(std::string_view s);
 
 private:
     std::string pattern_;

@@ -319,8 +319,9 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         bool passed = std::find(pass.begin(), pass.end(), name) != pass.end();
         bool drop = clear || std::find(unset.begin(), unset.end(), name) != unset.end();
         if (!drop && !passed) {
+            const uint64_t chars = Wildcard::chars_of(name);
             for (const auto& pat : strip) {
-                if (pat.matches(name)) {
+                if (pat.matches(name, chars)) {
                     drop = true;
                     break;
                 }

@@ -62,15 +62,19 @@ Wildcard::Wildcard(std::string_view pattern) : pattern_(pattern) {
 // The pattern is segments of literals and '?' separated by '*': the first segment anchors at
 // the start, the last at the end, and those between match leftmost, in order (with only '*'
 // and '?' the leftmost choice never loses a match).
-bool Wildcard::matches(std::string_view s) const {
+uint64_t Wildcard::chars_of(std::string_view s) {
+    uint64_t chars = 0;
+    for (char ch : s) chars |= char_bit(ch);
+    return chars;
+}
+
+bool Wildcard::matches(std::string_view s) const { return matches(s, need_ != 0 ? chars_of(s) : 0); }
+
+bool Wildcard::matches(std::string_view s, uint64_t s_chars) const {
     if (use_fnmatch_) return ::fnmatch(pattern_.c_str(), std::string(s).c_str(), 0) == 0;
     if (!has_star_) return pattern_.size() == s.size() && segment_at(pattern_, s, 0, has_question_);
     if (head_.size() + tail_.size() > s.size()) return false;
-    if (need_ != 0) {
-        uint64_t have = 0;
-        for (char ch : s) have |= char_bit(ch);
-        if ((need_ & ~have) != 0) return false;
-    }
+    if ((need_ & ~s_chars) != 0) return false;
     // Most strings fail on their first or last character: test those before anything else.
     if (!head_.empty() && head_[0] != '?' && head_[0] != s[0]) return false;
     if (!tail_.empty() && tail_.back() != '?' && tail_.back() != s.back()) return false;
