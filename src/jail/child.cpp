@@ -219,7 +219,8 @@ int payload_main(void* arg) {
 
 // The supervisor removes the placeholders once it reads Exited. One still mounted on here makes
 // its removal detach that mount from this namespace, an RCU grace period apiece; detaching the
-// trees that hold them at once, while the supervisor reads and restores its signals, costs one.
+// trees that hold them at once costs one. It is done before Exited is sent: done alongside, the
+// supervisor's removals often came first (measured: 0.12-0.19 ms slower per run).
 void detach_placeholder_mounts(const ChildContext& ctx) {
     const Spec& spec = *ctx.spec;
     std::vector<std::string> roots;
@@ -373,8 +374,8 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
                         pid_t r = ::waitpid(-1, nullptr, 0);
                         if (r < 0 && errno != EINTR) break;
                     }
-                    send_msg(sync, ChildMsg::Exited, 0, status, nullptr);
                     detach_placeholder_mounts(ctx);
+                    send_msg(sync, ChildMsg::Exited, 0, status, nullptr);
                     // Our exit tears down the namespaces, a few hundred microseconds of kernel
                     // work: let the supervisor finish first. It closes the socket when it wants
                     // us gone, or exits, and then PDEATHSIG ends us.
