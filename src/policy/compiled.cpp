@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cordon/bytes.hpp"
 #include "cordon/policy/analyze.hpp"
 #include "cordon/policy/rules.hpp"
 
@@ -13,17 +14,10 @@ namespace {
 
 constexpr std::string_view kMagic = "cordon-policy/2\n";
 
-class Writer {
+class Writer : public ByteWriter {
 public:
     explicit Writer(std::string origin) : origin_(std::move(origin)) {}
 
-    void u32(uint32_t v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
-    void flag(bool b) { out_ += static_cast<char>(b ? 1 : 0); }
-    void byte(unsigned char c) { out_ += static_cast<char>(c); }
-    void str(std::string_view s) {
-        u32(static_cast<uint32_t>(s.size()));
-        out_.append(s);
-    }
     // FILE:LINE:COLUMN without FILE, which the reader supplies.
     void where(std::string_view w) {
         const std::string prefix = origin_ + ":";
@@ -51,73 +45,19 @@ public:
             pattern(o.fixed);
         }
     }
-    std::string take() { return std::move(out_); }
 
 private:
     std::string origin_;
-    std::string out_;
 };
 
-// Every read is bounds-checked; the first short or malformed read sets bad() for good.
-class Reader {
+class Reader : public ByteReader {
 public:
-    Reader(std::string_view in, std::string origin) : in_(in), origin_(std::move(origin)) {}
+    Reader(std::string_view in, std::string origin) : ByteReader(in), origin_(std::move(origin)) {}
 
-    [[nodiscard]] bool bad() const { return bad_; }
-    void reject() { fail(); }
-    bool expect(std::string_view s) {
-        if (in_.substr(pos_, s.size()) != s) return fail();
-        pos_ += s.size();
-        return true;
-    }
-    uint32_t u32() {
-        uint32_t v = 0;
-        if (!have(sizeof v)) return 0;
-        std::memcpy(&v, in_.data() + pos_, sizeof v);
-        pos_ += sizeof v;
-        return v;
-    }
-    unsigned char byte() {
-        if (!have(1)) return 0;
-        return static_cast<unsigned char>(in_[pos_++]);
-    }
-    bool flag() {
-        unsigned char b = byte();
-        if (b > 1) fail();
-        return b == 1;
-    }
-    // An enumerator stored as one byte, at most MAX.
-    template <typename E>
-    E enumerator(E max) {
-        unsigned char b = byte();
-        if (b > static_cast<unsigned char>(max)) fail();
-        return static_cast<E>(b);
-    }
-    std::string str() {
-        uint32_t n = u32();
-        if (!have(n)) return {};
-        std::string s(in_.substr(pos_, n));
-        pos_ += n;
-        return s;
-    }
-    // A length-prefixed record, not copied.
-    std::string_view view() {
-        uint32_t n = u32();
-        if (!have(n)) return {};
-        std::string_view v = in_.substr(pos_, n);
-        pos_ += n;
-        return v;
-    }
     std::string where() {
         bool relative = flag();
         std::string w = str();
         return relative ? origin_ + ":" + w : w;
-    }
-    // A count of items that each take at least MIN_BYTES: a corrupt count cannot allocate much.
-    size_t count(size_t min_bytes) {
-        uint32_t n = u32();
-        if (!have(static_cast<size_t>(n) * min_bytes)) return 0;
-        return n;
     }
     std::vector<std::string> strs() {
         std::vector<std::string> v(count(4));
@@ -149,23 +89,9 @@ public:
         }
         return v;
     }
-    [[nodiscard]] bool at_end() const { return pos_ == in_.size(); }
 
 private:
-    std::string_view in_;
     std::string origin_;
-    size_t pos_ = 0;
-    bool bad_ = false;
-
-    bool fail() {
-        bad_ = true;
-        pos_ = in_.size();
-        return false;
-    }
-    bool have(size_t n) {
-        if (bad_ || n > in_.size() - pos_) return fail();
-        return true;
-    }
 };
 
 }  // namespace
