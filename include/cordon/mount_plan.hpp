@@ -26,6 +26,7 @@ struct MountOp {
         RemountRo,  // make dest (and its submounts) read-only
         HideFile,   // an empty, unreadable, read-only file over dest
         HideDir,    // an empty, read-only directory over dest
+        RebindRo,   // dest, already in the jail (under /proc), bound onto itself read-only
     };
     Kind kind = Kind::Dir;
     std::string source;
@@ -41,26 +42,44 @@ struct MountOp {
 
 // The host filesystem as the planner sees it.
 struct HostFs {
-    enum class Type { Missing, File, Dir, Symlink, Other };
+    // Placeholder: a directory or an empty file that carries cordon's mark (see Placeholder).
+    enum class Type { Missing, File, Dir, Symlink, Other, Placeholder };
     std::function<Type(const std::string&)> type;                          // lstat
     std::function<std::string(const std::string&)> readlink;               // symlink target
     std::function<std::vector<std::string>(const std::string&)> glob;     // pattern -> matches
 };
 HostFs real_host_fs();
 
-// A protected path that does not exist yet: the supervisor creates it (empty) on the host
-// before the jail starts and removes it afterwards, so that it can be mounted read-only.
-//   File     the protected path itself: an empty read-only regular file, as a /dev/null mask
-//   Dir      the protected path itself, asked for with a trailing '/': an empty directory
-//   Barrier  a missing directory on the way to a protected path (.git for .git/hooks): an
-//            empty socket inode. Nothing can be created below a non-directory, and, unlike an
-//            empty regular file, git's repository discovery passes over it as over a missing
-//            .git. It costs no disk block to create or free, unlike a directory.
+// A protected path that does not exist yet: the supervisor creates it on the host while the
+// jail is built, the jail binds it read-only, and the last run that uses it removes it
+// (src/jail/placeholders.cpp). Placeholders are what tools expect at those names:
+//   Dir   an empty directory: the path asked for with a trailing '/' (.claude/, .vscode/),
+//         and every missing directory on the way to a protected path (.git for .git/hooks).
+//         Inside the jail nothing can be created in it; on the host, an editor or git that
+//         creates the directory meanwhile finds it there and can fill it.
+//   File  an empty file: the path asked for without a trailing '/' (.git/config, .mcp.json).
+// Both carry cordon's mark, a mode no tool gives these names (sticky, not group or other
+// writable: kPlaceholderDirMode, kPlaceholderFileMode), set atomically by the creating call
+// itself, so a run killed at any moment leaves nothing that a later run cannot recognise.
 struct Placeholder {
-    enum class Type { File, Dir, Barrier };
+    enum class Type { File, Dir };
     std::string path;  // absolute
     Type type = Type::File;
 };
+constexpr mode_t kPlaceholderDirMode = 01755;
+constexpr mode_t kPlaceholderFileMode = 01444;
+// True for a directory or an empty-or-not regular file with the placeholder mark (lstat mode).
+bool is_placeholder_mode(mode_t st_mode);
+
+// What a fresh /proc keeps from the payload, for root callers above all (whose uid 0 is the
+// host's uid 0 for every check that looks at the uid rather than a capability): host-global
+// knobs read-only, host-wide information masked. Entries a kernel lacks are skipped.
+struct ProcProtection {
+    std::vector<std::string> read_only;  // relative to the proc mount: "sys", "sysrq-trigger", ...
+    std::vector<std::string> masked_files;
+    std::vector<std::string> masked_dirs;
+};
+const ProcProtection& proc_protection();
 
 struct MountPlan {
     std::vector<MountOp> ops;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 
 namespace cordon {
 
@@ -15,6 +16,7 @@ HostFs real_host_fs() {
         struct stat st {};
         if (::lstat(p.c_str(), &st) != 0) return HostFs::Type::Missing;
         if (S_ISLNK(st.st_mode)) return HostFs::Type::Symlink;
+        if (is_placeholder_mode(st.st_mode)) return HostFs::Type::Placeholder;
         if (S_ISDIR(st.st_mode)) return HostFs::Type::Dir;
         if (S_ISREG(st.st_mode)) return HostFs::Type::File;
         return HostFs::Type::Other;
@@ -37,7 +39,48 @@ HostFs real_host_fs() {
     return fs;
 }
 
+bool is_placeholder_mode(mode_t m) {
+    return (S_ISDIR(m) && (m & 07777) == kPlaceholderDirMode) || (S_ISREG(m) && (m & 07777) == kPlaceholderFileMode);
+}
+
+// Why each entry is there (cordon(1), "The jail's /proc"):
+//   read-only  host-global knobs: sysctls (all of them: kernel, vm, fs, and with --net host the
+//              host's net), the SysRq trigger, IRQ affinity, PCI config space, /proc/fs (nfsd's
+//              and other filesystems' controls), drivers' files, pressure triggers, MTRR ranges;
+//   masked     host-wide information a root caller could read: kernel memory (kcore), the
+//              kernel keyrings' descriptions (keys, key-users), every timer of every host
+//              process (timer_list, timer_stats), the scheduler's view of host tasks
+//              (sched_debug), latency records, physical page flags and counts (kpage*), and the
+//              ACPI, SCSI and sound controls.
+// The same list as bubblewrap's (sys, sysrq-trigger, irq, bus) plus container runtimes'
+// masked and read-only paths, and what a walk of /proc on Linux 6.18 found writable by uid 0.
+const ProcProtection& proc_protection() {
+    static const ProcProtection p{
+        {"sys", "sysrq-trigger", "irq", "bus", "fs", "driver", "pressure", "mtrr"},
+        {"kcore", "keys", "key-users", "timer_list", "timer_stats", "sched_debug", "latency_stats", "kpagecount",
+         "kpageflags", "kpagecgroup"},
+        {"acpi", "scsi", "asound"},
+    };
+    return p;
+}
+
 namespace {
+
+// The ops that protect a fresh proc mounted on DEST, in the order they are applied (each
+// skipped when this kernel lacks the entry).
+void add_proc_protection(const std::string& dest, const std::string& why, const std::function<void(MountOp)>& add) {
+    const ProcProtection& p = proc_protection();
+    const std::string base = dest == "/" ? "" : dest;
+    for (const auto& e : p.read_only) {
+        add(MountOp{MountOp::Kind::RebindRo, "", base + "/" + e, true, false, true, false, 0, 0, why});
+    }
+    for (const auto& e : p.masked_files) {
+        add(MountOp{MountOp::Kind::HideFile, "", base + "/" + e, true, false, true, false, 0, 0, why});
+    }
+    for (const auto& e : p.masked_dirs) {
+        add(MountOp{MountOp::Kind::HideDir, "", base + "/" + e, true, false, true, false, 0, 0755, why});
+    }
+}
 
 size_t depth(const std::string& path) {
     return path == "/" ? 0 : static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
@@ -163,16 +206,19 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                                               "Remove the link, or pass --workdir none");
                     }
                     if (t == HostFs::Type::Missing && only_existing) break;
-                    if (t == HostFs::Type::Missing) {
-                        // The first missing component becomes a placeholder, bound read-only.
+                    if (t == HostFs::Type::Missing || t == HostFs::Type::Placeholder) {
+                        // The first missing component becomes a placeholder (or is one already,
+                        // made by a concurrent run or left by a killed one), bound read-only.
                         // Nothing can be created below it either (a missing .git covers
                         // .git/hooks and .git/config at the cost of one).
                         using T = Placeholder::Type;
-                        T type = !last ? T::Barrier : want_dir ? T::Dir : T::File;
+                        T type = !last || want_dir ? T::Dir : T::File;
                         bool known = std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
                                                  [&](const Placeholder& ph) { return ph.path == cur; });
-                        if (!known) plan.placeholders.push_back(Placeholder{cur, type});
-                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                        if (!known) {
+                            plan.placeholders.push_back(Placeholder{cur, type});
+                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                        }
                         break;
                     }
                     if (last) {
@@ -198,6 +244,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
             }
         }
         add(1, MountOp{MountOp::Kind::Proc, "", "/proc", false, false, false, false, 0, 0555, "proc"});
+        add_proc_protection("/proc", "proc", [&](MountOp op) { add(1, std::move(op)); });
         add(1, MountOp{MountOp::Kind::Dev, "", "/dev", false, false, false, false, 0, 0755, "dev"});
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
@@ -223,6 +270,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                                        base == "dev-bind", is_try, false, 0, 0, why});
         } else if (base == "proc") {
             plan.ops.push_back(MountOp{MountOp::Kind::Proc, "", op.args[0], false, false, false, false, 0, 0555, why});
+            add_proc_protection(op.args[0], why, [&](MountOp o) { plan.ops.push_back(std::move(o)); });
         } else if (base == "dev") {
             plan.ops.push_back(MountOp{MountOp::Kind::Dev, "", op.args[0], false, false, false, false, 0, 0755, why});
         } else if (base == "dir") {
@@ -255,8 +303,9 @@ std::string describe(const MountOp& op) {
         case K::RemountRo: s = "remount-ro " + op.dest; break;
         case K::HideFile: s = "hide-file " + op.dest; break;
         case K::HideDir: s = "hide-dir " + op.dest; break;
+        case K::RebindRo: s = "read-only " + op.dest; break;
     }
-    if (op.optional && op.kind == K::Bind) s += " (if it exists)";
+    if (op.optional && op.kind != K::Tmpfs) s += " (if it exists)";
     return s + "  [" + op.why + "]";
 }
 

@@ -258,6 +258,14 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_root) {
             if (!dest) return fail(c, "open", op.dest);
             return bind_empty_dir(empty_root, dest.get()) == 0 ? 0 : fail(c, "hide", op.dest);
         }
+        case K::RebindRo: {
+            UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
+            if (!dest && errno == ENOENT && op.optional) return 0;
+            if (!dest || bind_fd(dest.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+                return fail(c, "make read-only", op.dest);
+            }
+            return 0;
+        }
     }
     return 0;
 }

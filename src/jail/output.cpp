@@ -48,12 +48,9 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
         ++i;
     }
     if (!prepared.mounts.placeholders.empty()) {
-        o += "placeholders (created empty on the host for the run, removed afterwards):\n";
+        o += "placeholders (made on the host while a run needs them, removed by the last one):\n";
         for (const auto& ph : prepared.mounts.placeholders) {
-            o += "   " + ph.path +
-                 (ph.type == Placeholder::Type::Dir       ? "/ (directory)\n"
-                  : ph.type == Placeholder::Type::Barrier ? " (socket inode: nothing below it)\n"
-                                                          : " (file)\n");
+            o += "   " + ph.path + (ph.type == Placeholder::Type::Dir ? "/ (empty directory)\n" : " (empty file)\n");
         }
     }
     o += "seccomp:    " + prepared.seccomp.name + " (" + std::to_string(prepared.seccomp.rules.size()) + " rules, " +

@@ -27,6 +27,7 @@
 #include "cordon/cgroup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/placeholders.hpp"
 
 namespace cordon {
 
@@ -84,65 +85,6 @@ Error clone_error(int err) {
     else if (err == ENOSPC || err == EUSERS) e.hint = "a namespace limit is exhausted or 0: sysctl user.max_user_namespaces";
     else if (err == EINVAL) e.hint = "this kernel lacks a namespace type cordon needs (user, mount, pid, net, ipc, uts, cgroup)";
     return e;
-}
-
-// Placeholders for missing protected paths: created empty by the supervisor while the child
-// builds the jail, before the child mounts them. Each parent directory is opened once (without following symlinks) and its times recorded
-// before its first placeholder; they are restored after its last placeholder is removed, so a
-// run leaves the workdir exactly as it was.
-struct PlaceholderDir {
-    std::string path;
-    UniqueFd fd;  // O_PATH
-    struct timespec times[2];
-    std::vector<Placeholder> created;
-};
-
-Status create_placeholders(const std::vector<Placeholder>& todo, std::vector<PlaceholderDir>& dirs) {
-    for (const auto& ph : todo) {
-        std::string parent = ph.path.substr(0, ph.path.rfind('/'));
-        std::string name = ph.path.substr(ph.path.rfind('/') + 1);
-        auto it = std::find_if(dirs.begin(), dirs.end(), [&](const PlaceholderDir& d) { return d.path == parent; });
-        if (it == dirs.end()) {
-            struct open_how how {};
-            how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-            how.resolve = RESOLVE_NO_SYMLINKS;
-            UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
-            if (!fd) return sys_error("protected path " + ph.path + ": open " + parent);
-            struct stat pst {};
-            if (::fstat(fd.get(), &pst) != 0) return sys_error("protected path: stat " + parent);
-            dirs.push_back(PlaceholderDir{parent, std::move(fd), {pst.st_atim, pst.st_mtim}, {}});
-            it = dirs.end() - 1;
-        }
-        // The jail sees them through a read-only bind. A directory stays writable by its owner:
-        // one left behind by a cordon killed with SIGKILL must not block the next run.
-        int rc = ph.type == Placeholder::Type::Dir ? ::mkdirat(it->fd.get(), name.c_str(), 0755)
-                 : ph.type == Placeholder::Type::File ? ::mknodat(it->fd.get(), name.c_str(), S_IFREG | 0444, 0)
-                                                      : ::mknodat(it->fd.get(), name.c_str(), S_IFSOCK | 0444, 0);
-        if (rc != 0) return sys_error("protected path: create " + ph.path);
-        it->created.push_back(ph);
-    }
-    return {};
-}
-
-// Remove what we created, and only while it is still an empty placeholder.
-void remove_placeholders(const std::vector<PlaceholderDir>& dirs) {
-    for (const auto& d : dirs) {
-        bool removed = false;
-        for (const auto& ph : d.created) {
-            std::string name = ph.path.substr(ph.path.rfind('/') + 1);
-            struct stat st {};
-            if (::fstatat(d.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-            int rc = -1;
-            using T = Placeholder::Type;
-            if (ph.type == T::Dir && S_ISDIR(st.st_mode)) rc = ::unlinkat(d.fd.get(), name.c_str(), AT_REMOVEDIR);
-            else if ((ph.type == T::File && S_ISREG(st.st_mode) && st.st_size == 0) ||
-                     (ph.type == T::Barrier && S_ISSOCK(st.st_mode))) {
-                rc = ::unlinkat(d.fd.get(), name.c_str(), 0);
-            }
-            removed = removed || rc == 0;
-        }
-        if (removed) ::utimensat(AT_FDCWD, d.path.c_str(), d.times, AT_SYMLINK_NOFOLLOW);
-    }
 }
 
 Error setup_error(const ChildMsg& m) {
@@ -231,13 +173,9 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         return out;
     };
 
-    // Placeholders are created once the child is building the jail (it waits for them only at
-    // their own mounts), and removed when run_jail returns, after the cgroup is gone.
-    std::vector<PlaceholderDir> created;
-    struct Cleanup {
-        std::vector<PlaceholderDir>& created;
-        ~Cleanup() { remove_placeholders(created); }
-    } cleanup{created};
+    // Placeholders are made or joined once the child is building the jail (it waits for them
+    // only at their own mounts), and released when run_jail returns, after the cgroup is gone.
+    Placeholders placeholders;
 
     if (spec.verbosity >= 0) {
         for (const auto& w : prepared.warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
@@ -303,26 +241,37 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
             return std::move(*stop);
         }
     }
-    if (auto s = create_placeholders(prepared.mounts.placeholders, created); !s) return abort_child(s.error());
-    // A signal that reached only us, before init existed (a Ctrl-C in our first milliseconds),
-    // goes to init while it still waits for the word below: it ends the run before the command
-    // starts. Any signal from here on also reached init, or is relayed by the loop.
-    for (;;) {
-        siginfo_t info{};
-        const struct timespec now {};
-        int sig = ::sigtimedwait(&signals->forwarded(), &info, &now);
-        if (sig < 0) break;
-        ::kill(init, sig);
+    // Another run may be removing a placeholder we need (it holds its lock for a moment), or
+    // a stranger may hold one: wait, but a signal to cordon ends the wait, and the run, at once.
+    bool noted_wait = false;
+    auto wait = [&](const std::string& path, int waited_ms) {
+        if (waited_ms >= 1000 && !noted_wait && spec.verbosity >= 0) {
+            noted_wait = true;
+            std::fprintf(stderr, "cordon: note: waiting for %s, locked by another process\n", path.c_str());
+        }
+        struct pollfd pfd = {sigfd.get(), POLLIN, 0};
+        return ::poll(&pfd, 1, std::min(2 + waited_ms / 8, 50)) == 0;
+    };
+    bool ready = true;
+    if (auto s = placeholders.acquire(prepared.mounts.placeholders, wait); !s) {
+        if (s.error().err != EINTR) return abort_child(s.error());
+        ready = false;  // a signal came: the loop below reads it and ends the run
     }
-    // Proceed. A child that failed meanwhile has left its SetupError on the socket: the loop reads it.
-    char proceed = 1;
-    (void)::send(sync.get(), &proceed, 1, MSG_NOSIGNAL);
+    // Proceed, unless a signal is already waiting: a signal before the command starts ends the
+    // run (the loop below), and nothing of the command should start first. A child that failed
+    // meanwhile has left its SetupError on the socket: the loop reads it.
+    struct pollfd pending = {sigfd.get(), POLLIN, 0};
+    if (ready && ::poll(&pending, 1, 0) == 0) {
+        char proceed = 1;
+        (void)::send(sync.get(), &proceed, 1, MSG_NOSIGNAL);
+    }
 
     UniqueFd timer(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
     if (!timer) return abort_child(sys_error("timerfd_create"));
     if (spec.timeout_ms) arm(timer.get(), *spec.timeout_ms);
 
     bool timed_out = false, killed = false, have_exit = false, started = false;
+    int interrupted = 0;  // a signal that ended the run before the command started
     int payload_status = 0;
     int init_status = 0;
     bool init_done = false;
@@ -380,6 +329,14 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
                     if (::waitpid(init, &init_status, WNOHANG) == init) init_done = true;
                     continue;
                 }
+                // Before the command has started, any of them ends the run at once: setup may be
+                // stalled (a hung filesystem, a placeholder locked by a stranger), and there is
+                // no command yet to hand the signal to. The jail goes with init.
+                if (!started && !child_error && !have_exit) {
+                    if (!interrupted) interrupted = sig;
+                    ::kill(init, SIGKILL);
+                    continue;
+                }
                 // kill(cordon) is relayed to the payload; terminal signals (Ctrl-C) already
                 // reached it, or init, through the process group, unless it runs in its own session.
                 bool from_user = si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE;
@@ -435,6 +392,10 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         out.reason = Outcome::Reason::Timeout;
         out.exit_code = 124;
         out.signal = have_exit && WIFSIGNALED(payload_status) ? WTERMSIG(payload_status) : (killed ? SIGKILL : SIGTERM);
+    } else if (interrupted) {
+        out.reason = Outcome::Reason::Signaled;
+        out.signal = interrupted;
+        out.exit_code = 128 + interrupted;
     } else if (child_error) {
         out.reason = child_error_code == 125 ? Outcome::Reason::SetupError : Outcome::Reason::ExecError;
         out.exit_code = child_error_code;

@@ -30,14 +30,14 @@ mkdir -p "$WORK/p2" && echo src > "$WORK/p2/main.c"
 before=$(snapshot "$WORK/p2")
 pushd "$WORK/p2" >/dev/null
 jailed 'mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; echo hooks=$?; mkdir .vscode/tasks; echo vscode=$?; echo ok > main.c; echo src=$?
-  [ -f .claude ] && [ ! -s .claude ] && echo claude-is-empty-file; [ -S .git ] && echo git-is-socket
+  [ -d .claude ] && [ -z "$(ls -A .claude)" ] && echo claude-is-empty-dir; [ -d .git ] && [ -z "$(ls -A .git)" ] && echo git-is-empty-dir
   mkdir .git; echo mkgit=$?; git init -q .; echo gitinit=$?
   rm -f .claude; echo rmclaude=$?; mv .idea idea2; echo mvidea=$?; echo x > .codex; echo wcodex=$?'
 popd >/dev/null
 expect_out "hooks=[1-9]" "a missing .git/hooks cannot be planted"
 expect_out "vscode=[1-9]" "a missing .vscode cannot be populated"
-expect_out "^claude-is-empty-file$" "a missing .claude shows as an empty file inside the jail"
-expect_out "^git-is-socket$" "a missing .git shows as an empty socket inode inside the jail (nothing below it)"
+expect_out "^claude-is-empty-dir$" "a missing .claude shows as an empty read-only directory inside the jail"
+expect_out "^git-is-empty-dir$" "a missing .git shows as an empty read-only directory inside the jail (nothing below it)"
 expect_out "mkgit=[1-9]" "a missing .git cannot be created as a directory"
 expect_out "gitinit=[1-9]" "git init cannot make a repository in its place"
 expect_out "rmclaude=[1-9]" "the .claude placeholder cannot be removed"
@@ -57,8 +57,9 @@ expect_out "^$WORK/repo$" "git's repository discovery passes over the .git place
 expect_out "^rc=0$" "git rev-parse succeeds there"
 [[ ! -e $WORK/repo/sub/.git ]] && ok "the .git placeholder in the subdirectory is removed" || not_ok "left: $(ls -A "$WORK/repo/sub")"
 
-# A .git placeholder left behind by a cordon killed with SIGKILL (a socket), and the .git file of
-# a git worktree: neither can be removed or rewritten, so no .git/hooks can be planted in its place.
+# A socket named .git (the host's own: left by an older cordon, or anything else), and the .git
+# file of a git worktree: neither can be removed or rewritten, so no .git/hooks can be planted in
+# its place.
 mkdir -p "$WORK/leftover" "$WORK/worktree"
 python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$WORK/leftover/.git"
 echo "gitdir: /nonexistent/main/.git/worktrees/worktree" > "$WORK/worktree/.git"

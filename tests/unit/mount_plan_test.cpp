@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <fnmatch.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <map>
@@ -205,12 +206,12 @@ TEST_CASE("mount plan: missing protected paths become placeholders", "[mount_pla
     using PT = Placeholder::Type;
     std::vector<std::pair<std::string, PT>> ph;
     for (const auto& p : plan.placeholders) ph.emplace_back(p.path, p.type);
-    // Only the first missing component: a read-only non-directory (or empty directory) holds
-    // nothing below it. A trailing '/' asks for a directory; a missing directory on the way is
-    // a barrier (a socket inode), the path itself an empty file.
+    // Only the first missing component: a read-only empty directory holds nothing below it.
+    // A trailing '/' asks for a directory, as does a missing directory on the way; the path
+    // itself without one is an empty file.
     CHECK(ph == std::vector<std::pair<std::string, PT>>{{"/w/.git/hooks", PT::Dir},
                                                        {"/w/.claude", PT::Dir},
-                                                       {"/w/.a", PT::Barrier},
+                                                       {"/w/.a", PT::Dir},
                                                        {"/w/.git/config", PT::File}});
     // One read-only bind on the first missing component freezes everything below it.
     for (const char* dest : {"/w/.git/hooks", "/w/.claude", "/w/.a", "/w/.git/config"}) {
@@ -224,6 +225,72 @@ TEST_CASE("mount plan: missing protected paths become placeholders", "[mount_pla
     CHECK(count_dest(plan, "/w/.a/b") == 0);
     CHECK(count_dest(plan, "/w/.a/b/c") == 0);
     CHECK(find_op(plan, K::Bind, "/w/.git", "pin") >= 0);
+}
+
+TEST_CASE("mount plan: an existing placeholder is joined, never descended into", "[mount_plan]") {
+    // Another run's placeholder, or one a killed run left: the same placeholder again (the
+    // supervisor adopts it), never a second one inside it (which would keep it from being
+    // removed), and never an ordinary existing path.
+    FakeFs f;
+    f.dir("/w");
+    f.entries["/w/.git"] = {T::Placeholder, ""};
+    f.entries["/w/.claude"] = {T::Placeholder, ""};
+    Spec s;
+    s.workdir = "/w";
+    s.protect = {".git/hooks/", ".git/config", ".claude/"};
+    auto plan = plan_ok(s, f);
+    using PT = Placeholder::Type;
+    REQUIRE(plan.placeholders.size() == 2);
+    CHECK(plan.placeholders[0].path == "/w/.git");
+    CHECK(plan.placeholders[0].type == PT::Dir);
+    CHECK(plan.placeholders[1].path == "/w/.claude");
+    CHECK(count_dest(plan, "/w/.git") == 1);
+    CHECK(count_dest(plan, "/w/.git/hooks") == 0);
+    CHECK(find_op(plan, K::Bind, "/w/.claude", "protect") >= 0);
+}
+
+TEST_CASE("mount plan: placeholder marks", "[mount_plan]") {
+    CHECK(is_placeholder_mode(S_IFDIR | kPlaceholderDirMode));
+    CHECK(is_placeholder_mode(S_IFREG | kPlaceholderFileMode));
+    CHECK_FALSE(is_placeholder_mode(S_IFDIR | 0755));
+    CHECK_FALSE(is_placeholder_mode(S_IFDIR | 01777));  // /tmp-like directories are not ours
+    CHECK_FALSE(is_placeholder_mode(S_IFREG | 0444));
+    CHECK_FALSE(is_placeholder_mode(S_IFSOCK | kPlaceholderFileMode));
+    CHECK_FALSE(is_placeholder_mode(S_IFREG | kPlaceholderDirMode));
+    CHECK_FALSE(is_placeholder_mode(S_IFDIR | kPlaceholderFileMode));
+}
+
+TEST_CASE("mount plan: every fresh /proc has its host-global knobs read-only and host-wide files masked", "[mount_plan]") {
+    FakeFs f;
+    Spec s;
+    auto plan = plan_ok(s, f);
+    long proc = find_op(plan, K::Proc, "/proc");
+    REQUIRE(proc >= 0);
+    for (const char* e : {"sys", "sysrq-trigger", "irq", "bus", "fs"}) {
+        INFO(e);
+        long i = find_op(plan, K::RebindRo, std::string("/proc/") + e, "proc");
+        REQUIRE(i > proc);
+        CHECK(plan.ops[static_cast<size_t>(i)].optional);
+    }
+    for (const char* e : {"kcore", "keys", "timer_list", "sched_debug"}) {
+        INFO(e);
+        CHECK(find_op(plan, K::HideFile, std::string("/proc/") + e, "proc") > proc);
+    }
+    for (const char* e : {"acpi", "scsi", "asound"}) {
+        INFO(e);
+        CHECK(find_op(plan, K::HideDir, std::string("/proc/") + e, "proc") > proc);
+    }
+    // The bwrap-style --proc gets the same, right after it, wherever it goes.
+    Spec b;
+    b.no_profile = true;
+    b.ops = {OpValue{"proc", {"/p"}, "command line"}, OpValue{"dir", {"/x"}, "command line"}};
+    auto bplan = plan_ok(b, f);
+    REQUIRE(bplan.ops.front().kind == K::Proc);
+    CHECK(bplan.ops[1].kind == K::RebindRo);
+    CHECK(bplan.ops[1].dest == "/p/sys");
+    CHECK(bplan.ops.back().kind == K::Dir);
+    CHECK(find_op(bplan, K::HideFile, "/p/kcore") > 0);
+    CHECK(describe(bplan.ops[1]) == "read-only /p/sys (if it exists)  [--proc]");
 }
 
 TEST_CASE("mount plan: a non-directory on the way to a protected path is bound read-only", "[mount_plan]") {
@@ -308,8 +375,12 @@ TEST_CASE("mount plan: bwrap-style primitives come last, in command-line order",
              OpValue{"bind", {"/y", "/z"}, "command line"},
              OpValue{"remount-ro", {"/a"}, "command line"}};
     auto plan = plan_ok(s, f);
-    REQUIRE(plan.ops.size() >= 8);
-    std::vector<MountOp> tail(plan.ops.end() - 8, plan.ops.end());
+    // The /proc protection that follows --proc is left out here (tested above).
+    std::vector<MountOp> ops;
+    std::copy_if(plan.ops.begin(), plan.ops.end(), std::back_inserter(ops),
+                 [](const MountOp& o) { return !(o.why == "--proc" && o.kind != K::Proc); });
+    REQUIRE(ops.size() >= 8);
+    std::vector<MountOp> tail(ops.end() - 8, ops.end());
     CHECK(tail[0].kind == K::Dir);
     CHECK(tail[0].dest == "/a");
     CHECK(tail[1].kind == K::Bind);
@@ -330,7 +401,7 @@ TEST_CASE("mount plan: bwrap-style primitives come last, in command-line order",
     CHECK(tail[6].why == "--bind");
     CHECK(tail[7].kind == K::RemountRo);
     // The deep profile entry still comes before every primitive.
-    CHECK(find_op(plan, K::Bind, "/usr/share/deep/path") < static_cast<long>(plan.ops.size()) - 8);
+    CHECK(find_op(plan, K::Bind, "/usr/share/deep/path") < find_op(plan, K::Dir, "/a"));
 }
 
 TEST_CASE("mount plan: --no-profile yields only the primitives", "[mount_plan]") {
@@ -347,10 +418,12 @@ TEST_CASE("mount plan: --no-profile yields only the primitives", "[mount_plan]")
     s.protect = {".git/hooks/"};
     s.ops = {OpValue{"ro-bind", {"/usr", "/usr"}, "command line"}, OpValue{"proc", {"/proc"}, "command line"}};
     auto plan = plan_ok(s, f);
-    REQUIRE(plan.ops.size() == 2);
+    const auto& pp = proc_protection();
+    REQUIRE(plan.ops.size() == 2 + pp.read_only.size() + pp.masked_files.size() + pp.masked_dirs.size());
     CHECK(plan.ops[0].kind == K::Bind);
     CHECK(plan.ops[0].why == "--ro-bind");
     CHECK(plan.ops[1].kind == K::Proc);
+    CHECK(std::all_of(plan.ops.begin() + 2, plan.ops.end(), [](const MountOp& o) { return o.why == "--proc"; }));
     CHECK(plan.placeholders.empty());
 }
 

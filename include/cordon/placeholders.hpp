@@ -1,0 +1,76 @@
+// The host side of protected paths that do not exist: the placeholders of one run (see
+// Placeholder in mount_plan.hpp), made or adopted while the jail is built, held for the whole
+// run, and removed by the last run that uses them.
+//
+// Many runs may share a workdir, and any of them may be killed at any moment, so the kernel
+// counts the users: each run holds a shared flock(2) on every placeholder it uses, and only a
+// run that can turn that into an exclusive lock (no other run holds it) removes it. A run
+// killed with SIGKILL loses its locks with its descriptors; whatever it was the last user of
+// stays until the next run that protects the same name adopts it and, last again, removes it.
+// A placeholder that the host has filled meanwhile (an editor created .vscode/settings.json)
+// is the host's: its mark is cleared and it stays.
+//
+// Placeholder operations leave the parent directory's modification time as they found it. To
+// make that exact when runs overlap, the operations of all of a user's runs on one directory
+// take turns, behind a lock file named after the directory in a private runtime directory
+// (/run/cordon for root, $XDG_RUNTIME_DIR/cordon, or /tmp/cordon-UID), never a lock on the
+// project directory itself, which a user's own script may hold.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.hpp"
+#include "cordon/fd.hpp"
+#include "cordon/mount_plan.hpp"
+
+namespace cordon {
+
+class Placeholders final {
+public:
+    Placeholders() = default;
+    Placeholders(const Placeholders&) = delete;
+    Placeholders& operator=(const Placeholders&) = delete;
+    ~Placeholders() { release(); }
+
+    // Called while another process holds a placeholder's lock exclusively (another run that is
+    // removing it, for a moment): PATH is the placeholder, WAITED_MS the time waited so far.
+    // It waits up to a few milliseconds and returns false to give up (the run was interrupted).
+    using Wait = std::function<bool(const std::string& path, int waited_ms)>;
+
+    // Make or adopt every placeholder of TODO, in order. A path that turns out to be the
+    // host's own entry (created meanwhile, unmarked) is left to the host and simply bound.
+    // Errors: a placeholder that cannot be created; err == EINTR when WAIT gave up.
+    Status acquire(const std::vector<Placeholder>& todo, const Wait& wait);
+
+    // Remove what no other run holds and is still untouched; clear the mark of what the host
+    // filled. Idempotent.
+    void release();
+
+    [[nodiscard]] size_t held() const { return held_.size(); }
+
+private:
+    struct Parent {
+        std::string path;
+        UniqueFd fd;    // O_PATH, opened without following symlinks
+        UniqueFd turn;  // the lock file of the directory's turns (invalid: none available)
+    };
+    struct Held {
+        size_t parent;
+        std::string name;
+        UniqueFd fd;  // O_RDONLY: the shared lock lives on it
+        dev_t dev;
+        ino_t ino;
+    };
+    enum class Step { Made, Held, HostsOwn, Retry, Busy };
+    Result<Step> try_acquire(size_t parent, const std::string& name, Placeholder::Type type);
+    Result<size_t> open_parent(const std::string& path, const std::string& for_placeholder);
+
+    std::vector<Parent> parents_;
+    std::vector<Held> held_;
+};
+
+}  // namespace cordon

@@ -1,0 +1,250 @@
+#include "cordon/placeholders.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+namespace cordon {
+
+namespace {
+
+int ms_since(const struct timespec& t0) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<int>((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+}
+
+// Only "." and ".." in the directory open on FD (read from the start: FD is fresh).
+bool dir_empty(int fd) {
+    alignas(8) char buf[512];
+    long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+    if (n <= 0) return n == 0;
+    for (long off = 0; off < n;) {
+        const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+        const char* name = d->d_name;
+        if (!(name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))) return false;
+        off += d->d_reclen;
+    }
+    return ::syscall(SYS_getdents64, fd, buf, sizeof buf) == 0;
+}
+
+// The creating call carries the mark: the mode is exact only with no umask in the way.
+int create_marked(int dirfd, const char* name, Placeholder::Type type) {
+    mode_t old = ::umask(0);
+    int rc = type == Placeholder::Type::Dir ? ::mkdirat(dirfd, name, kPlaceholderDirMode)
+                                            : ::mknodat(dirfd, name, S_IFREG | kPlaceholderFileMode, 0);
+    int err = errno;
+    ::umask(old);
+    errno = err;
+    return rc;
+}
+
+// Where the lock files of the directories' turns live: private to this user, outside every
+// jail (whose /run and /tmp are its own). Empty when none is usable: then runs do not take
+// turns, which costs only the exactness of the directory times.
+const std::string& turns_dir() {
+    static const std::string dir = [] {
+        const uid_t uid = ::geteuid();
+        std::string d;
+        const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+        struct stat st {};
+        if (uid == 0) {
+            d = "/run/cordon";
+        } else if (xdg && *xdg == '/' && ::stat(xdg, &st) == 0 && st.st_uid == uid) {
+            d = std::string(xdg) + "/cordon";
+        } else {
+            d = "/tmp/cordon-" + std::to_string(uid);
+        }
+        (void)::mkdir(d.c_str(), 0700);
+        if (::lstat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0) {
+            return std::string();
+        }
+        return d;
+    }();
+    return dir;
+}
+
+// Set DIRFD's modification time back to MTIME (its access time untouched).
+void restore_mtime(int dirfd, const std::string& path, const struct timespec& mtime) {
+    const struct timespec times[2] = {{0, UTIME_OMIT}, mtime};
+    if (::utimensat(dirfd, "", times, AT_EMPTY_PATH) != 0) {
+        (void)::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW);
+    }
+}
+
+}  // namespace
+
+Result<size_t> Placeholders::open_parent(const std::string& path, const std::string& for_placeholder) {
+    for (size_t i = 0; i < parents_.size(); ++i) {
+        if (parents_[i].path == path) return i;
+    }
+    struct open_how how {};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS;
+    UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
+    if (!fd) return sys_error("protected path " + for_placeholder + ": open " + path);
+    UniqueFd turn;
+    struct stat st {};
+    if (!turns_dir().empty() && ::fstat(fd.get(), &st) == 0) {
+        char name[64];
+        std::snprintf(name, sizeof name, "/%llx-%llx.lock", static_cast<unsigned long long>(st.st_dev),
+                      static_cast<unsigned long long>(st.st_ino));
+        turn.reset(::open((turns_dir() + name).c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    }
+    parents_.push_back(Parent{path, std::move(fd), std::move(turn)});
+    return parents_.size() - 1;
+}
+
+Result<Placeholders::Step> Placeholders::try_acquire(size_t parent, const std::string& name, Placeholder::Type type) {
+    const int dirfd = parents_[parent].fd.get();
+    const std::string path = parents_[parent].path + "/" + name;
+    const bool created = create_marked(dirfd, name.c_str(), type) == 0;
+    if (!created && errno != EEXIST) return sys_error("protected path: create " + path);
+    // Whatever is there now, never through a symlink, and never waiting on a FIFO.
+    UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd) {
+        if (errno == ENOENT) return Step::Retry;  // removed since: make it again
+        if (created) return sys_error("protected path: open " + path);
+        return Step::HostsOwn;  // a symlink, socket or unreadable entry of the host's
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return sys_error("protected path: stat " + path);
+    if (!created && !is_placeholder_mode(st.st_mode)) return Step::HostsOwn;
+    if (::flock(fd.get(), LOCK_SH | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) return Step::Busy;
+        return sys_error("protected path: lock " + path);
+    }
+    // Locked: no other run can remove it now. Still the one at PATH (not removed, or removed
+    // and made again, between the open and the lock)?
+    struct stat now {};
+    if (::fstatat(dirfd, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino ||
+        now.st_dev != st.st_dev) {
+        return Step::Retry;
+    }
+    held_.push_back(Held{parent, name, std::move(fd), st.st_dev, st.st_ino});
+    return created ? Step::Made : Step::Held;
+}
+
+Status Placeholders::acquire(const std::vector<Placeholder>& todo, const Wait& wait) {
+    std::vector<bool> done(todo.size(), false);
+    for (size_t first = 0; first < todo.size(); ++first) {
+        if (done[first]) continue;
+        // One directory at a time, all its placeholders in one turn.
+        const std::string& p0 = todo[first].path;
+        const std::string parent_path = p0.rfind('/') == 0 ? "/" : p0.substr(0, p0.rfind('/'));
+        auto parent = open_parent(parent_path, p0);
+        if (!parent) return parent.error();
+        Parent& dir = parents_[*parent];
+        struct timespec t0 {};
+        ::clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (dir.turn) {
+            while (::flock(dir.turn.get(), LOCK_EX | LOCK_NB) != 0) {
+                if (errno != EWOULDBLOCK) {
+                    dir.turn.reset();  // no turns here: placeholders still work
+                    break;
+                }
+                if (!wait(parent_path, ms_since(t0))) return sys_error("protected path " + p0, EINTR);
+            }
+        }
+        struct stat before {};
+        const bool have_time = ::fstat(dir.fd.get(), &before) == 0;
+        bool made = false;
+        Status result;
+        for (size_t i = first; i < todo.size() && result; ++i) {
+            const std::string& path = todo[i].path;
+            if (done[i] || path.compare(0, parent_path.size() + 1, parent_path + "/") != 0 ||
+                path.find('/', parent_path.size() + 1) != std::string::npos) {
+                continue;
+            }
+            done[i] = true;
+            const std::string name = path.substr(path.rfind('/') + 1);
+            // Retries come from races with runs of another user (who do not share our turns)
+            // making and removing the same placeholder: each means progress elsewhere, so the
+            // bound only guards against a broken host.
+            ::clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (int attempt = 0;; ++attempt) {
+                if (attempt == 10000) {
+                    result = make_error("protected path " + path, "it keeps changing; try again");
+                    break;
+                }
+                auto step = try_acquire(*parent, name, todo[i].type);
+                if (!step) {
+                    result = step.error();
+                    break;
+                }
+                if (*step == Step::Made) made = true;
+                if (*step == Step::Made || *step == Step::Held || *step == Step::HostsOwn) break;
+                if (*step == Step::Busy) {
+                    if (!wait(path, ms_since(t0))) {
+                        result = sys_error("protected path " + path, EINTR);
+                        break;
+                    }
+                }
+            }
+        }
+        // The directory's time as if no placeholder had been made in it.
+        if (made && have_time) restore_mtime(dir.fd.get(), dir.path, before.st_mtim);
+        if (dir.turn) (void)::flock(dir.turn.get(), LOCK_UN);
+        if (!result) return result;
+    }
+    return {};
+}
+
+void Placeholders::release() {
+    for (size_t p = 0; p < parents_.size(); ++p) {
+        Parent& dir = parents_[p];
+        // Our turn, briefly: a run waiting for a stranger's lock holds it meanwhile, and cleanup
+        // must not wait on that for long. Without the turn, the removal is just as safe; only
+        // the directory's time is left as the removal sets it.
+        bool turn = false;
+        if (dir.turn) {
+            for (int i = 0; i < 500 && !turn; ++i) {
+                turn = ::flock(dir.turn.get(), LOCK_EX | LOCK_NB) == 0;
+                if (!turn) {
+                    const struct timespec ms {0, 2000000};
+                    ::nanosleep(&ms, nullptr);
+                }
+            }
+        }
+        struct stat before {};
+        const bool have_time = ::fstat(dir.fd.get(), &before) == 0;
+        bool removed = false;
+        for (auto h = held_.rbegin(); h != held_.rend(); ++h) {
+            if (h->parent != p) continue;
+            // Another run still uses it: that run removes it.
+            if (::flock(h->fd.get(), LOCK_EX | LOCK_NB) != 0) continue;
+            struct stat at {}, st {};
+            if (::fstatat(dir.fd.get(), h->name.c_str(), &at, AT_SYMLINK_NOFOLLOW) != 0 || at.st_ino != h->ino ||
+                at.st_dev != h->dev || ::fstat(h->fd.get(), &st) != 0) {
+                continue;  // gone already, or the host's own entry in its place
+            }
+            const bool is_dir = S_ISDIR(st.st_mode);
+            const bool marked = is_placeholder_mode(st.st_mode);
+            const bool untouched = marked && (is_dir ? dir_empty(h->fd.get()) : st.st_size == 0);
+            if (untouched && ::unlinkat(dir.fd.get(), h->name.c_str(), is_dir ? AT_REMOVEDIR : 0) == 0) {
+                removed = true;
+            } else if (marked && !untouched) {
+                // The host filled it: it is the host's now, with an ordinary mode.
+                mode_t um = ::umask(0);
+                ::umask(um);
+                (void)::fchmod(h->fd.get(), (is_dir ? 0777 : 0666) & ~um);
+            }
+        }
+        if (removed && turn && have_time) restore_mtime(dir.fd.get(), dir.path, before.st_mtim);
+        if (turn) (void)::flock(dir.turn.get(), LOCK_UN);
+    }
+    held_.clear();
+    parents_.clear();
+}
+
+}  // namespace cordon
