@@ -334,6 +334,14 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
             proceeded = true;
         }
         if (apply_one(c, op, base.get()) != 0) return -1;
+        // A mount on the jail's root itself (--ro-bind / /, --tmpfs /) covers the directory our
+        // descriptor holds: later destinations must resolve in the new top, as the final pivot
+        // does, or they would land underneath, unseen (the host's /proc instead of a fresh one).
+        if (op.dest == "/") {
+            newroot.reset(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!newroot) return fail(c, "open the new root", "/");
+            c.newroot = newroot.get();
+        }
     }
 
     // Make /newroot the root, then leave the setup root behind and with it the host's tree
