@@ -301,6 +301,9 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
     if (!sys(base_dir != nullptr, "find a directory for the setup tmpfs (/tmp, /run, /mnt, /dev)")) return -1;
     // One tmpfs holds both the setup root and, in its directory newroot (bound onto itself so
     // that it is a mount of its own), the jail's root: one superblock to make and tear down.
+    // The host's root, for the case below where it cannot be pivoted away from.
+    UniqueFd host_root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!sys(host_root.valid(), "open the host's root")) return -1;
     if (!sys(::mount("tmpfs", base_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
              "mount the setup tmpfs")) return -1;
     if (!sys(::chdir(base_dir) == 0, "chdir to the setup tmpfs")) return -1;
@@ -308,7 +311,20 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
     if (!sys(::mount("newroot", "newroot", nullptr, MS_BIND, nullptr) == 0, "bind the root directory onto itself")) {
         return -1;
     }
-    if (!sys(::syscall(SYS_pivot_root, ".", "oldroot") == 0, "pivot_root")) return -1;
+    // pivot_root refuses a root that is not a mount with a parent: the initramfs (rootfs) of
+    // minimal VMs and microVM images, or a chroot. There, as container runtimes do, the setup
+    // tmpfs is moved over / and chrooted into; the host's tree stays reachable only through
+    // host_root, closed when setup ends. The final pivot below, from the setup tmpfs into the
+    // jail's root, works either way: the setup tmpfs is then a mount whose parent is rootfs.
+    bool moved = false;
+    if (::syscall(SYS_pivot_root, ".", "oldroot") != 0) {
+        if (!sys(errno == EINVAL, "pivot_root")) return -1;
+        if (!sys(::mount(".", "/", nullptr, MS_MOVE, nullptr) == 0, "move the setup tmpfs over / (no pivot_root here)") ||
+            !sys(::chroot(".") == 0, "chroot into the setup tmpfs")) {
+            return -1;
+        }
+        moved = true;
+    }
     if (!sys(::chdir("/") == 0, "chdir /")) return -1;
     // What hidden files and directories show: an empty file (mode 0) and an empty directory.
     int empty = ::open("/.cordon-empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
@@ -317,7 +333,8 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
     if (!sys(::mkdir("/.cordon-empty-dir", 0755) == 0, "create the empty directory")) return -1;
 
     UniqueFd base(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    UniqueFd oldroot(::open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd oldroot(moved ? host_root.release() : ::open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    host_root.reset();
     UniqueFd newroot(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!sys(base && oldroot && newroot, "open the setup directories")) return -1;
     c.oldroot = oldroot.get();
@@ -347,11 +364,16 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
     // Make /newroot the root, then leave the setup root behind and with it the host's tree
     // below it at /oldroot: one detach of the whole stack (each detach waits for an RCU grace
     // period). /oldroot is private first, so nothing of it propagates.
-    if (!sys(::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) return -1;
+    if (!moved && !sys(::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) {
+        return -1;
+    }
     if (!sys(::chdir("/newroot") == 0, "chdir /newroot")) return -1;
     if (!sys(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root into the new root")) return -1;
     if (!sys(::umount2(".", MNT_DETACH) == 0, "detach the setup root and the host's tree")) return -1;
     if (!sys(::chdir("/") == 0, "chdir /")) return -1;
+    // After a move, the initramfs stays beneath the jail's root in this mount namespace: no path
+    // leads there (nothing is above the root), no descriptor either (oldroot closes on return),
+    // and nothing in the jail may mount, unmount or chroot.
     UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!sys(root && set_attr(root.get(), MOUNT_ATTR_RDONLY, false) == 0, "make the root read-only")) return -1;
     return 0;
