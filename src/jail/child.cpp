@@ -221,10 +221,14 @@ int payload_main(void* arg) {
 // its removal detach that mount from this namespace, an RCU grace period apiece; detaching the
 // trees that hold them at once costs one. It is done before Exited is sent: done alongside, the
 // supervisor's removals often came first (measured: 0.12-0.19 ms slower per run).
+// Init also keeps each placeholder open until it exits, after cordon: removing a directory frees
+// its disk block, and on a file system mounted with discard that waits for the disk (about
+// 0.1 ms each, measured on ext4); an inode still open is freed by its last holder instead.
 void detach_placeholder_mounts(const ChildContext& ctx) {
     const Spec& spec = *ctx.spec;
     std::vector<std::string> roots;
     for (const auto& ph : ctx.prepared->mounts.placeholders) {
+        (void)::open(ph.path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);  // held until init exits
         std::string best;
         auto consider = [&](const std::string& r) {
             if (r.size() > best.size() && ph.path.size() > r.size() && ph.path.compare(0, r.size() + 1, r + "/") == 0) {
