@@ -14,6 +14,9 @@ if [[ -z $kernel || ! -r $kernel || ! -r $initrd ]]; then
   echo "tests/vm/systemd: no Debian kernel and initrd in /boot (scripts/install-deps installs linux-image-amd64)" >&2
   exit 1
 fi
+for tool in qemu-system-x86_64 qemu-img mke2fs; do
+  command -v $tool >/dev/null || { echo "tests/vm/systemd: $tool is missing (scripts/install-deps)" >&2; exit 1; }
+done
 mkdir -p "$out"
 start=$(date +%s)
 img=$("$here/build-image.sh" "$cache")
