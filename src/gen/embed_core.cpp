@@ -30,9 +30,9 @@ int main(int argc, char** argv) {
     }
     std::string arrays, table;
     int id = 0;
-    for (bool userns : {false, true}) {
-        for (bool ptrace : {false, true}) {
-            const SeccompPolicy policy = default_seccomp(userns, ptrace);
+    for (int combo = 0; combo < 8; ++combo) {
+        {
+            const SeccompPolicy policy = default_seccomp(SeccompOptions{(combo & 1) != 0, (combo & 2) != 0, (combo & 4) != 0});
             auto bpf = compile_seccomp_fresh(policy);
             if (!bpf) {
                 std::fprintf(stderr, "%s\n", bpf.error().message().c_str());

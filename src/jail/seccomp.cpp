@@ -6,7 +6,10 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,7 +36,7 @@ SyscallRule deny(const char* name, const char* why) { return SyscallRule{name, A
 
 }  // namespace
 
-SeccompPolicy default_seccomp(bool allow_userns, bool allow_ptrace) {
+SeccompPolicy default_seccomp(const SeccompOptions& options) {
     SeccompPolicy p;
     p.name = "default";
     auto& r = p.rules;
@@ -42,7 +45,7 @@ SeccompPolicy default_seccomp(bool allow_userns, bool allow_ptrace) {
                           "io_uring_register"}) {
         r.push_back(deny(n, "kernel attack surface"));
     }
-    if (!allow_ptrace) {
+    if (!options.allow_ptrace) {
         for (const char* n : {"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd"}) {
             r.push_back(deny(n, "tracing other processes (--allow-ptrace)"));
         }
@@ -70,9 +73,32 @@ SeccompPolicy default_seccomp(bool allow_userns, bool allow_ptrace) {
     // Terminal input injection: compare the low 32 bits of the request, whatever the high ones.
     r.push_back(SyscallRule{"ioctl", A::Errno, EPERM, {{1, 0xffffffffULL, TIOCSTI}}, "TIOCSTI injects terminal input"});
     r.push_back(SyscallRule{"ioctl", A::Errno, EPERM, {{1, 0xffffffffULL, TIOCLINUX}}, "TIOCLINUX"});
+    // No file the jail creates or changes becomes set-uid or set-gid: what it leaves in the workdir
+    // would run with the caller's privileges (a root caller's, host root's) for any local user.
+    // The mode is a register argument of every call that sets one, so BPF sees the real value;
+    // openat2 passes it in memory, and gets ENOSYS (libc's open uses openat; callers of openat2
+    // fall back to it).
+    for (uint64_t bit : {uint64_t{S_ISUID}, uint64_t{S_ISGID}}) {
+        const char* why = "set-uid and set-gid bits";
+        for (auto [name, arg] : {std::pair{"chmod", 1U}, {"fchmod", 1U}, {"fchmodat", 2U}, {"fchmodat2", 2U},
+                                 {"creat", 1U}, {"mkdir", 1U}, {"mkdirat", 2U}, {"mknod", 1U}, {"mknodat", 2U}}) {
+            r.push_back(SyscallRule{name, A::Errno, EPERM, {{arg, bit, bit}}, why});
+        }
+        // open and openat take a mode only with O_CREAT or O_TMPFILE.
+        for (uint64_t create : {uint64_t{O_CREAT}, uint64_t{__O_TMPFILE}}) {
+            r.push_back(SyscallRule{"open", A::Errno, EPERM, {{1, create, create}, {2, bit, bit}}, why});
+            r.push_back(SyscallRule{"openat", A::Errno, EPERM, {{2, create, create}, {3, bit, bit}}, why});
+        }
+    }
+    r.push_back(SyscallRule{"openat2", A::Enosys, ENOSYS, {}, "its mode is not inspectable; callers fall back to openat"});
+    // vsock has one port space per machine, not per network namespace: --net none covers it too.
+    if (!options.share_net) {
+        r.push_back(SyscallRule{"socket", A::Errno, EAFNOSUPPORT, {{0, 0xffffffffULL, AF_VSOCK}},
+                                "vsock reaches the hypervisor and other VMs (--net host)"});
+    }
     // clone3 passes its flags in memory that BPF cannot read: ENOSYS makes libc fall back to clone.
     r.push_back(SyscallRule{"clone3", A::Enosys, ENOSYS, {}, "flags not inspectable; libc falls back to clone"});
-    if (!allow_userns) {
+    if (!options.allow_userns) {
         const uint64_t ns_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
                                      CLONE_NEWUTS,  CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME};
         for (uint64_t f : ns_flags) {
@@ -100,8 +126,7 @@ std::string at(const std::string& path, const toml::node& n) {
 
 }  // namespace
 
-Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& path, bool allow_userns,
-                                    bool allow_ptrace) {
+Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& path, const SeccompOptions& options) {
     auto parsed = parse_toml(text, path);
     if (!parsed) return parsed.error();
     toml::table& tbl = *parsed;
@@ -120,7 +145,7 @@ Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& 
             return make_error(at(path, node), "unknown key '" + key + "' (description, base, allow, deny, enosys, kill)");
         }
     }
-    if (base == "default") p = default_seccomp(allow_userns, allow_ptrace);
+    if (base == "default") p = default_seccomp(options);
     p.name = path;
     for (const char* key : {"allow", "deny", "enosys", "kill"}) {
         const toml::node* node = tbl.get(key);
@@ -143,8 +168,8 @@ Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& 
     return p;
 }
 
-Result<SeccompPolicy> load_seccomp(const std::string& name, bool allow_userns, bool allow_ptrace) {
-    if (name == "default") return default_seccomp(allow_userns, allow_ptrace);
+Result<SeccompPolicy> load_seccomp(const std::string& name, const SeccompOptions& options) {
+    if (name == "default") return default_seccomp(options);
     std::string path = name;
     if (name.find('/') == std::string::npos) {
         path.clear();
@@ -159,7 +184,7 @@ Result<SeccompPolicy> load_seccomp(const std::string& name, bool allow_userns, b
     }
     auto text = read_file(path);
     if (!text) return make_error("--seccomp", "cannot read '" + path + "'", text.error().err);
-    return parse_seccomp(*text, path, allow_userns, allow_ptrace);
+    return parse_seccomp(*text, path, options);
 }
 
 std::string seccomp_key(const SeccompPolicy& policy) {

@@ -143,7 +143,7 @@ Result<Prepared> prepare(const Spec& spec) {
     auto plan = plan_mounts(spec, real_host_fs());
     if (!plan) return plan.error();
     p.mounts = std::move(*plan);
-    auto policy = load_seccomp(spec.seccomp, spec.allow_userns, spec.allow_ptrace);
+    auto policy = load_seccomp(spec.seccomp, SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net});
     if (!policy) return policy.error();
     p.seccomp = std::move(*policy);
     auto bpf = compile_seccomp(p.seccomp);

@@ -2,6 +2,7 @@
 // run through a small classic-BPF interpreter to check what the kernel would decide.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/sched.h>
@@ -9,6 +10,8 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -91,7 +94,7 @@ constexpr uint32_t kEnosys = SECCOMP_RET_ERRNO | ENOSYS;
 }  // namespace
 
 TEST_CASE("seccomp: the default policy's contents", "[seccomp]") {
-    auto p = default_seccomp(false, false);
+    auto p = default_seccomp({});
     CHECK(p.name == "default");
     for (const char* n : {"ptrace", "process_vm_readv", "process_vm_writev", "bpf", "perf_event_open", "userfaultfd",
                           "io_uring_setup", "keyctl", "add_key", "mount", "umount2", "pivot_root", "chroot",
@@ -132,12 +135,12 @@ TEST_CASE("seccomp: the default policy's contents", "[seccomp]") {
 }
 
 TEST_CASE("seccomp: --allow-ptrace and --allow-userns relax the default", "[seccomp]") {
-    auto ptrace_ok = default_seccomp(false, true);
+    auto ptrace_ok = default_seccomp({.allow_ptrace = true});
     CHECK(count_rules(ptrace_ok, "ptrace") == 0);
     CHECK(count_rules(ptrace_ok, "process_vm_readv") == 0);
     CHECK(count_rules(ptrace_ok, "setns") == 1);
 
-    auto userns_ok = default_seccomp(true, false);
+    auto userns_ok = default_seccomp({.allow_userns = true});
     CHECK(count_rules(userns_ok, "clone") == 0);
     CHECK(count_rules(userns_ok, "unshare") == 0);
     CHECK(count_rules(userns_ok, "setns") == 0);
@@ -149,7 +152,7 @@ TEST_CASE("seccomp: --allow-ptrace and --allow-userns relax the default", "[secc
 TEST_CASE("seccomp: policy files add and relax rules", "[seccomp]") {
     auto p = parse_seccomp("description = \"x\"\nallow = [\"ptrace\", \"perf_event_open\"]\ndeny = [\"chmod\"]\n"
                            "enosys = [\"io_uring_enter\"]\nkill = [\"kexec_load\"]\n",
-                           "dbg.seccomp.toml", false, false);
+                           "dbg.seccomp.toml", {});
     REQUIRE(p.ok());
     CHECK(p->name == "dbg.seccomp.toml");
     CHECK(count_rules(*p, "ptrace") == 0);
@@ -163,30 +166,30 @@ TEST_CASE("seccomp: policy files add and relax rules", "[seccomp]") {
     REQUIRE(count_rules(*p, "kexec_load") == 1);  // replaced, not duplicated
     CHECK(find_rule(*p, "kexec_load")->action == A::Kill);
 
-    auto none = parse_seccomp("base = \"none\"\ndeny = [\"chmod\"]\n", "n.toml", false, false);
+    auto none = parse_seccomp("base = \"none\"\ndeny = [\"chmod\"]\n", "n.toml", {});
     REQUIRE(none.ok());
     REQUIRE(none->rules.size() == 1);
     CHECK(none->rules[0].syscall == "chmod");
 }
 
 TEST_CASE("seccomp: policy file errors carry file:line:col", "[seccomp]") {
-    auto unknown = parse_seccomp("deny = [\"chmod\",\n  \"no_such_call\"]\n", "f.toml", false, false);
+    auto unknown = parse_seccomp("deny = [\"chmod\",\n  \"no_such_call\"]\n", "f.toml", {});
     REQUIRE_FALSE(unknown);
     CHECK(unknown.error().what == "f.toml:2:3");
     CHECK_THAT(unknown.error().why, Catch::Contains("unknown syscall 'no_such_call'"));
 
-    auto key = parse_seccomp("\nalow = [\"ptrace\"]\n", "f.toml", false, false);
+    auto key = parse_seccomp("\nalow = [\"ptrace\"]\n", "f.toml", {});
     REQUIRE_FALSE(key);
     CHECK(key.error().what == "f.toml:2:8");
     CHECK_THAT(key.error().why, Catch::Contains("unknown key 'alow'"));
 
-    auto base = parse_seccomp("base = \"strict\"\n", "f.toml", false, false);
+    auto base = parse_seccomp("base = \"strict\"\n", "f.toml", {});
     REQUIRE_FALSE(base);
     CHECK(base.error().what == "f.toml:1:8");
 
-    CHECK(parse_seccomp("deny = \"chmod\"\n", "f.toml", false, false).error().what == "f.toml:1:8");
-    CHECK(parse_seccomp("deny = [1]\n", "f.toml", false, false).error().what == "f.toml:1:9");
-    auto syntax = parse_seccomp("deny = [\n", "f.toml", false, false);
+    CHECK(parse_seccomp("deny = \"chmod\"\n", "f.toml", {}).error().what == "f.toml:1:8");
+    CHECK(parse_seccomp("deny = [1]\n", "f.toml", {}).error().what == "f.toml:1:9");
+    auto syntax = parse_seccomp("deny = [\n", "f.toml", {});
     REQUIRE_FALSE(syntax);
     CHECK_THAT(syntax.error().what, Catch::Matches(R"(f\.toml:\d+:\d+)"));
 }
@@ -194,7 +197,7 @@ TEST_CASE("seccomp: policy file errors carry file:line:col", "[seccomp]") {
 #if defined(__x86_64__) || defined(__aarch64__)
 
 TEST_CASE("seccomp: the compiled program checks the architecture first", "[seccomp]") {
-    auto prog = compile_seccomp(default_seccomp(false, false));
+    auto prog = compile_seccomp(default_seccomp({}));
     REQUIRE(prog.ok());
     REQUIRE(prog->size() > 10);
     const auto& first = (*prog)[0];
@@ -207,7 +210,7 @@ TEST_CASE("seccomp: the compiled program checks the architecture first", "[secco
 }
 
 TEST_CASE("seccomp: the compiled program decides like the policy says", "[seccomp]") {
-    auto prog = compile_seccomp(default_seccomp(false, false));
+    auto prog = compile_seccomp(default_seccomp({}));
     REQUIRE(prog.ok());
     const auto& bpf = *prog;
     CHECK(run_bpf(bpf, SYS_getpid, kNativeArch, {}) == kAllow);
@@ -238,7 +241,35 @@ TEST_CASE("seccomp: the compiled program decides like the policy says", "[seccom
     CHECK(run_bpf(bpf, SYS_getpid | 0x40000000, kNativeArch, {}) == SECCOMP_RET_KILL_PROCESS);
 #endif
 
-    auto relaxed = compile_seccomp(default_seccomp(true, true));
+    // Set-uid and set-gid bits: refused wherever a mode is given; other modes pass.
+    const uint64_t suid = S_ISUID | 0755, sgid = S_ISGID | 0755;
+    CHECK(run_bpf(bpf, SYS_chmod, kNativeArch, {0, suid}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_chmod, kNativeArch, {0, 0755}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_fchmod, kNativeArch, {3, sgid}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_fchmod, kNativeArch, {3, 01777}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_fchmodat, kNativeArch, {3, 0, S_ISUID | S_ISGID | 0755}) == kEperm);
+    CHECK(run_bpf(bpf, 452 /* fchmodat2 */, kNativeArch, {3, 0, suid, 0}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_mkdir, kNativeArch, {0, sgid}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_mkdirat, kNativeArch, {3, 0, 0755}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_mknodat, kNativeArch, {3, 0, S_IFREG | suid, 0}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_creat, kNativeArch, {0, suid}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_openat, kNativeArch, {3, 0, O_CREAT | O_WRONLY, suid}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_openat, kNativeArch, {3, 0, __O_TMPFILE | O_WRONLY, sgid}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_openat, kNativeArch, {3, 0, O_CREAT | O_WRONLY, 0644}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_openat, kNativeArch, {3, 0, O_RDONLY, suid}) == kAllow);  // no mode without O_CREAT
+    CHECK(run_bpf(bpf, SYS_open, kNativeArch, {0, O_CREAT | O_WRONLY, suid}) == kEperm);
+    CHECK(run_bpf(bpf, SYS_openat2, kNativeArch, {3, 0, 0, 24}) == kEnosys);
+    // vsock: one port space per machine, refused unless --net host.
+    const uint32_t kNoAf = SECCOMP_RET_ERRNO | EAFNOSUPPORT;
+    CHECK(run_bpf(bpf, SYS_socket, kNativeArch, {AF_VSOCK, SOCK_STREAM, 0}) == kNoAf);
+    CHECK(run_bpf(bpf, SYS_socket, kNativeArch, {AF_INET, SOCK_STREAM, 0}) == kAllow);
+    CHECK(run_bpf(bpf, SYS_socket, kNativeArch, {AF_UNIX, SOCK_STREAM, 0}) == kAllow);
+    auto host_net = compile_seccomp(default_seccomp({.share_net = true}));
+    REQUIRE(host_net.ok());
+    CHECK(run_bpf(*host_net, SYS_socket, kNativeArch, {AF_VSOCK, SOCK_STREAM, 0}) == kAllow);
+    CHECK(run_bpf(*host_net, SYS_chmod, kNativeArch, {0, suid}) == kEperm);
+
+    auto relaxed = compile_seccomp(default_seccomp({.allow_userns = true, .allow_ptrace = true}));
     REQUIRE(relaxed.ok());
     CHECK(run_bpf(*relaxed, SYS_ptrace, kNativeArch, {}) == kAllow);
     CHECK(run_bpf(*relaxed, SYS_clone, kNativeArch, {uint64_t{CLONE_NEWUSER | SIGCHLD}}) == kAllow);
@@ -264,11 +295,12 @@ TEST_CASE("seccomp: kill rules and an empty policy compile", "[seccomp]") {
 #endif
 
 TEST_CASE("the built-in policy's precompiled programs are what libseccomp compiles now", "[seccomp]") {
-    REQUIRE(precompiled_seccomp().size() == 4);
-    for (bool userns : {false, true}) {
-        for (bool ptrace : {false, true}) {
-            INFO("allow_userns " << userns << ", allow_ptrace " << ptrace);
-            const SeccompPolicy policy = default_seccomp(userns, ptrace);
+    REQUIRE(precompiled_seccomp().size() == 8);
+    for (int combo = 0; combo < 8; ++combo) {
+        {
+            const SeccompOptions o{(combo & 1) != 0, (combo & 2) != 0, (combo & 4) != 0};
+            INFO("allow_userns " << o.allow_userns << ", allow_ptrace " << o.allow_ptrace << ", share_net " << o.share_net);
+            const SeccompPolicy policy = default_seccomp(o);
             auto fresh = compile_seccomp_fresh(policy);
             auto used = compile_seccomp(policy);
             REQUIRE(fresh);
@@ -281,10 +313,10 @@ TEST_CASE("the built-in policy's precompiled programs are what libseccomp compil
         }
     }
     // A policy that differs in one rule is compiled, not matched to a precompiled one.
-    SeccompPolicy other = default_seccomp(false, false);
+    SeccompPolicy other = default_seccomp({});
     other.rules.push_back(SyscallRule{"uname", A::Errno, 1, {}, "test"});
     for (const auto& pre : precompiled_seccomp()) CHECK(pre.key != seccomp_key(other));
     auto compiled = compile_seccomp(other);
     REQUIRE(compiled);
-    CHECK(compiled->size() > compile_seccomp(default_seccomp(false, false))->size());
+    CHECK(compiled->size() > compile_seccomp(default_seccomp({}))->size());
 }
