@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cordon/cli.hpp"
@@ -104,6 +105,11 @@ std::string normalize_path(const std::string& path, const std::string& cwd);
 
 // True for /, HOME, an ancestor of HOME, and system directories (/usr, /etc, /bin, ...).
 bool is_unsafe_workdir(const std::string& dir, const std::string& home);
+
+// Environment filtering's pieces: ASCII upper case, and whether VALUE holds a URL with a password
+// (scheme://user:password@host; an empty password does not count).
+std::string ascii_upper(std::string_view s);
+bool has_url_password(std::string_view value);
 
 // Build and validate the Spec from the command line and the merged profile layer.
 Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host);

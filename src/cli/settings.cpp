@@ -48,7 +48,8 @@ const std::vector<KeyInfo>& all_keys() {
         {"clearenv", T::Bool, "", "start from an empty environment", kProfile, 0, true},
         {"setenv", T::PairList, "NAME VALUE", "set an environment variable", kProfile, 2, true},
         {"unsetenv", T::List, "NAME", "remove an environment variable", kProfile, 1, true},
-        {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob)", kProfile, 1, true},
+        {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob, any case)", kProfile, 1, true},
+        {"env-strip-url-passwords", T::Bool, "", "remove variables whose value is a URL with a password (scheme://user:password@host)", kProfile, 0, true},
         {"env-pass", T::List, "NAME", "keep a variable that env-strip would remove", kProfile, 1, true},
         // limits
         {"memory", T::Size, "SIZE", "memory limit of the whole jail (cgroup v2 memory.max; swap off)", kProfile, 1, true},

@@ -190,6 +190,28 @@ bool is_unsafe_workdir(const std::string& dir, const std::string& home) {
     return false;
 }
 
+std::string ascii_upper(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) {
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    }
+    return out;
+}
+
+bool has_url_password(std::string_view value) {
+    for (size_t at = value.find("://"); at != std::string_view::npos; at = value.find("://", at + 3)) {
+        // The authority: up to the path, query or fragment. A password is what follows the
+        // first ':' of the userinfo, before the last '@'.
+        std::string_view rest = value.substr(at + 3);
+        std::string_view authority = rest.substr(0, rest.find_first_of("/?# \t\n"));
+        size_t userinfo_end = authority.rfind('@');
+        if (userinfo_end == std::string_view::npos) continue;
+        size_t colon = authority.substr(0, userinfo_end).find(':');
+        if (colon != std::string_view::npos && colon + 1 < userinfo_end) return true;
+    }
+    return false;
+}
+
 Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host) {
     Spec s;
     s.host_uid = host.uid;
@@ -307,25 +329,30 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
     s.chdir = get_string(merged, "chdir").value_or(host.cwd);
     s.chdir = normalize_path(s.chdir, host.cwd);
 
-    // Environment: the caller's, minus credential-like names, then the explicit edits.
+    // Environment: the caller's, minus credential-like names (matched without regard to case:
+    // npm reads npm_config__authToken as well as NPM_CONFIG__AUTHTOKEN) and values that are URLs
+    // with a password, then the explicit edits.
     std::vector<Wildcard> strip;
-    for (const auto& pat : get_list(merged, "env-strip")) strip.emplace_back(pat);
+    for (const auto& pat : get_list(merged, "env-strip")) strip.emplace_back(ascii_upper(pat));
+    const bool strip_urls = get_bool(merged, "env-strip-url-passwords");
     std::vector<std::string> pass = get_list(merged, "env-pass");
     std::vector<std::string> unset = get_list(merged, "unsetenv");
     bool clear = get_bool(merged, "clearenv");
     std::vector<std::string> env;
     for (const auto& kv : host.environ) {
         std::string name = kv.substr(0, kv.find('='));
-        bool passed = std::find(pass.begin(), pass.end(), name) != pass.end();
+        bool passed = std::any_of(pass.begin(), pass.end(), [&](const std::string& p) { return ascii_upper(p) == ascii_upper(name); });
         bool drop = clear || std::find(unset.begin(), unset.end(), name) != unset.end();
         if (!drop && !passed) {
-            const uint64_t chars = Wildcard::chars_of(name);
+            const std::string upper = ascii_upper(name);
+            const uint64_t chars = Wildcard::chars_of(upper);
             for (const auto& pat : strip) {
-                if (pat.matches(name, chars)) {
+                if (pat.matches(upper, chars)) {
                     drop = true;
                     break;
                 }
             }
+            if (!drop && strip_urls) drop = has_url_password(std::string_view(kv).substr(name.size() + 1));
         }
         if (drop && !(passed && !clear)) s.env_removed.push_back(name);
         else env.push_back(kv);

@@ -20,6 +20,20 @@ expect_no_out "^ORDINARY_VAR=" "--unsetenv"
 run "$CORDON" --clearenv --setenv ONLY 1 -- /usr/bin/env
 [[ $(grep -c . "$OUT/out") -eq 1 ]] && expect_out "^ONLY=1$" "--clearenv leaves only --setenv" || not_ok "--clearenv left: $(tr '\n' ' ' < "$OUT/out")"
 unset GITHUB_TOKEN AWS_SECRET_ACCESS_KEY NPM_TOKEN MY_API_KEY DB_PASSWORD
+# The forms the list used to miss: names in other cases, personal access tokens, webhooks, DSNs,
+# and any URL with a password, whatever the variable is called.
+export npm_config__authToken=npmauth_secret GH_PAT=pat_secret SLACK_WEBHOOK_URL=https://hooks.invalid/hook_secret \
+  SENTRY_DSN=https://dsn_secret@o1.invalid/1 DATABASE_URL=postgres://app:url_secret@db.invalid/app \
+  MY_MIRROR=https://mirror.invalid/simple TOKENIZERS_PARALLELISM=false
+run "$CORDON" -- /usr/bin/env
+for s in npmauth_secret pat_secret hook_secret dsn_secret url_secret; do
+  expect_no_out "$s" "a credential in the environment is removed ($s)"
+done
+expect_out "^MY_MIRROR=https://mirror.invalid/simple$" "a URL without a password stays"
+expect_out "^TOKENIZERS_PARALLELISM=false$" "a name that merely starts with TOKEN stays"
+run "$CORDON" --env-pass NPM_CONFIG__AUTHTOKEN -- /usr/bin/env
+expect_out "^npm_config__authToken=npmauth_secret$" "--env-pass matches in any case"
+unset npm_config__authToken GH_PAT SLACK_WEBHOOK_URL SENTRY_DSN DATABASE_URL MY_MIRROR TOKENIZERS_PARALLELISM
 
 # A secret on an inherited fd 7 (and 9) must not be reachable inside.
 echo "FD-SECRET" > "$SCRATCH/fdsecret"

@@ -222,6 +222,35 @@ TEST_CASE("build_spec: environment filtering", "[spec]") {
     CHECK(bad.error().what == "--setenv");
 }
 
+TEST_CASE("build_spec: credentials match in any case, and URLs with passwords go", "[spec]") {
+    TempTree t;
+    auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
+    host.environ = {"npm_config__authToken=a", "Gh_Pat=b", "DATABASE_URL=postgres://app:s3cret@db:5432/app",
+                    "REDIS_URL=redis://:pw@cache:6379/0", "PUBLIC_URL=https://example.invalid/x",
+                    "MIRROR=https://user@example.invalid/", "NOTE=see http://a:b@h and more", "LANG=C"};
+    Layer l;
+    l.values["env-strip"] = Strings{"*token", "*_PAT"};
+    l.values["env-strip-url-passwords"] = true;
+    Spec s = build_ok({"ls"}, l, host);
+    CHECK(s.env == Strings{"PUBLIC_URL=https://example.invalid/x", "MIRROR=https://user@example.invalid/", "LANG=C"});
+    CHECK(has(s.env_removed, "npm_config__authToken"));
+    CHECK(has(s.env_removed, "DATABASE_URL"));
+    // --env-pass matches in any case too.
+    Spec p = build_ok({"--env-pass", "NPM_CONFIG__AUTHTOKEN", "--env-pass", "database_url", "ls"}, l, host);
+    CHECK(has(p.env, "npm_config__authToken=a"));
+    CHECK(has(p.env, "DATABASE_URL=postgres://app:s3cret@db:5432/app"));
+    // Without the key, values are not looked at.
+    l.values.erase("env-strip-url-passwords");
+    CHECK(has(build_ok({"ls"}, l, host).env, "REDIS_URL=redis://:pw@cache:6379/0"));
+
+    CHECK(has_url_password("https://u:p@h/x"));
+    CHECK(has_url_password("git+ssh://git:tok@h:22/r.git"));
+    CHECK_FALSE(has_url_password("https://u@h/x"));
+    CHECK_FALSE(has_url_password("https://u:@h/x"));   // an empty password
+    CHECK_FALSE(has_url_password("https://h/p?q=a:b@c"));  // in the query, not the authority
+    CHECK_FALSE(has_url_password("C:\\path:x@y"));
+}
+
 TEST_CASE("build_spec: rlimits", "[spec]") {
     TempTree t;
     auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
