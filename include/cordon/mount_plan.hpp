@@ -24,7 +24,8 @@ struct MountOp {
         Dir,        // an empty directory
         Symlink,    // dest -> source
         RemountRo,  // make dest (and its submounts) read-only
-        HideFile,   // an empty, unreadable, read-only file over dest
+        HideFile,   // an empty, unreadable, read-only file over dest (over a symlink itself
+                    // with no_symlinks)
         HideDir,    // an empty, read-only directory over dest
         RebindRo,   // dest, already in the jail (under /proc), bound onto itself read-only
     };
@@ -84,9 +85,11 @@ const ProcProtection& proc_protection();
 struct MountPlan {
     std::vector<MountOp> ops;
     std::vector<Placeholder> placeholders;  // to create, in order (parents first)
+    std::vector<std::string> notes;         // what the user should know (a symlinked protected path)
 };
 
-// Errors: a protected path that traverses a symlink (it could redirect setup outside the jail).
+// A protected path that is, or passes through, a symlink is not followed: the symlink itself is
+// covered by an empty read-only file (a note says so).
 Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs);
 
 std::string describe(const MountOp& op);

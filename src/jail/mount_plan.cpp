@@ -200,10 +200,17 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                     bool last = i + 1 == comps.size();
                     auto t = fs.type(cur);
                     if (t == HostFs::Type::Symlink) {
-                        return make_error("protected path " + cur,
-                                          "is a symlink (to " + fs.readlink(cur) +
-                                              "); it could redirect the jail's setup, so cordon refuses to run. "
-                                              "Remove the link, or pass --workdir none");
+                        // Following it could redirect the jail's setup, and it may have been
+                        // planted by an earlier run: it is not followed, and the jail cannot
+                        // change it or anything it leads to. The host's link stays as it is.
+                        if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
+                            pinned.push_back(cur);
+                            plan.notes.push_back("protected path " + cur + " is a symlink (to " + fs.readlink(cur) +
+                                                 "): not followed; the jail sees an empty read-only file there");
+                            add(4, MountOp{MountOp::Kind::HideFile, "", cur, true, false, false, true, 0, 0,
+                                           "protect (symlink)"});
+                        }
+                        break;
                     }
                     if (t == HostFs::Type::Missing && only_existing) break;
                     if (t == HostFs::Type::Missing || t == HostFs::Type::Placeholder) {

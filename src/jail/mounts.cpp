@@ -244,7 +244,8 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_root) {
         }
         case K::HideFile: {
             UniqueFd src(openat2_in(empty_root, "/.cordon-empty", O_PATH, 0));
-            UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
+            UniqueFd dest(op.no_symlinks ? openat2_in(c.newroot, op.dest, O_PATH | O_NOFOLLOW, kInRoot | RESOLVE_NO_SYMLINKS)
+                                         : openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
             if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
             if (!src || !dest) return fail(c, "open", op.dest);
             if (bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {

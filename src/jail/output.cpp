@@ -53,6 +53,7 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
             o += "   " + ph.path + (ph.type == Placeholder::Type::Dir ? "/ (empty directory)\n" : " (empty file)\n");
         }
     }
+    for (const auto& n : prepared.mounts.notes) o += "note:       " + n + "\n";
     o += "seccomp:    " + prepared.seccomp.name + " (" + std::to_string(prepared.seccomp.rules.size()) + " rules, " +
          std::to_string(prepared.bpf.size()) + " BPF instructions; other ABIs killed)\n";
     o += "caps:       none" + std::string(spec.cap_keep.empty() ? "" : " except") ;

