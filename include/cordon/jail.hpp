@@ -25,9 +25,15 @@ struct IdMap {
     uint32_t outside;
     uint32_t count;
 };
-// The maps for a jail: the caller's ids become spec.uid/spec.gid inside, nothing else is mapped.
-std::vector<IdMap> uid_maps(const Spec& spec);
-std::vector<IdMap> gid_maps(const Spec& spec);
+// A root caller's jail runs as this host uid and gid instead of 0 (ROOT CALLERS in cordon(1)):
+// no account has it, so nothing on the host is the jail's but what it is shown through
+// idmapped mounts (the workdir, HOME entries, --rw paths), whose files stay root's on disk.
+constexpr uint32_t kRootJailId = 2147483646;
+
+// The maps for a jail: one id outside becomes spec.uid/spec.gid inside, nothing else is mapped.
+// The id outside is the caller's, or kRootJailId when a root caller's jail is remapped.
+std::vector<IdMap> uid_maps(const Spec& spec, bool remap);
+std::vector<IdMap> gid_maps(const Spec& spec, bool remap);
 std::string format_id_map(const std::vector<IdMap>& maps);
 
 // Everything the child needs, computed in the parent before clone so the child only replays it.
@@ -81,6 +87,10 @@ struct ChildContext {
     // The kernel could not start the child inside its cgroup (no CLONE_INTO_CGROUP): the
     // supervisor moved it there, and the child enters its cgroup namespace itself afterwards.
     bool late_cgroupns = false;
+    // A root caller's remapped jail (RootRemap): the child was cloned with kRootJailId as its
+    // effective ids, maps them, takes them as all of its ids, and attaches PREMOUNTS.
+    bool remap = false;
+    const std::vector<int>* premounts = nullptr;
 };
 [[noreturn]] void child_main(const ChildContext& ctx);
 
@@ -89,8 +99,10 @@ struct ChildContext {
 // SYNC_FD: while the child builds the jail, the supervisor decides whether the command may run
 // and creates the plan's placeholders, then writes one byte (1: proceed). The first mount of a
 // placeholder waits for it; PROCEEDED tells whether it was read here.
-int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& proceeded, char* step,
-                 size_t step_len);
+// PREMOUNTS: for each op of the plan, a detached mount the supervisor made (a remapped root
+// caller's jail: see RootRemap), -2 for an op to skip, -1 for none; empty: none at all.
+int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>& premounts, int sync_fd,
+                 bool& proceeded, char* step, size_t step_len);
 // Read the supervisor's "proceed" byte; false if it did not come.
 bool wait_proceed(int sync_fd);
 

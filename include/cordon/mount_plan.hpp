@@ -39,6 +39,8 @@ struct MountOp {
     uint64_t size = 0;
     mode_t mode = 0755;
     std::string why;           // "system", "workdir", "protect", "--bind", ... for --dry-run
+    bool in_jail = false;      // Bind: the source is dest as the jail being built shows it (a
+                               // protected path bound onto itself), not a host path
 };
 
 // The host filesystem as the planner sees it.

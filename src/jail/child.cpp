@@ -255,9 +255,19 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     ::signal(SIGCHLD, noop_handler);
     // 1. Die with the supervisor. It may already be gone: then the socket is at EOF below.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
-    // 2. Nothing inherited beyond stdio and the sync socket reaches the jail.
-    if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
-    ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
+    // 2. Nothing inherited beyond stdio and the sync socket reaches the jail (the supervisor's
+    //    ready-made mounts, if any, are closed once attached, after step 4).
+    static const std::vector<int> kNone;
+    const std::vector<int>& premounts = ctx.premounts ? *ctx.premounts : kNone;
+    auto close_inherited = [&] {
+        if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
+        ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
+    };
+    if (premounts.empty()) close_inherited();
+    //    Cloned with other effective ids than the supervisor's real ones (a remapped root
+    //    caller's jail), our memory started non-dumpable, and /proc/self root's: dumpable again
+    //    to write our maps (step 6 makes init non-dumpable for good).
+    if (ctx.remap && ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) setup_failed(sync, "make init dumpable for its maps");
     // 3. Our ids. A process may write the single-line maps of a user namespace it has just
     //    created (its own ids, or 0 for them), while it still holds its capabilities there: no
     //    round trip to the supervisor. Should the supervisor be gone already (before step 1),
@@ -266,8 +276,8 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
         char what[96];
         const std::pair<const char*, std::string> maps[] = {
             {"/proc/self/setgroups", "deny"},
-            {"/proc/self/uid_map", format_id_map(uid_maps(spec))},
-            {"/proc/self/gid_map", format_id_map(gid_maps(spec))},
+            {"/proc/self/uid_map", format_id_map(uid_maps(spec, ctx.remap))},
+            {"/proc/self/gid_map", format_id_map(gid_maps(spec, ctx.remap))},
         };
         for (const auto& [file, data] : maps) {
             if (!write_file(file, data)) {
@@ -275,6 +285,16 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
                 setup_failed(sync, what);
             }
         }
+    }
+    //    A remapped root caller's jail: only our effective ids were kRootJailId; now all of them
+    //    are, so nothing of ours is host root any more (not the real uid either). The parent-death
+    //    signal is set again, should the kernel have cleared it with the change of ids.
+    if (ctx.remap) {
+        if (::syscall(SYS_setresgid, spec.gid, spec.gid, spec.gid) != 0 ||
+            ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0) {
+            setup_failed(sync, "take the jail's ids");
+        }
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
     }
     //    Without CLONE_INTO_CGROUP, wait until the supervisor has moved us into the jail's
     //    cgroup: it becomes the root of our cgroup namespace before anything of the payload exists.
@@ -286,7 +306,10 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
     char step[256] = "";
     bool proceeded = false;
-    if (apply_mounts(spec, ctx.prepared->mounts, sync, proceeded, step, sizeof step) != 0) setup_failed(sync, step);
+    if (apply_mounts(spec, ctx.prepared->mounts, premounts, sync, proceeded, step, sizeof step) != 0) {
+        setup_failed(sync, step);
+    }
+    if (!premounts.empty()) close_inherited();
     // 5. Identity and network namespace contents.
     if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
         setup_failed(sync, "set the hostname");

@@ -182,9 +182,23 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                                "cordon config"});
             }
         }
+        // A protected entry below something that covers it in the jail (a tmpfs, a hidden or
+        // read-only path at or below its writable tree) is not the host's there: nothing to do.
+        std::vector<std::string> covers = spec.tmpfs;
+        covers.insert(covers.end(), spec.ro.begin(), spec.ro.end());
+        for (const auto& pattern : spec.hide) {
+            for (const auto& path : fs.glob(pattern)) covers.push_back(path);
+        }
+        auto covered = [&](const std::string& base, const std::string& path) {
+            return std::any_of(covers.begin(), covers.end(), [&](const std::string& c) {
+                return (c == base || c.compare(0, base.size() + 1, base + "/") == 0) &&
+                       (path == c || path.compare(0, c.size() + 1, c + "/") == 0);
+            });
+        };
         {
             std::vector<std::string> pinned;
             for (const auto& [wd, entry, only_existing] : entries) {
+                if (covered(wd, wd + "/" + normalize_path(entry, "/").substr(1))) continue;
                 bool want_dir = entry.back() == '/';
                 std::string rel = normalize_path(entry, "/").substr(1);
                 std::vector<std::string> comps;
@@ -224,12 +238,12 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                                                  [&](const Placeholder& ph) { return ph.path == cur; });
                         if (!known) {
                             plan.placeholders.push_back(Placeholder{cur, type});
-                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect", true});
                         }
                         break;
                     }
                     if (last) {
-                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect", true});
                         break;
                     }
                     // Not a directory on the way (the .git file of a git worktree, or a
@@ -239,13 +253,13 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                     if (t != HostFs::Type::Dir) {
                         if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
                             pinned.push_back(cur);
-                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect"});
+                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect", true});
                         }
                         break;
                     }
                     if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
                         pinned.push_back(cur);
-                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, false, false, false, true, 0, 0, "pin"});
+                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, false, false, false, true, 0, 0, "pin", true});
                     }
                 }
             }

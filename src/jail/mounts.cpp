@@ -129,9 +129,15 @@ int fail(const Ctx& c, const char* what, const std::string& path) {
     return -1;
 }
 
-int do_bind(const Ctx& c, const MountOp& op, int src_root) {
+// PREMOUNTED: the supervisor's ready-made tree for this op (a root caller's remapped jail, see
+// run_jail), or kNoPremount; kSkipped when its optional source is missing.
+constexpr int kNoPremount = -1, kSkipped = -2;
+
+int do_bind(const Ctx& c, const MountOp& op, int src_root, int premounted = kNoPremount) {
+    if (premounted == kSkipped) return 0;
     uint64_t resolve = kInRoot | (op.no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
-    UniqueFd src(openat2_in(src_root, op.source, O_PATH, resolve));
+    UniqueFd src(premounted >= 0 ? ::fcntl(premounted, F_DUPFD_CLOEXEC, 0)
+                                 : openat2_in(op.in_jail ? c.newroot : src_root, op.source, O_PATH, resolve));
     if (!src) {
         if (errno == ENOENT && op.optional) return 0;
         return fail(c, "open bind source", op.source);
@@ -141,6 +147,9 @@ int do_bind(const Ctx& c, const MountOp& op, int src_root) {
     UniqueFd dest(S_ISDIR(st.st_mode) ? ensure_dir(c.newroot, op.dest, resolve, 0755)
                                       : ensure_file(c.newroot, op.dest, resolve));
     if (!dest) return fail(c, "create mount point", op.dest);
+    if (premounted >= 0) {  // its attributes are set already
+        return attach(src.get(), dest.get()) == 0 ? 0 : fail(c, "attach", op.source + " on " + op.dest);
+    }
     uint64_t attrs = MOUNT_ATTR_NOSUID | (op.readonly ? MOUNT_ATTR_RDONLY : 0) | (op.devices ? 0 : MOUNT_ATTR_NODEV);
     if (bind_fd(src.get(), dest.get(), attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
     return 0;
@@ -197,11 +206,11 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
     return 0;
 }
 
-int apply_one(const Ctx& c, const MountOp& op, int empty_root) {
+int apply_one(const Ctx& c, const MountOp& op, int empty_root, int premounted) {
     using K = MountOp::Kind;
     switch (op.kind) {
         case K::Bind:
-            return do_bind(c, op, c.oldroot);
+            return do_bind(c, op, c.oldroot, premounted);
         case K::Tmpfs: {
             UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0755));
             if (!dest) return fail(c, "create", op.dest);
@@ -279,8 +288,8 @@ bool wait_proceed(int sync_fd) {
     return n == 1 && proceed == 1;
 }
 
-int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& proceeded, char* step,
-                 size_t step_len) {
+int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>& premounts, int sync_fd,
+                 bool& proceeded, char* step, size_t step_len) {
     (void)spec;
     Ctx c{-1, -1, step, step_len};
     auto sys = [&](bool ok, const char* what) {
@@ -342,7 +351,8 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
     c.newroot = newroot.get();
 
     proceeded = false;
-    for (const auto& op : plan.ops) {
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+        const MountOp& op = plan.ops[i];
         if (!proceeded && std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
                                       [&](const Placeholder& ph) { return ph.path == op.source; })) {
             if (!wait_proceed(sync_fd)) {
@@ -351,7 +361,7 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, int sync_fd, bool& pro
             }
             proceeded = true;
         }
-        if (apply_one(c, op, base.get()) != 0) return -1;
+        if (apply_one(c, op, base.get(), i < premounts.size() ? premounts[i] : kNoPremount) != 0) return -1;
         // A mount on the jail's root itself (--ro-bind / /, --tmpfs /) covers the directory our
         // descriptor holds: later destinations must resolve in the new top, as the final pivot
         // does, or they would land underneath, unseen (the host's /proc instead of a fresh one).

@@ -34,8 +34,11 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
     if (spec.no_profile) o += "(none: --no-profile)";
     o += "\nnamespaces: user mount pid ipc uts cgroup";
     o += spec.share_net ? " (network: host)" : " net (loopback only)";
-    o += "\nuid map:    " + format_id_map(uid_maps(spec));
-    o += "gid map:    " + format_id_map(gid_maps(spec));
+    // A root caller's jail is remapped where the file systems allow it (cordon(1), ROOT CALLERS).
+    const bool remap = spec.host_uid == 0;
+    o += "\nuid map:    " + format_id_map(uid_maps(spec, remap));
+    o += "gid map:    " + format_id_map(gid_maps(spec, remap));
+    if (remap) o += "            (a root caller's jail runs as host uid and gid " + std::to_string(kRootJailId) + ")\n";
     o += "workdir:    " + (spec.workdir ? *spec.workdir + " (read-write)" : std::string("none (nothing writable)")) + "\n";
     if (!spec.workdir_note.empty()) o += "            note: " + spec.workdir_note + "\n";
     o += "chdir:      " + spec.chdir + "\n";

@@ -7,6 +7,7 @@
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +30,7 @@
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/placeholders.hpp"
+#include "cordon/root_remap.hpp"
 
 namespace cordon {
 
@@ -207,16 +210,55 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     UniqueFd sigfd(::signalfd(-1, &signals->mask(), SFD_CLOEXEC | SFD_NONBLOCK));
     if (!sigfd) return fail(sys_error("signalfd"));
 
+    // A root caller's jail runs as kRootJailId, not as host root, wherever the caller's trees can
+    // be idmapped; elsewhere it is the classic jail, whose uid 0 is the host's (cordon(1), ROOT
+    // CALLERS). The child is cloned with kRootJailId as our effective ids, so that it owns its
+    // user namespace and maps those ids itself, with no round trip. The kernel checks a cgroup
+    // move against those ids too: with limits, we move the child ourselves.
+    std::unique_ptr<RootRemap> remap;
+    if (spec.host_uid == 0) {
+        auto r = RootRemap::prepare(spec, prepared.mounts);
+        if (r) {
+            remap = std::move(*r);
+        } else if (spec.verbosity > 0) {
+            std::fprintf(stderr, "cordon: note: %s; the jail runs as host root (cordon(1), ROOT CALLERS)\n",
+                         r.error().message().substr(8).c_str());
+        }
+    }
     bool late_cgroupns = false;
-    pid_t init = spawn_init(prepared.clone_flags, cgroup ? cgroup->jail_fd() : -1, late_cgroupns);
+    pid_t init;
+    if (remap) {
+        const long id = kRootJailId;
+        if (::setgroups(0, nullptr) != 0 || ::syscall(SYS_setresgid, -1L, id, -1L) != 0 ||
+            ::syscall(SYS_setresuid, -1L, id, -1L) != 0) {
+            return fail(sys_error("take the jail's ids to start it"));
+        }
+        int flags = prepared.clone_flags;
+        if (cgroup) {
+            late_cgroupns = true;
+            flags &= ~CLONE_NEWCGROUP;
+        }
+        init = spawn_init(flags, -1, late_cgroupns);
+        const int clone_err = errno;
+        if (init != 0 && (::syscall(SYS_setresuid, -1L, 0L, -1L) != 0 || ::syscall(SYS_setresgid, -1L, 0L, -1L) != 0 ||
+                          ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)) {
+            if (init > 0) ::kill(init, SIGKILL);
+            return fail(sys_error("take back root's ids"));
+        }
+        errno = clone_err;
+    } else {
+        init = spawn_init(prepared.clone_flags, cgroup ? cgroup->jail_fd() : -1, late_cgroupns);
+    }
     if (init < 0) return fail(clone_error(errno));
     if (init == 0) {
         // The child keeps the signals blocked with their handlers and reads them later from its
         // own signalfd, so a Ctrl-C during setup is not lost.
         sync.reset();
-        child_main(ChildContext{&spec, &prepared, child_end.get(), late_cgroupns});
+        child_main(ChildContext{&spec, &prepared, child_end.get(), late_cgroupns, remap != nullptr,
+                                remap ? &remap->premounts() : nullptr});
     }
     child_end.reset();
+    remap.reset();  // the child has its copies of the ready-made mounts
 
     auto abort_child = [&](Error e) {
         ::kill(init, SIGKILL);
@@ -261,8 +303,12 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     // Proceed, unless a signal is already waiting: a signal before the command starts ends the
     // run (the loop below), and nothing of the command should start first. A child that failed
     // meanwhile has left its SetupError on the socket: the loop reads it.
-    struct pollfd pending = {sigfd.get(), POLLIN, 0};
-    if (ready && ::poll(&pending, 1, 0) == 0) {
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::sigpending(&pending);
+    bool signalled = false;
+    for (int sig : kSupervisedSignals) signalled = signalled || (sig != SIGCHLD && sigismember(&pending, sig));
+    if (ready && !signalled) {
         char proceed = 1;
         (void)::send(sync.get(), &proceed, 1, MSG_NOSIGNAL);
     }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cordon/mount_plan.hpp"
+#include "cordon/root_remap.hpp"
 
 using namespace cordon;
 using K = MountOp::Kind;
@@ -247,6 +248,39 @@ TEST_CASE("mount plan: an existing placeholder is joined, never descended into",
     CHECK(count_dest(plan, "/w/.git") == 1);
     CHECK(count_dest(plan, "/w/.git/hooks") == 0);
     CHECK(find_op(plan, K::Bind, "/w/.claude", "protect") >= 0);
+}
+
+TEST_CASE("mount plan: protected paths bind themselves inside the jail, unless something covers them", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/w");
+    f.dir("/w/.git");
+    f.dir("/w/sub");
+    Spec s;
+    s.workdir = "/w";
+    s.protect = {".git/hooks/", ".claude/", "sub/.vscode/"};
+    auto plan = plan_ok(s, f);
+    for (const char* p : {"/w/.git", "/w/.git/hooks", "/w/.claude", "/w/sub", "/w/sub/.vscode"}) {
+        INFO(p);
+        long i = find_op(plan, K::Bind, p);
+        REQUIRE(i >= 0);
+        CHECK(plan.ops[static_cast<size_t>(i)].in_jail);  // the source is the jail's view of p
+    }
+    CHECK_FALSE(plan.ops[static_cast<size_t>(find_op(plan, K::Bind, "/w", "workdir"))].in_jail);
+    // A tmpfs over the workdir, a read-only or hidden subtree: the host's entries are not what the
+    // jail sees there, so nothing below is protected (or placeheld).
+    s.tmpfs = {"/w"};
+    auto shadowed = plan_ok(s, f);
+    CHECK(shadowed.placeholders.empty());
+    CHECK(count_dest(shadowed, "/w/.claude") == 0);
+    s.tmpfs.clear();
+    s.ro = {"/w/sub"};
+    auto ro = plan_ok(s, f);
+    CHECK(count_dest(ro, "/w/sub/.vscode") == 0);
+    CHECK(count_dest(ro, "/w/.claude") == 1);
+    // A tmpfs elsewhere covers nothing of the workdir.
+    s.ro.clear();
+    s.tmpfs = {"/tmp"};
+    CHECK(plan_ok(s, f).placeholders.size() == 3);
 }
 
 TEST_CASE("mount plan: placeholder marks", "[mount_plan]") {
@@ -503,4 +537,31 @@ TEST_CASE("mount plan: a read-only workdir has no protected-path placeholders", 
     CHECK(plan.placeholders.empty());
     s.workdir_readonly = false;
     CHECK(plan_ok(s, f).placeholders.size() == 2);  // .git (covers .git/hooks), .claude
+}
+
+TEST_CASE("root remap: the caller's trees are idmapped, the system's are not", "[mount_plan]") {
+    Spec s;
+    s.home = "/root";
+    s.workdir = "/srv/proj";
+    auto bind = [](const std::string& src, bool ro, bool dev = false) {
+        MountOp op;
+        op.kind = K::Bind;
+        op.source = op.dest = src;
+        op.readonly = ro;
+        op.devices = dev;
+        return op;
+    };
+    CHECK(remap_idmaps(s, bind("/srv/proj", false)));          // the workdir
+    CHECK(remap_idmaps(s, bind("/root/.gitconfig", true)));    // a HOME entry
+    CHECK(remap_idmaps(s, bind("/data/repo", true)));          // --ro of the caller's data
+    CHECK(remap_idmaps(s, bind("/var/cache/x", false)));       // anything writable
+    CHECK_FALSE(remap_idmaps(s, bind("/usr", true)));
+    CHECK_FALSE(remap_idmaps(s, bind("/etc", true)));
+    CHECK_FALSE(remap_idmaps(s, bind("/etc/ssl/certs", true)));
+    CHECK_FALSE(remap_idmaps(s, bind("/opt", true)));
+    CHECK_FALSE(remap_idmaps(s, bind("/", true)));              // --ro-bind / /
+    CHECK_FALSE(remap_idmaps(s, bind("/dev/fuse", false, true)));  // devices never
+    MountOp prot = bind("/srv/proj/.git", true);
+    prot.in_jail = true;
+    CHECK_FALSE(remap_idmaps(s, prot));  // made inside the jail, from the idmapped workdir
 }

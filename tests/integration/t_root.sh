@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# No jailed process is host uid 0, even for a root caller (issue 10): the jail runs as cordon's
+# jail id (2147483646) and sees the caller's own trees through idmapped mounts, so what it writes
+# stays the caller's; root-only files elsewhere are unreadable. An unprivileged caller's jail is
+# the caller. Where the workdir's file system cannot be idmapped, a root caller's jail falls back
+# to the classic jail (host uid 0, /proc knobs read-only) and -v says so.
+source "$TESTLIB"
+
+me=$(id -u)
+[[ $me -eq 0 ]] && want_outside=2147483646 || want_outside=$me
+mkdir -p "$WORK/proj" && cd "$WORK/proj"
+echo mine > owned-before
+
+# The jail's ids, inside and on the host.
+marker=$((RANDOM % 900 + 100))
+"$CORDON" -- /bin/sh -c "id -u; cat /proc/self/uid_map; sleep 1.$marker" >"$OUT/ids" 2>&1 &
+pid=$!
+sleep 0.5
+host_uids=$(ps -e -o uid=,args= | awk -v m="1.$marker" '$2 == "sleep" && $3 == m {print $1}')
+leaked=$(grep -c " $WORK/proj/" /proc/self/mountinfo)
+wait $pid
+[[ $leaked -eq 0 && $(grep -c " $WORK/proj/" /proc/self/mountinfo) -eq 0 ]] &&
+  ok "no mount of the jail's reaches the host's namespace, during the run or after" || not_ok "$leaked jail mounts seen on the host"
+cp "$OUT/ids" "$OUT/out"
+expect_out "^$me$" "inside, the command has the caller's uid ($me)"
+expect_out "^ +$me +$want_outside +1$" "the jail's uid maps to host uid $want_outside"
+[[ -n $host_uids && $host_uids == "$want_outside" ]] && ok "on the host, the command runs as uid $want_outside" ||
+  not_ok "host uid of the jailed sleep: '$host_uids'"
+
+# What it writes is the caller's; what the caller owns there is the jail's to change.
+jailed 'echo new > made; mkdir d && echo x > d/f; echo more >> owned-before; echo w=$?; stat -c %u owned-before'
+expect_out "^w=0$" "the caller's files in the workdir are writable"
+expect_out "^$me$" "and owned by the jail's uid inside"
+[[ $(stat -c %u made) == "$me" && $(stat -c %u d/f) == "$me" && $(stat -c %g made) == "$(id -g)" ]] &&
+  ok "files the jail made are the caller's on the host ($(stat -c %u:%g made))" || not_ok "made is owned by $(stat -c %u:%g made)"
+
+# A root-only file of the system's (a key under /etc, say): unreadable inside.
+if [[ $me -eq 0 ]]; then
+  secret=/etc/default/cordon-test-secret-$$
+  echo "root-only-secret" > "$secret" && chmod 0600 "$secret"
+  jailed "cat $secret; echo rc=\$?; stat -c %u /usr/bin/id"
+  rm -f "$secret"
+  expect_no_out "root-only-secret" "a root caller's jail cannot read a 0600 root file under /etc"
+  expect_out "^65534$" "root's system files belong to nobody inside (as for an unprivileged caller)"
+  # A repository of root's shown with --ro is root's inside: git works there.
+  mkdir -p "$SCRATCH/repo" && git -C "$SCRATCH/repo" init -q && git -C "$SCRATCH/repo" -c user.name=t -c user.email=t@t commit -q --allow-empty -m one
+  jailed "cd $SCRATCH/repo && git log --format=%s" --ro "$SCRATCH/repo"
+  expect_out "^one$" "git works in a root-owned repository shown with --ro (no dubious ownership)"
+  # --rw paths: written as root.
+  jailed "echo x > $SCRATCH/rw-made" --rw "$SCRATCH"
+  [[ $(stat -c %u "$SCRATCH/rw-made" 2>/dev/null) == 0 ]] && ok "--rw: what the jail writes is root's on disk" || not_ok "--rw file: $(stat -c %u "$SCRATCH/rw-made" 2>&1)"
+  # A file system that cannot be idmapped (ramfs): the classic jail, and -v says why.
+  mkdir -p "$SCRATCH/ramfs" && mount -t ramfs ramfs "$SCRATCH/ramfs"
+  pushd "$SCRATCH/ramfs" >/dev/null
+  run "$CORDON" -v -- /bin/sh -c "$GUARD; cat /proc/self/uid_map; echo ok > made"
+  popd >/dev/null
+  expect_out "^ +0 +0 +1$" "on ramfs the jail is the classic one (uid 0 is the host's)"
+  expect_err "cordon: note: root remap: .*; the jail runs as host root" "-v says so, and why"
+  [[ -f $SCRATCH/ramfs/made ]] && ok "and it works there" || not_ok "nothing made on ramfs"
+  umount "$SCRATCH/ramfs"
+else
+  echo "root-only-secret" > "$SCRATCH/mine-only" && chmod 0600 "$SCRATCH/mine-only"
+  jailed "cat $SCRATCH/mine-only; stat -c %u /usr/bin/id" --ro "$SCRATCH"
+  expect_out "^root-only-secret$" "an unprivileged caller's jail reads the caller's own 0600 file"
+  expect_out "^65534$" "root's system files belong to nobody inside"
+fi
+finish
