@@ -52,7 +52,8 @@ Result<Prepared> prepare(const Spec& spec);
 
 // Child -> supervisor messages over a SOCK_SEQPACKET socket.
 struct ChildMsg {
-    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4 };
+    // MapsWritten: a remapped root caller's jail has its id maps, the idmap of its premounts.
+    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4, MapsWritten = 5 };
     Type type;
     int32_t err;     // errno
     int32_t status;  // wait status, for Exited
@@ -87,10 +88,10 @@ struct ChildContext {
     // The kernel could not start the child inside its cgroup (no CLONE_INTO_CGROUP): the
     // supervisor moved it there, and the child enters its cgroup namespace itself afterwards.
     bool late_cgroupns = false;
-    // A root caller's remapped jail (RootRemap): the child was cloned with kRootJailId as its
-    // effective ids, maps them, takes them as all of its ids, and attaches PREMOUNTS.
+    // A root caller's remapped jail (root_remap.hpp): the child was cloned with kRootJailId as
+    // its effective ids, maps them, says so, takes them as all of its ids, and attaches the
+    // caller's trees that the supervisor then sends it.
     bool remap = false;
-    const std::vector<int>* premounts = nullptr;
 };
 [[noreturn]] void child_main(const ChildContext& ctx);
 
@@ -99,10 +100,10 @@ struct ChildContext {
 // SYNC_FD: while the child builds the jail, the supervisor decides whether the command may run
 // and creates the plan's placeholders, then writes one byte (1: proceed). The first mount of a
 // placeholder waits for it; PROCEEDED tells whether it was read here.
-// PREMOUNTS: for each op of the plan, a detached mount the supervisor made (a remapped root
-// caller's jail: see RootRemap), -2 for an op to skip, -1 for none; empty: none at all.
-int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>& premounts, int sync_fd,
-                 bool& proceeded, char* step, size_t step_len);
+// REMAP: a remapped root caller's jail, whose binds of the caller's trees the supervisor sends
+// over SYNC_FD (before the "proceed" byte); they are received at the first of them.
+int apply_mounts(const Spec& spec, const MountPlan& plan, bool remap, int sync_fd, bool& proceeded, char* step,
+                 size_t step_len);
 // Read the supervisor's "proceed" byte; false if it did not come.
 bool wait_proceed(int sync_fd);
 

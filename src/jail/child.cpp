@@ -255,15 +255,9 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     ::signal(SIGCHLD, noop_handler);
     // 1. Die with the supervisor. It may already be gone: then the socket is at EOF below.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
-    // 2. Nothing inherited beyond stdio and the sync socket reaches the jail (the supervisor's
-    //    ready-made mounts, if any, are closed once attached, after step 4).
-    static const std::vector<int> kNone;
-    const std::vector<int>& premounts = ctx.premounts ? *ctx.premounts : kNone;
-    auto close_inherited = [&] {
-        if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
-        ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
-    };
-    if (premounts.empty()) close_inherited();
+    // 2. Nothing inherited beyond stdio and the sync socket reaches the jail.
+    if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
+    ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
     //    Cloned with other effective ids than the supervisor's real ones (a remapped root
     //    caller's jail), our memory started non-dumpable, and /proc/self root's: dumpable again
     //    to write our maps (step 6 makes init non-dumpable for good).
@@ -290,6 +284,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     //    are, so nothing of ours is host root any more (not the real uid either). The parent-death
     //    signal is set again, should the kernel have cleared it with the change of ids.
     if (ctx.remap) {
+        send_msg(sync, ChildMsg::MapsWritten, 0, 0, nullptr);
         if (::syscall(SYS_setresgid, spec.gid, spec.gid, spec.gid) != 0 ||
             ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0) {
             setup_failed(sync, "take the jail's ids");
@@ -306,10 +301,9 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
     char step[256] = "";
     bool proceeded = false;
-    if (apply_mounts(spec, ctx.prepared->mounts, premounts, sync, proceeded, step, sizeof step) != 0) {
+    if (apply_mounts(spec, ctx.prepared->mounts, ctx.remap, sync, proceeded, step, sizeof step) != 0) {
         setup_failed(sync, step);
     }
-    if (!premounts.empty()) close_inherited();
     // 5. Identity and network namespace contents.
     if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
         setup_failed(sync, "set the hostname");

@@ -21,6 +21,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/root_remap.hpp"
 
 namespace cordon {
 
@@ -288,9 +289,8 @@ bool wait_proceed(int sync_fd) {
     return n == 1 && proceed == 1;
 }
 
-int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>& premounts, int sync_fd,
-                 bool& proceeded, char* step, size_t step_len) {
-    (void)spec;
+int apply_mounts(const Spec& spec, const MountPlan& plan, bool remap, int sync_fd, bool& proceeded, char* step,
+                 size_t step_len) {
     Ctx c{-1, -1, step, step_len};
     auto sys = [&](bool ok, const char* what) {
         if (!ok) fail(c, what, "");
@@ -351,17 +351,35 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>
     c.newroot = newroot.get();
 
     proceeded = false;
+    // The supervisor's idmapped binds, by op (remap): they come before its "proceed", so they are
+    // read at the first op that needs either.
+    std::vector<int> premounts;
+    bool received = !remap || std::none_of(plan.ops.begin(), plan.ops.end(),
+                                           [&](const MountOp& op) { return remap_idmaps(spec, op); });
+    auto is_placeholder = [&](const MountOp& op) {
+        return std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
+                           [&](const Placeholder& ph) { return ph.path == op.source; });
+    };
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const MountOp& op = plan.ops[i];
-        if (!proceeded && std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
-                                      [&](const Placeholder& ph) { return ph.path == op.source; })) {
+        if (!received && (remap_idmaps(spec, op) || is_placeholder(op))) {
+            if (!receive_premounts(sync_fd, spec, plan, premounts)) {
+                if (errno == 0) errno = EIO;
+                return fail(c, "receive the caller's trees", "");
+            }
+            received = true;
+        }
+        if (!proceeded && is_placeholder(op)) {
             if (!wait_proceed(sync_fd)) {
                 if (errno == 0) errno = EIO;
                 return fail(c, "wait for the protected-path placeholders", "");
             }
             proceeded = true;
         }
-        if (apply_one(c, op, base.get(), i < premounts.size() ? premounts[i] : kNoPremount) != 0) return -1;
+        const int premounted = i < premounts.size() ? premounts[i] : kNoPremount;
+        const int rc = apply_one(c, op, base.get(), premounted);
+        if (premounted >= 0) ::close(premounted);
+        if (rc != 0) return -1;
         // A mount on the jail's root itself (--ro-bind / /, --tmpfs /) covers the directory our
         // descriptor holds: later destinations must resolve in the new top, as the final pivot
         // does, or they would land underneath, unseen (the host's /proc instead of a fresh one).

@@ -6,12 +6,15 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "cordon/jail.hpp"
 
@@ -91,8 +94,7 @@ Result<UniqueFd> make_idmap() {
 }  // namespace
 
 bool remap_idmaps(const Spec& spec, const MountOp& op) {
-    (void)spec;
-    if (op.kind != MountOp::Kind::Bind || op.devices || op.in_jail) return false;
+    if (op.kind != MountOp::Kind::Bind || op.devices || op.in_jail || spec.host_uid != 0) return false;
     if (!op.readonly) return true;
     // The system's trees, where root-only files are the host's secrets (keys under /etc, ...).
     static const char* const kSystem[] = {"/usr",  "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot",
@@ -104,21 +106,27 @@ bool remap_idmaps(const Spec& spec, const MountOp& op) {
     return true;
 }
 
-Result<std::unique_ptr<RootRemap>> RootRemap::prepare(const Spec& spec, const MountPlan& plan) {
-    std::unique_ptr<RootRemap> r(new RootRemap());
-    r->premounts_.assign(plan.ops.size(), -1);
-    auto idmap = make_idmap();
-    if (!idmap) return idmap.error();
-    for (size_t i = 0; i < plan.ops.size(); ++i) {
-        const MountOp& op = plan.ops[i];
-        if (op.kind != MountOp::Kind::Bind || op.in_jail) continue;
+Result<UniqueFd> idmap_userns(pid_t init, const Spec& spec) {
+    if (spec.uid == 0 && spec.gid == 0) {
+        const std::string path = "/proc/" + std::to_string(init) + "/ns/user";
+        UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd) return sys_error("root remap: open " + path);
+        return fd;
+    }
+    return make_idmap();
+}
+
+Result<Premounts> premount(const Spec& spec, const MountPlan& plan, int userns_fd) {
+    Premounts p;
+    for (const MountOp& op : plan.ops) {
+        if (!remap_idmaps(spec, op)) continue;
         struct open_how how {};
         how.flags = O_PATH | O_CLOEXEC;
         how.resolve = RESOLVE_NO_MAGICLINKS | (op.no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
         UniqueFd src(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, op.source.c_str(), &how, sizeof how)));
         if (!src) {
             if (errno == ENOENT && op.optional) {
-                r->premounts_[i] = -2;
+                p.fds.emplace_back();
                 continue;
             }
             return sys_error("root remap: open " + op.source);
@@ -128,28 +136,81 @@ Result<std::unique_ptr<RootRemap>> RootRemap::prepare(const Spec& spec, const Mo
         // A slave of the host's mounts, as the jail's own binds are: on some kernels (6.1) a clone
         // joins its source's peer group, and mounts the jail made on it would reach the host.
         struct mount_attr attr {};
-        attr.attr_set = MOUNT_ATTR_NOSUID | (op.readonly ? MOUNT_ATTR_RDONLY : 0) | (op.devices ? 0 : MOUNT_ATTR_NODEV);
+        attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (op.readonly ? MOUNT_ATTR_RDONLY : 0);
+        attr.userns_fd = static_cast<uint64_t>(userns_fd);
         attr.propagation = MS_SLAVE;
-        if (remap_idmaps(spec, op)) {
-            attr.attr_set |= MOUNT_ATTR_IDMAP;
-            attr.userns_fd = static_cast<uint64_t>(idmap->get());
-        }
         if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
-            Error e = sys_error("root remap: " + std::string(attr.userns_fd ? "idmap " : "set up ") + op.source);
+            Error e = sys_error("root remap: idmap " + op.source);
             if (e.err == EINVAL || e.err == EPERM || e.err == EOPNOTSUPP) {
                 e.why = "its file system does not support idmapped mounts here";
             }
             return e;
         }
-        r->premounts_[i] = tree.release();
+        p.fds.push_back(std::move(tree));
     }
-    return r;
+    return p;
 }
 
-RootRemap::~RootRemap() {
-    for (int fd : premounts_) {
-        if (fd >= 0) ::close(fd);
+Status send_premounts(int sock, const Premounts& p) {
+    if (p.fds.empty()) return {};  // the jail expects none either
+    std::vector<uint8_t> present;
+    std::vector<int> fds;
+    for (const auto& fd : p.fds) {
+        present.push_back(fd ? 1 : 0);
+        if (fd) fds.push_back(fd.get());
     }
+    present.push_back(0);  // never an empty message
+    struct iovec iov {present.data(), present.size()};
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (!fds.empty()) {
+        msg.msg_control = control.data();
+        msg.msg_controllen = control.size();
+        struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+        std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    }
+    if (retry_eintr([&] { return ::sendmsg(sock, &msg, MSG_NOSIGNAL); }) < 0) return sys_error("root remap: hand the mounts to the jail");
+    return {};
+}
+
+bool receive_premounts(int sock, const Spec& spec, const MountPlan& plan, std::vector<int>& out) {
+    size_t n = 0;
+    for (const MountOp& op : plan.ops) n += remap_idmaps(spec, op) ? 1 : 0;
+    std::vector<uint8_t> present(n + 1);
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * n));
+    struct iovec iov {present.data(), present.size()};
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    ssize_t got = retry_eintr([&] { return ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC); });
+    if (got != static_cast<ssize_t>(present.size())) return false;
+    std::vector<int> fds;
+    for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            fds.resize(k);
+            std::memcpy(fds.data(), CMSG_DATA(c), k * sizeof(int));
+        }
+    }
+    out.assign(plan.ops.size(), -1);
+    size_t next_op = 0, next_fd = 0;
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+        if (!remap_idmaps(spec, plan.ops[i])) continue;
+        if (present[next_op++]) {
+            if (next_fd >= fds.size()) return false;
+            out[i] = fds[next_fd++];
+        } else {
+            out[i] = -2;
+        }
+    }
+    return true;
 }
 
 }  // namespace cordon

@@ -49,6 +49,13 @@ if [[ $me -eq 0 ]]; then
   # --rw paths: written as root.
   jailed "echo x > $SCRATCH/rw-made" --rw "$SCRATCH"
   [[ $(stat -c %u "$SCRATCH/rw-made" 2>/dev/null) == 0 ]] && ok "--rw: what the jail writes is root's on disk" || not_ok "--rw file: $(stat -c %u "$SCRATCH/rw-made" 2>&1)"
+  # A writable tree deeper than the workdir's placeholders: its mount comes after theirs.
+  mkdir -p "$SCRATCH/a/b/c/d/e" "$WORK/fresh"
+  pushd "$WORK/fresh" >/dev/null
+  jailed "echo deep > $SCRATCH/a/b/c/d/e/f; mkdir .claude/x 2>/dev/null; echo claude=\$?" --rw "$SCRATCH/a/b/c/d/e"
+  popd >/dev/null
+  [[ $(cat "$SCRATCH/a/b/c/d/e/f" 2>/dev/null) == deep ]] && ok "a writable tree deeper than the placeholders works" || not_ok "deep --rw: exit $rc"
+  expect_out "^claude=[1-9]" "and the placeholders still protect"
   # A file system that cannot be idmapped (ramfs): the classic jail, and -v says why.
   mkdir -p "$SCRATCH/ramfs" && mount -t ramfs ramfs "$SCRATCH/ramfs"
   pushd "$SCRATCH/ramfs" >/dev/null
