@@ -41,6 +41,7 @@ struct MountOp {
     std::string why;           // "system", "workdir", "protect", "--bind", ... for --dry-run
     bool in_jail = false;      // Bind: the source is dest as the jail being built shows it (a
                                // protected path bound onto itself), not a host path
+    bool host_root_only = false;  // applied only when the jail's uid is the host's uid 0
 };
 
 // The host filesystem as the planner sees it.
@@ -74,15 +75,17 @@ constexpr mode_t kPlaceholderFileMode = 01444;
 // True for a directory or an empty-or-not regular file with the placeholder mark (lstat mode).
 bool is_placeholder_mode(mode_t st_mode);
 
-// What a fresh /proc keeps from the payload, for root callers above all (whose uid 0 is the
-// host's uid 0 for every check that looks at the uid rather than a capability): host-global
-// knobs read-only, host-wide information masked. Entries a kernel lacks are skipped.
-struct ProcProtection {
-    std::vector<std::string> read_only;  // relative to the proc mount: "sys", "sysrq-trigger", ...
-    std::vector<std::string> masked_files;
-    std::vector<std::string> masked_dirs;
+// What a fresh /proc keeps from the payload: host-global knobs read-only, host-wide information
+// masked. Entries a kernel lacks are skipped. Most of them matter only to a jail whose uid is the
+// host's uid 0 (a root caller's classic jail, see cordon(1), ROOT CALLERS): they are root's and
+// not world-writable or world-readable, so they are applied only there; the rest, to every jail.
+struct ProcEntry {
+    enum class Action { ReadOnly, MaskFile, MaskDir };
+    const char* name;  // relative to the proc mount: "sys", "sysrq-trigger", ...
+    Action action;
+    bool host_root_only;
 };
-const ProcProtection& proc_protection();
+const std::vector<ProcEntry>& proc_protection();
 
 struct MountPlan {
     std::vector<MountOp> ops;

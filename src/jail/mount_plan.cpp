@@ -43,25 +43,36 @@ bool is_placeholder_mode(mode_t m) {
     return (S_ISDIR(m) && (m & 07777) == kPlaceholderDirMode) || (S_ISREG(m) && (m & 07777) == kPlaceholderFileMode);
 }
 
-// Why each entry is there (cordon(1), "The jail's /proc"):
+// Why each entry is there (cordon(1), THE JAIL'S /proc):
 //   read-only  host-global knobs: sysctls (all of them: kernel, vm, fs, and with --net host the
-//              host's net), the SysRq trigger, IRQ affinity, PCI config space, /proc/fs (nfsd's
-//              and other filesystems' controls), drivers' files, pressure triggers, MTRR ranges;
-//   masked     host-wide information a root caller could read: kernel memory (kcore), the
-//              kernel keyrings' descriptions (keys, key-users), every timer of every host
-//              process (timer_list, timer_stats), the scheduler's view of host tasks
-//              (sched_debug), latency records, physical page flags and counts (kpage*), and the
-//              ACPI, SCSI and sound controls.
+//              host's net), pressure triggers (world-writable), the SysRq trigger, IRQ affinity,
+//              PCI config space, /proc/fs (nfsd's and other filesystems' controls), drivers'
+//              files, MTRR ranges;
+//   masked     host-wide information: every timer of every host process (timer_list,
+//              timer_stats), the scheduler's view of host tasks (sched_debug), and for a jail
+//              whose uid is the host's uid 0: kernel memory (kcore), the kernel keyrings'
+//              descriptions (keys, key-users), latency records, physical page flags and counts
+//              (kpage*), and the ACPI, SCSI and sound controls.
 // The same list as bubblewrap's (sys, sysrq-trigger, irq, bus) plus container runtimes'
 // masked and read-only paths, and what a walk of /proc on Linux 6.18 found writable by uid 0.
-const ProcProtection& proc_protection() {
-    static const ProcProtection p{
-        {"sys", "sysrq-trigger", "irq", "bus", "fs", "driver", "pressure", "mtrr"},
-        {"kcore", "keys", "key-users", "timer_list", "timer_stats", "sched_debug", "latency_stats", "kpagecount",
-         "kpageflags", "kpagecgroup"},
-        {"acpi", "scsi", "asound"},
+// Entries that are root's and neither world-writable nor world-readable are out of reach of a
+// jail that is not host root (an unprivileged caller's, a remapped root caller's) anyway.
+const std::vector<ProcEntry>& proc_protection() {
+    using A = ProcEntry::Action;
+    static const std::vector<ProcEntry> entries = {
+        {"sys", A::ReadOnly, false},          {"pressure", A::ReadOnly, false},
+        {"timer_list", A::MaskFile, false},   {"timer_stats", A::MaskFile, false},
+        {"sched_debug", A::MaskFile, false},  {"sysrq-trigger", A::ReadOnly, true},
+        {"irq", A::ReadOnly, true},           {"bus", A::ReadOnly, true},
+        {"fs", A::ReadOnly, true},            {"driver", A::ReadOnly, true},
+        {"mtrr", A::ReadOnly, true},          {"kcore", A::MaskFile, true},
+        {"keys", A::MaskFile, true},          {"key-users", A::MaskFile, true},
+        {"latency_stats", A::MaskFile, true}, {"kpagecount", A::MaskFile, true},
+        {"kpageflags", A::MaskFile, true},    {"kpagecgroup", A::MaskFile, true},
+        {"acpi", A::MaskDir, true},           {"scsi", A::MaskDir, true},
+        {"asound", A::MaskDir, true},
     };
-    return p;
+    return entries;
 }
 
 namespace {
@@ -69,16 +80,19 @@ namespace {
 // The ops that protect a fresh proc mounted on DEST, in the order they are applied (each
 // skipped when this kernel lacks the entry).
 void add_proc_protection(const std::string& dest, const std::string& why, const std::function<void(MountOp)>& add) {
-    const ProcProtection& p = proc_protection();
     const std::string base = dest == "/" ? "" : dest;
-    for (const auto& e : p.read_only) {
-        add(MountOp{MountOp::Kind::RebindRo, "", base + "/" + e, true, false, true, false, 0, 0, why});
-    }
-    for (const auto& e : p.masked_files) {
-        add(MountOp{MountOp::Kind::HideFile, "", base + "/" + e, true, false, true, false, 0, 0, why});
-    }
-    for (const auto& e : p.masked_dirs) {
-        add(MountOp{MountOp::Kind::HideDir, "", base + "/" + e, true, false, true, false, 0, 0755, why});
+    for (const ProcEntry& e : proc_protection()) {
+        MountOp op;
+        op.kind = e.action == ProcEntry::Action::ReadOnly ? MountOp::Kind::RebindRo
+                  : e.action == ProcEntry::Action::MaskFile ? MountOp::Kind::HideFile
+                                                            : MountOp::Kind::HideDir;
+        op.dest = base + "/" + e.name;
+        op.readonly = true;
+        op.optional = true;
+        op.mode = e.action == ProcEntry::Action::MaskDir ? 0755 : 0;
+        op.why = why;
+        op.host_root_only = e.host_root_only;
+        add(std::move(op));
     }
 }
 
@@ -327,6 +341,7 @@ std::string describe(const MountOp& op) {
         case K::RebindRo: s = "read-only " + op.dest; break;
     }
     if (op.optional && op.kind != K::Tmpfs) s += " (if it exists)";
+    if (op.host_root_only) s += " (if the jail is host root)";
     return s + "  [" + op.why + "]";
 }
 

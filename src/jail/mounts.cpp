@@ -376,6 +376,8 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, bool remap, int sync_f
             }
             proceeded = true;
         }
+        // Protection that only a jail whose uid is the host's uid 0 needs (ProcEntry).
+        if (op.host_root_only && !(spec.host_uid == 0 && !remap)) continue;
         const int premounted = i < premounts.size() ? premounts[i] : kNoPremount;
         const int rc = apply_one(c, op, base.get(), premounted);
         if (premounted >= 0) ::close(premounted);

@@ -51,6 +51,21 @@ cd "$WORK"
 check_walk "default jail"
 check_walk "--net host" --net host
 check_walk "bwrap-style --proc" --no-profile --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --chdir /
+# A root caller's classic jail (its uid is the host's uid 0), where the workdir's file system
+# cannot be idmapped (ramfs): the same walk, with every protection a host-root jail gets.
+if [[ $(id -u) -eq 0 ]]; then
+  mkdir -p "$SCRATCH/ramfs" && mount -t ramfs ramfs "$SCRATCH/ramfs"
+  pushd "$SCRATCH/ramfs" >/dev/null
+  jailed 'cat /proc/self/uid_map'
+  if grep -Eq '^ +0 +0 +1$' "$OUT/out"; then
+    check_walk "a root caller's classic jail (host uid 0)"
+    check_walk "a root caller's classic jail with --net host" --net host
+  else
+    not_ok "the jail on ramfs was not the classic one: $(cat "$OUT/out")"
+  fi
+  popd >/dev/null
+  umount "$SCRATCH/ramfs"
+fi
 for p in $(ls "$(dirname "$CORDON")/../share/cordon/profiles" | sed -n 's/\.toml$//p'); do
   [[ $p == default ]] && continue
   check_walk "profile $p" -p "$p"

@@ -300,15 +300,32 @@ TEST_CASE("mount plan: every fresh /proc has its host-global knobs read-only and
     auto plan = plan_ok(s, f);
     long proc = find_op(plan, K::Proc, "/proc");
     REQUIRE(proc >= 0);
-    for (const char* e : {"sys", "sysrq-trigger", "irq", "bus", "fs"}) {
+    // Every jail: the knobs and the information anyone could reach.
+    for (const char* e : {"sys", "pressure"}) {
         INFO(e);
         long i = find_op(plan, K::RebindRo, std::string("/proc/") + e, "proc");
         REQUIRE(i > proc);
         CHECK(plan.ops[static_cast<size_t>(i)].optional);
+        CHECK_FALSE(plan.ops[static_cast<size_t>(i)].host_root_only);
     }
-    for (const char* e : {"kcore", "keys", "timer_list", "sched_debug"}) {
+    for (const char* e : {"timer_list", "sched_debug"}) {
         INFO(e);
-        CHECK(find_op(plan, K::HideFile, std::string("/proc/") + e, "proc") > proc);
+        long i = find_op(plan, K::HideFile, std::string("/proc/") + e, "proc");
+        REQUIRE(i > proc);
+        CHECK_FALSE(plan.ops[static_cast<size_t>(i)].host_root_only);
+    }
+    // A jail that is host root: also what only uid 0 could write or read.
+    for (const char* e : {"sysrq-trigger", "irq", "bus", "fs"}) {
+        INFO(e);
+        long i = find_op(plan, K::RebindRo, std::string("/proc/") + e, "proc");
+        REQUIRE(i > proc);
+        CHECK(plan.ops[static_cast<size_t>(i)].host_root_only);
+    }
+    for (const char* e : {"kcore", "keys", "kpageflags"}) {
+        INFO(e);
+        long i = find_op(plan, K::HideFile, std::string("/proc/") + e, "proc");
+        REQUIRE(i > proc);
+        CHECK(plan.ops[static_cast<size_t>(i)].host_root_only);
     }
     for (const char* e : {"acpi", "scsi", "asound"}) {
         INFO(e);
@@ -457,8 +474,7 @@ TEST_CASE("mount plan: --no-profile yields only the primitives", "[mount_plan]")
     s.protect = {".git/hooks/"};
     s.ops = {OpValue{"ro-bind", {"/usr", "/usr"}, "command line"}, OpValue{"proc", {"/proc"}, "command line"}};
     auto plan = plan_ok(s, f);
-    const auto& pp = proc_protection();
-    REQUIRE(plan.ops.size() == 2 + pp.read_only.size() + pp.masked_files.size() + pp.masked_dirs.size());
+    REQUIRE(plan.ops.size() == 2 + proc_protection().size());
     CHECK(plan.ops[0].kind == K::Bind);
     CHECK(plan.ops[0].why == "--ro-bind");
     CHECK(plan.ops[1].kind == K::Proc);
