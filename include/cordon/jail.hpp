@@ -52,8 +52,7 @@ Result<Prepared> prepare(const Spec& spec);
 
 // Child -> supervisor messages over a SOCK_SEQPACKET socket.
 struct ChildMsg {
-    // MapsWritten: a remapped root caller's jail has its id maps, the idmap of its premounts.
-    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4, MapsWritten = 5 };
+    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4 };
     Type type;
     int32_t err;     // errno
     int32_t status;  // wait status, for Exited
@@ -89,9 +88,10 @@ struct ChildContext {
     // supervisor moved it there, and the child enters its cgroup namespace itself afterwards.
     bool late_cgroupns = false;
     // A root caller's remapped jail (root_remap.hpp): the child was cloned with kRootJailId as
-    // its effective ids, maps them, says so, takes them as all of its ids, and attaches the
-    // caller's trees that the supervisor then sends it.
+    // its effective ids, maps them, takes them as all of its ids, and attaches PREMOUNTS, the
+    // caller's trees that the supervisor mounted for it (indexed like the plan's ops).
     bool remap = false;
+    const std::vector<int>* premounts = nullptr;
 };
 [[noreturn]] void child_main(const ChildContext& ctx);
 
@@ -100,10 +100,11 @@ struct ChildContext {
 // SYNC_FD: while the child builds the jail, the supervisor decides whether the command may run
 // and creates the plan's placeholders, then writes one byte (1: proceed). The first mount of a
 // placeholder waits for it; PROCEEDED tells whether it was read here.
-// REMAP: a remapped root caller's jail, whose binds of the caller's trees the supervisor sends
-// over SYNC_FD (before the "proceed" byte); they are received at the first of them.
-int apply_mounts(const Spec& spec, const MountPlan& plan, bool remap, int sync_fd, bool& proceeded, char* step,
-                 size_t step_len);
+// PREMOUNTS: for each op of the plan, a detached mount the supervisor made (a remapped root
+// caller's jail, see root_remap.hpp), kSkipPremount to skip the op, -1 for none; empty: none.
+// JAIL_IS_HOST_ROOT: the jail's uid is the host's uid 0 (ops marked host_root_only apply).
+int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>& premounts, bool jail_is_host_root,
+                 int sync_fd, bool& proceeded, char* step, size_t step_len);
 // Read the supervisor's "proceed" byte; false if it did not come.
 bool wait_proceed(int sync_fd);
 

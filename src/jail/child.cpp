@@ -255,9 +255,15 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     ::signal(SIGCHLD, noop_handler);
     // 1. Die with the supervisor. It may already be gone: then the socket is at EOF below.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
-    // 2. Nothing inherited beyond stdio and the sync socket reaches the jail.
-    if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
-    ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
+    // 2. Nothing inherited beyond stdio and the sync socket reaches the jail (the supervisor's
+    //    ready-made mounts, if any, are closed once attached, after step 4).
+    static const std::vector<int> kNone;
+    const std::vector<int>& premounts = ctx.premounts ? *ctx.premounts : kNone;
+    auto close_inherited = [&] {
+        if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
+        ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
+    };
+    if (premounts.empty()) close_inherited();
     //    Cloned with other effective ids than the supervisor's real ones (a remapped root
     //    caller's jail), our memory started non-dumpable, and /proc/self root's: dumpable again
     //    to write our maps (step 6 makes init non-dumpable for good).
@@ -284,7 +290,6 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     //    are, so nothing of ours is host root any more (not the real uid either). The parent-death
     //    signal is set again, should the kernel have cleared it with the change of ids.
     if (ctx.remap) {
-        send_msg(sync, ChildMsg::MapsWritten, 0, 0, nullptr);
         if (::syscall(SYS_setresgid, spec.gid, spec.gid, spec.gid) != 0 ||
             ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0) {
             setup_failed(sync, "take the jail's ids");
@@ -301,9 +306,11 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
     char step[256] = "";
     bool proceeded = false;
-    if (apply_mounts(spec, ctx.prepared->mounts, ctx.remap, sync, proceeded, step, sizeof step) != 0) {
+    const bool jail_is_host_root = spec.host_uid == 0 && !ctx.remap;
+    if (apply_mounts(spec, ctx.prepared->mounts, premounts, jail_is_host_root, sync, proceeded, step, sizeof step) != 0) {
         setup_failed(sync, step);
     }
+    if (!premounts.empty()) close_inherited();
     // 5. Identity and network namespace contents.
     if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
         setup_failed(sync, "set the hostname");

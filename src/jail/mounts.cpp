@@ -131,11 +131,11 @@ int fail(const Ctx& c, const char* what, const std::string& path) {
 }
 
 // PREMOUNTED: the supervisor's ready-made tree for this op (a root caller's remapped jail, see
-// run_jail), or kNoPremount; kSkipped when its optional source is missing.
-constexpr int kNoPremount = -1, kSkipped = -2;
+// root_remap.hpp), or kNoPremount; kSkipPremount when its optional source is missing.
+constexpr int kNoPremount = -1;
 
 int do_bind(const Ctx& c, const MountOp& op, int src_root, int premounted = kNoPremount) {
-    if (premounted == kSkipped) return 0;
+    if (premounted == kSkipPremount) return 0;
     uint64_t resolve = kInRoot | (op.no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
     UniqueFd src(premounted >= 0 ? ::fcntl(premounted, F_DUPFD_CLOEXEC, 0)
                                  : openat2_in(op.in_jail ? c.newroot : src_root, op.source, O_PATH, resolve));
@@ -289,8 +289,9 @@ bool wait_proceed(int sync_fd) {
     return n == 1 && proceed == 1;
 }
 
-int apply_mounts(const Spec& spec, const MountPlan& plan, bool remap, int sync_fd, bool& proceeded, char* step,
-                 size_t step_len) {
+int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>& premounts, bool jail_is_host_root,
+                 int sync_fd, bool& proceeded, char* step, size_t step_len) {
+    (void)spec;
     Ctx c{-1, -1, step, step_len};
     auto sys = [&](bool ok, const char* what) {
         if (!ok) fail(c, what, "");
@@ -351,24 +352,12 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, bool remap, int sync_f
     c.newroot = newroot.get();
 
     proceeded = false;
-    // The supervisor's idmapped binds, by op (remap): they come before its "proceed", so they are
-    // read at the first op that needs either.
-    std::vector<int> premounts;
-    bool received = !remap || std::none_of(plan.ops.begin(), plan.ops.end(),
-                                           [&](const MountOp& op) { return remap_idmaps(spec, op); });
     auto is_placeholder = [&](const MountOp& op) {
         return std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
                            [&](const Placeholder& ph) { return ph.path == op.source; });
     };
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const MountOp& op = plan.ops[i];
-        if (!received && (remap_idmaps(spec, op) || is_placeholder(op))) {
-            if (!receive_premounts(sync_fd, spec, plan, premounts)) {
-                if (errno == 0) errno = EIO;
-                return fail(c, "receive the caller's trees", "");
-            }
-            received = true;
-        }
         if (!proceeded && is_placeholder(op)) {
             if (!wait_proceed(sync_fd)) {
                 if (errno == 0) errno = EIO;
@@ -377,11 +366,8 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, bool remap, int sync_f
             proceeded = true;
         }
         // Protection that only a jail whose uid is the host's uid 0 needs (ProcEntry).
-        if (op.host_root_only && !(spec.host_uid == 0 && !remap)) continue;
-        const int premounted = i < premounts.size() ? premounts[i] : kNoPremount;
-        const int rc = apply_one(c, op, base.get(), premounted);
-        if (premounted >= 0) ::close(premounted);
-        if (rc != 0) return -1;
+        if (op.host_root_only && !jail_is_host_root) continue;
+        if (apply_one(c, op, base.get(), i < premounts.size() ? premounts[i] : kNoPremount) != 0) return -1;
         // A mount on the jail's root itself (--ro-bind / /, --tmpfs /) covers the directory our
         // descriptor holds: later destinations must resolve in the new top, as the final pivot
         // does, or they would land underneath, unseen (the host's /proc instead of a fresh one).

@@ -208,86 +208,58 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     // A root caller's jail runs as kRootJailId, not as host root, wherever the caller's trees can
     // be idmapped; elsewhere it is the classic jail, whose uid 0 is the host's (cordon(1), ROOT
     // CALLERS). The child is cloned with kRootJailId as our effective ids, so that it owns its
-    // user namespace and maps those ids itself, with no round trip; once it has, its namespace is
-    // the idmap of the caller's trees, which we mount and send it while it builds the rest. A
-    // file system that cannot be idmapped ends that child, and the classic one starts instead.
-    UniqueFd sync;
-    bool late_cgroupns = false;
-    std::optional<ChildMsg> early_msg;  // what the child said instead of MapsWritten
-    pid_t init = -1;
-    for (bool remap = spec.host_uid == 0;;) {
-        int sv[2];
-        if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return fail(sys_error("socketpair"));
-        sync.reset(sv[0]);
-        UniqueFd child_end(sv[1]);
-        late_cgroupns = false;
-        if (remap) {
-            // The kernel checks a cgroup move against the effective ids too: with limits, the
-            // child starts outside its cgroup and we move it there.
-            const long id = kRootJailId;
-            if (::setgroups(0, nullptr) != 0 || ::syscall(SYS_setresgid, -1L, id, -1L) != 0 ||
-                ::syscall(SYS_setresuid, -1L, id, -1L) != 0) {
-                return fail(sys_error("take the jail's ids to start it"));
-            }
-            int flags = prepared.clone_flags;
-            if (cgroup) {
-                late_cgroupns = true;
-                flags &= ~CLONE_NEWCGROUP;
-            }
-            init = spawn_init(flags, -1, late_cgroupns);
-            const int clone_err = errno;
-            // Root again (and dumpable again: changing ids made us not).
-            if (init != 0 && (::syscall(SYS_setresuid, -1L, 0L, -1L) != 0 || ::syscall(SYS_setresgid, -1L, 0L, -1L) != 0 ||
-                              ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)) {
-                if (init > 0) ::kill(init, SIGKILL);
-                return fail(sys_error("take back root's ids"));
-            }
-            errno = clone_err;
-        } else {
-            init = spawn_init(prepared.clone_flags, cgroup ? cgroup->jail_fd() : -1, late_cgroupns);
-        }
-        if (init < 0) return fail(clone_error(errno));
-        if (init == 0) {
-            // The child keeps the signals blocked with their handlers and reads them later from
-            // its own signalfd, so a Ctrl-C during setup is not lost.
-            sync.reset();
-            child_main(ChildContext{&spec, &prepared, child_end.get(), late_cgroupns, remap});
-        }
-        child_end.reset();
-        // The child writes its own uid/gid maps. Without CLONE_INTO_CGROUP it waits for us to
-        // move it into the jail's cgroup first.
-        if (late_cgroupns) {
-            char go = 1;
-            if (auto s = cgroup->join(init); !s || ::send(sync.get(), &go, 1, MSG_NOSIGNAL) != 1) {
-                ::kill(init, SIGKILL);
-                ::waitpid(init, nullptr, 0);
-                signals.reset();
-                return fail(s ? sys_error("start the jail") : s.error());
-            }
-        }
-        if (!remap) break;
-        ChildMsg m{};
-        if (retry_eintr([&] { return ::recv(sync.get(), &m, sizeof m, 0); }) != static_cast<ssize_t>(sizeof m)) break;
-        if (m.type != ChildMsg::MapsWritten) {
-            early_msg = m;  // a setup error: the loop below reports it
-            break;
-        }
-        Status sent = [&]() -> Status {
-            auto ns = idmap_userns(init, spec);
-            if (!ns) return ns.error();
-            auto mounts = premount(spec, prepared.mounts, ns->get());
-            if (!mounts) return mounts.error();
-            return send_premounts(sync.get(), *mounts);
-        }();
-        if (sent) break;
-        ::kill(init, SIGKILL);
-        ::waitpid(init, nullptr, 0);
-        if (spec.verbosity > 0) {
+    // user namespace and maps those ids itself, with no round trip. The kernel checks a cgroup
+    // move against those ids too: with limits, the child starts outside its cgroup and we move it.
+    std::optional<Premounts> premounts;
+    if (spec.host_uid == 0) {
+        auto p = Premounts::make(spec, prepared.mounts);
+        if (p) {
+            premounts.emplace(std::move(*p));
+        } else if (spec.verbosity > 0) {
             std::fprintf(stderr, "cordon: note: %s; the jail runs as host root (cordon(1), ROOT CALLERS)\n",
-                         sent.error().message().substr(8).c_str());
+                         p.error().message().substr(8).c_str());
         }
-        remap = false;
     }
+    const bool remap = premounts.has_value();
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return fail(sys_error("socketpair"));
+    UniqueFd sync(sv[0]);
+    UniqueFd child_end(sv[1]);
+    bool late_cgroupns = false;
+    pid_t init;
+    if (remap) {
+        const long id = kRootJailId;
+        if (::setgroups(0, nullptr) != 0 || ::syscall(SYS_setresgid, -1L, id, -1L) != 0 ||
+            ::syscall(SYS_setresuid, -1L, id, -1L) != 0) {
+            return fail(sys_error("take the jail's ids to start it"));
+        }
+        int flags = prepared.clone_flags;
+        if (cgroup) {
+            late_cgroupns = true;
+            flags &= ~CLONE_NEWCGROUP;
+        }
+        init = spawn_init(flags, -1, late_cgroupns);
+        const int clone_err = errno;
+        // Root again (and dumpable again: changing ids made us not).
+        if (init != 0 && (::syscall(SYS_setresuid, -1L, 0L, -1L) != 0 || ::syscall(SYS_setresgid, -1L, 0L, -1L) != 0 ||
+                          ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)) {
+            if (init > 0) ::kill(init, SIGKILL);
+            return fail(sys_error("take back root's ids"));
+        }
+        errno = clone_err;
+    } else {
+        init = spawn_init(prepared.clone_flags, cgroup ? cgroup->jail_fd() : -1, late_cgroupns);
+    }
+    if (init < 0) return fail(clone_error(errno));
+    if (init == 0) {
+        // The child keeps the signals blocked with their handlers and reads them later from its
+        // own signalfd, so a Ctrl-C during setup is not lost.
+        sync.reset();
+        child_main(ChildContext{&spec, &prepared, child_end.get(), late_cgroupns, remap,
+                                remap ? &premounts->fds() : nullptr});
+    }
+    child_end.reset();
+    premounts.reset();  // the child has its copies
 
     auto abort_child = [&](Error e) {
         ::kill(init, SIGKILL);
@@ -295,6 +267,13 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         signals.reset();
         return fail(std::move(e));
     };
+    // The child writes its own uid/gid maps. Without CLONE_INTO_CGROUP it waits for us to move
+    // it into the jail's cgroup first.
+    if (late_cgroupns) {
+        if (auto s = cgroup->join(init); !s) return abort_child(s.error());
+        char go = 1;
+        if (::send(sync.get(), &go, 1, MSG_NOSIGNAL) != 1) return abort_child(sys_error("start the jail"));
+    }
     // The child builds the jail meanwhile; it cannot start the command before the placeholders
     // below are ready, and they are not created for a run the gate stops.
     if (gate) {
@@ -363,15 +342,12 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
                 }
                 break;
             case ChildMsg::Started: started = true; break;
-            case ChildMsg::MapsWritten: break;  // read where the remap needs it
             case ChildMsg::Exited:
                 have_exit = true;
                 payload_status = m.status;
                 break;
         }
     };
-
-    if (early_msg) handle_msg(*early_msg);
 
     // Init reports Exited only once every other process of the jail is gone. From then on the
     // jail can do nothing, so cordon finishes without waiting for init's own exit (it tears
