@@ -39,7 +39,8 @@ std::string format_id_map(const std::vector<IdMap>& maps);
 // Everything the child needs, computed in the parent before clone so the child only replays it.
 struct Prepared {
     MountPlan mounts;
-    SeccompPolicy seccomp;
+    SeccompOptions seccomp_options;
+    SeccompPolicy seccomp;  // the default's rules are left out: seccomp_rules() makes them
     std::vector<sock_filter> bpf;
     int clone_flags = 0;
     // cgroup v2 limits: what discovery found and how the supervisor will apply them (nullopt:
@@ -49,6 +50,8 @@ struct Prepared {
     std::vector<std::string> warnings;
 };
 Result<Prepared> prepare(const Spec& spec);
+// The rules of the run's syscall policy (made here for the compiled-in default).
+std::vector<SyscallRule> seccomp_rules(const Prepared& prepared);
 
 // Child -> supervisor messages over a SOCK_SEQPACKET socket.
 struct ChildMsg {

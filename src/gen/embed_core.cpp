@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
                           ", " + std::to_string(f.k) + "U},\n";
             }
             arrays += "};\n";
-            table += "    {{kKey" + n + ", " + std::to_string(key.size()) + "}, kBpf" + n + "},\n";
+            table += std::string("    {{") + ((combo & 1) ? "true" : "false") + ", " + ((combo & 2) ? "true" : "false") +
+                     ", " + ((combo & 4) ? "true" : "false") + "}, {kKey" + n + ", " + std::to_string(key.size()) +
+                     "}, kBpf" + n + "},\n";
         }
     }
     std::string profiles;

@@ -79,9 +79,11 @@ namespace {
 
 // The ops that protect a fresh proc mounted on DEST, in the order they are applied (each
 // skipped when this kernel lacks the entry).
-void add_proc_protection(const std::string& dest, const std::string& why, const std::function<void(MountOp)>& add) {
+void add_proc_protection(const std::string& dest, const std::string& why, bool root_caller,
+                         const std::function<void(MountOp)>& add) {
     const std::string base = dest == "/" ? "" : dest;
     for (const ProcEntry& e : proc_protection()) {
+        if (e.host_root_only && !root_caller) continue;  // only a root caller's jail can be host root
         MountOp op;
         op.kind = e.action == ProcEntry::Action::ReadOnly ? MountOp::Kind::RebindRo
                   : e.action == ProcEntry::Action::MaskFile ? MountOp::Kind::HideFile
@@ -94,6 +96,12 @@ void add_proc_protection(const std::string& dest, const std::string& why, const 
         op.host_root_only = e.host_root_only;
         add(std::move(op));
     }
+}
+
+// PATH is DIR or below it (no allocation: the planner asks this a lot).
+bool at_or_under(std::string_view path, std::string_view dir) {
+    return path.size() >= dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+           (path.size() == dir.size() || path[dir.size()] == '/' || dir == "/");
 }
 
 size_t depth(const std::string& path) {
@@ -150,8 +158,10 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
         };
         for (const auto& path : spec.ro) expose(path, true, "--ro");
         for (const auto& path : spec.rw) expose(path, false, "--rw");
+        std::vector<std::string> hidden;  // what the hide patterns matched
         for (const auto& pattern : spec.hide) {
-            for (const auto& path : fs.glob(pattern)) {
+            for (auto& path : fs.glob(pattern)) {
+                hidden.push_back(path);
                 auto t = fs.type(path);
                 if (t == HostFs::Type::Dir) {
                     add(3, MountOp{MountOp::Kind::HideDir, "", path, true, false, false, false, 0, 0755, "--hide"});
@@ -198,16 +208,10 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
         }
         // A protected entry below something that covers it in the jail (a tmpfs, a hidden or
         // read-only path at or below its writable tree) is not the host's there: nothing to do.
-        std::vector<std::string> covers = spec.tmpfs;
-        covers.insert(covers.end(), spec.ro.begin(), spec.ro.end());
-        for (const auto& pattern : spec.hide) {
-            for (const auto& path : fs.glob(pattern)) covers.push_back(path);
-        }
         auto covered = [&](const std::string& base, const std::string& path) {
-            return std::any_of(covers.begin(), covers.end(), [&](const std::string& c) {
-                return (c == base || c.compare(0, base.size() + 1, base + "/") == 0) &&
-                       (path == c || path.compare(0, c.size() + 1, c + "/") == 0);
-            });
+            auto covers = [&](const std::string& c) { return at_or_under(c, base) && at_or_under(path, c); };
+            return std::any_of(spec.tmpfs.begin(), spec.tmpfs.end(), covers) ||
+                   std::any_of(spec.ro.begin(), spec.ro.end(), covers) || std::any_of(hidden.begin(), hidden.end(), covers);
         };
         {
             std::vector<std::string> pinned;
@@ -279,7 +283,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
             }
         }
         add(1, MountOp{MountOp::Kind::Proc, "", "/proc", false, false, false, false, 0, 0555, "proc"});
-        add_proc_protection("/proc", "proc", [&](MountOp op) { add(1, std::move(op)); });
+        add_proc_protection("/proc", "proc", spec.host_uid == 0, [&](MountOp op) { add(1, std::move(op)); });
         add(1, MountOp{MountOp::Kind::Dev, "", "/dev", false, false, false, false, 0, 0755, "dev"});
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
@@ -288,8 +292,12 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
         return a.seq < b.seq;
     });
     // Two protections of the same path (e.g. listed twice) are harmless but noisy: keep one.
-    for (auto& r : ranked) {
-        bool dup = std::any_of(plan.ops.begin(), plan.ops.end(), [&](const MountOp& o) {
+    // Equal ops have the same depth and rank, so they sit in the same run of the sorted list.
+    size_t run_start = 0;
+    for (size_t i = 0; i < ranked.size(); ++i) {
+        auto& r = ranked[i];
+        if (i > 0 && (r.depth != ranked[i - 1].depth || r.rank != ranked[i - 1].rank)) run_start = plan.ops.size();
+        bool dup = std::any_of(plan.ops.begin() + static_cast<long>(run_start), plan.ops.end(), [&](const MountOp& o) {
             return o.kind == r.op.kind && o.dest == r.op.dest && o.source == r.op.source && o.readonly == r.op.readonly;
         });
         if (!dup) plan.ops.push_back(std::move(r.op));
@@ -305,7 +313,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                                        base == "dev-bind", is_try, false, 0, 0, why});
         } else if (base == "proc") {
             plan.ops.push_back(MountOp{MountOp::Kind::Proc, "", op.args[0], false, false, false, false, 0, 0555, why});
-            add_proc_protection(op.args[0], why, [&](MountOp o) { plan.ops.push_back(std::move(o)); });
+            add_proc_protection(op.args[0], why, spec.host_uid == 0, [&](MountOp o) { plan.ops.push_back(std::move(o)); });
         } else if (base == "dev") {
             plan.ops.push_back(MountOp{MountOp::Kind::Dev, "", op.args[0], false, false, false, false, 0, 0755, why});
         } else if (base == "dir") {

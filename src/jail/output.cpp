@@ -57,7 +57,7 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
         }
     }
     for (const auto& n : prepared.mounts.notes) o += "note:       " + n + "\n";
-    o += "seccomp:    " + prepared.seccomp.name + " (" + std::to_string(prepared.seccomp.rules.size()) + " rules, " +
+    o += "seccomp:    " + prepared.seccomp.name + " (" + std::to_string(seccomp_rules(prepared).size()) + " rules, " +
          std::to_string(prepared.bpf.size()) + " BPF instructions; other ABIs killed)\n";
     o += "caps:       none" + std::string(spec.cap_keep.empty() ? "" : " except") ;
     for (const auto& c : spec.cap_keep_names) o += " " + c;

@@ -210,6 +210,16 @@ std::string seccomp_key(const SeccompPolicy& policy) {
     return key;
 }
 
+std::span<const sock_filter> precompiled_default_seccomp(const SeccompOptions& o) {
+    for (const auto& pre : precompiled_seccomp()) {
+        if (pre.options.allow_userns == o.allow_userns && pre.options.allow_ptrace == o.allow_ptrace &&
+            pre.options.share_net == o.share_net) {
+            return pre.bpf;
+        }
+    }
+    return {};
+}
+
 Result<std::vector<sock_filter>> compile_seccomp(const SeccompPolicy& policy) {
     const std::string key = seccomp_key(policy);
     for (const auto& pre : precompiled_seccomp()) {

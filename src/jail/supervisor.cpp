@@ -146,12 +146,20 @@ Result<Prepared> prepare(const Spec& spec) {
     auto plan = plan_mounts(spec, real_host_fs());
     if (!plan) return plan.error();
     p.mounts = std::move(*plan);
-    auto policy = load_seccomp(spec.seccomp, SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net});
-    if (!policy) return policy.error();
-    p.seccomp = std::move(*policy);
-    auto bpf = compile_seccomp(p.seccomp);
-    if (!bpf) return bpf.error();
-    p.bpf = std::move(*bpf);
+    // The default syscall policy's program was compiled when cordon was built: it is taken as
+    // it is (its rules are made only when they are shown, for --dry-run).
+    p.seccomp_options = SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net};
+    if (auto pre = precompiled_default_seccomp(p.seccomp_options); spec.seccomp == "default" && !pre.empty()) {
+        p.seccomp.name = "default";
+        p.bpf.assign(pre.begin(), pre.end());
+    } else {
+        auto policy = load_seccomp(spec.seccomp, p.seccomp_options);
+        if (!policy) return policy.error();
+        p.seccomp = std::move(*policy);
+        auto bpf = compile_seccomp(p.seccomp);
+        if (!bpf) return bpf.error();
+        p.bpf = std::move(*bpf);
+    }
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
     if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
     // Limits: decided here, read-only, so a limit that cannot be applied fails before anything
@@ -163,6 +171,13 @@ Result<Prepared> prepare(const Spec& spec) {
         p.cgroup = std::move(*cg);
     }
     return p;
+}
+
+std::vector<SyscallRule> seccomp_rules(const Prepared& prepared) {
+    if (prepared.seccomp.name == "default" && prepared.seccomp.rules.empty()) {
+        return default_seccomp(prepared.seccomp_options).rules;
+    }
+    return prepared.seccomp.rules;
 }
 
 Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function<std::optional<Outcome>()>& gate) {

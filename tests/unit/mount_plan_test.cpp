@@ -296,7 +296,7 @@ TEST_CASE("mount plan: placeholder marks", "[mount_plan]") {
 
 TEST_CASE("mount plan: every fresh /proc has its host-global knobs read-only and host-wide files masked", "[mount_plan]") {
     FakeFs f;
-    Spec s;
+    Spec s;  // a root caller (host_uid 0): its jail may be host root
     auto plan = plan_ok(s, f);
     long proc = find_op(plan, K::Proc, "/proc");
     REQUIRE(proc >= 0);
@@ -331,6 +331,14 @@ TEST_CASE("mount plan: every fresh /proc has its host-global knobs read-only and
         INFO(e);
         CHECK(find_op(plan, K::HideDir, std::string("/proc/") + e, "proc") > proc);
     }
+    // An unprivileged caller's jail is never host root: only what anyone could reach.
+    Spec u;
+    u.host_uid = 1000;
+    auto uplan = plan_ok(u, f);
+    CHECK(find_op(uplan, K::RebindRo, "/proc/sys") >= 0);
+    CHECK(find_op(uplan, K::HideFile, "/proc/timer_list") >= 0);
+    CHECK(find_op(uplan, K::RebindRo, "/proc/irq") == -1);
+    CHECK(find_op(uplan, K::HideFile, "/proc/kcore") == -1);
     // The bwrap-style --proc gets the same, right after it, wherever it goes.
     Spec b;
     b.no_profile = true;

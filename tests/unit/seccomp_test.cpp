@@ -310,6 +310,10 @@ TEST_CASE("the built-in policy's precompiled programs are what libseccomp compil
             size_t hits = 0;
             for (const auto& pre : precompiled_seccomp()) hits += pre.key == seccomp_key(policy);
             CHECK(hits == 1);
+            // Taken by its options, without building the policy: the same program.
+            auto direct = precompiled_default_seccomp(o);
+            REQUIRE(direct.size() == fresh->size());
+            CHECK(std::memcmp(fresh->data(), direct.data(), fresh->size() * sizeof(sock_filter)) == 0);
         }
     }
     // A policy that differs in one rule is compiled, not matched to a precompiled one.
