@@ -15,6 +15,9 @@ std::string data_dir();
 // path trusts $(config_home)/cordon and the jail keeps exactly that directory read-only, so both
 // must come from here.
 std::string config_home(const std::string& home);
+// $XDG_CACHE_HOME if absolute, else HOME/.cache; empty if neither is usable. cordon keeps the
+// policy-example cache and the pool of placeholder directories in its cordon/ subdirectory.
+std::string cache_home(const std::string& home);
 
 // The search path for KIND ("profiles" or "policies"): $ENV_VAR (colon list),
 // $XDG_CONFIG_HOME/cordon/KIND (or ~/.config/cordon/KIND), /etc/cordon/KIND, data_dir()/KIND.

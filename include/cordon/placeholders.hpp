@@ -10,6 +10,13 @@
 // A placeholder that the host has filled meanwhile (an editor created .vscode/settings.json)
 // is the host's: its mark is cleared and it stays.
 //
+// Empty directories are not made and removed each time but kept in a pool on the same file
+// system ($XDG_CACHE_HOME/cordon/placeholders, private to the user and out of every jail's
+// reach) and renamed in and out: removing a directory frees its disk block, which on a file
+// system mounted with discard waits for the disk (about 0.1 ms each), and so, in the kernel's
+// journal, may the next run. Where the pool is on another file system, they are made and
+// removed as usual.
+//
 // Placeholder operations leave the parent directory's modification time as they found it. To
 // make that exact when runs overlap, the operations of all of a user's runs on one directory
 // take turns, behind a lock file named after the directory in a private runtime directory
@@ -69,8 +76,22 @@ private:
     Result<Step> try_acquire(size_t parent, const std::string& name, Placeholder::Type type);
     Result<size_t> open_parent(const std::string& path, const std::string& for_placeholder);
 
+    // The pool of empty placeholder directories (see above): opened on first need.
+    struct Pool {
+        bool tried = false;
+        UniqueFd fd;
+        dev_t dev = 0;
+        std::vector<std::string> entries;  // as listed when opened; taken ones are dropped
+        size_t size = 0;                   // entries in it, as far as this run knows
+    };
+    int take_from_pool(int dirfd, const std::string& name);  // 0, or errno
+    bool return_to_pool(int dirfd, const std::string& name, ino_t ino);
+    Pool& pool(int dirfd);
+
     std::vector<Parent> parents_;
     std::vector<Held> held_;
+    Pool pool_;
+    Pool pool_none_;  // for a directory on another file system than the pool: none
 };
 
 }  // namespace cordon

@@ -67,6 +67,7 @@ struct Spec {
     std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
     bool private_home = false;
     std::string config_dir;  // $XDG_CONFIG_HOME/cordon: read-only inside the jail
+    std::string cache_dir;   // $XDG_CACHE_HOME/cordon: read-only inside the jail where it is writable
     uint64_t tmpfs_size = 1ULL << 30;
     std::vector<OpValue> ops;  // bwrap-style primitives, in order
     std::string chdir;         // working directory inside the jail

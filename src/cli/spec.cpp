@@ -281,6 +281,9 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
     if (std::string config = config_home(host.home); !config.empty()) {
         s.config_dir = normalize_path(config, "/") + "/cordon";
     }
+    if (std::string cache = cache_home(host.home); !cache.empty()) {
+        s.cache_dir = normalize_path(cache, "/") + "/cordon";
+    }
     if (auto sz = get_string(merged, "tmpfs-size")) {
         auto r = parse_size(*sz);
         if (!r) return make_error("--tmpfs-size", r.error().what + ": " + r.error().why);

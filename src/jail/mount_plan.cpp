@@ -186,16 +186,24 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
         // cordon's own configuration must never be writable from inside, or a payload could plant
         // a profile or policy that a later run trusts. Inside a writable tree it is protected like
         // the entries above; elsewhere it is shown read-only (or as an empty read-only directory).
-        if (!spec.config_dir.empty()) {
+        // The same for its cache (the pool of placeholder directories, which a later run renames
+        // into a project), where it is writable; elsewhere the jail cannot change it.
+        std::vector<std::string> writable = spec.rw;
+        if (spec.workdir && !spec.workdir_readonly) writable.push_back(*spec.workdir);
+        auto writable_base = [&](const std::string& dir) {
             std::string base;
-            std::vector<std::string> writable = spec.rw;
-            if (spec.workdir && !spec.workdir_readonly) writable.push_back(*spec.workdir);
             for (const auto& w : writable) {
-                if (w.size() > base.size() && spec.config_dir.size() > w.size() &&
-                    spec.config_dir.compare(0, w.size() + 1, w + "/") == 0) {
-                    base = w;
-                }
+                if (w.size() > base.size() && dir.size() > w.size() && dir.compare(0, w.size() + 1, w + "/") == 0) base = w;
             }
+            return base;
+        };
+        if (!spec.cache_dir.empty()) {
+            if (std::string base = writable_base(spec.cache_dir); !base.empty()) {
+                entries.push_back({base, spec.cache_dir.substr(base.size() + 1) + "/", false});
+            }
+        }
+        if (!spec.config_dir.empty()) {
+            std::string base = writable_base(spec.config_dir);
             if (!base.empty()) {
                 entries.push_back({base, spec.config_dir.substr(base.size() + 1) + "/", false});
             } else if (fs.type(spec.config_dir) == HostFs::Type::Dir) {

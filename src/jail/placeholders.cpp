@@ -74,6 +74,21 @@ const std::string& turns_dir() {
     return dir;
 }
 
+// The pool of empty placeholder directories (placeholders.hpp), private to the user.
+constexpr size_t kPoolMax = 64;
+
+UniqueFd open_pool() {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    std::string base = xdg && *xdg == '/' ? std::string(xdg) : home && *home == '/' ? std::string(home) + "/.cache" : "";
+    if (base.empty()) return UniqueFd();
+    for (const std::string& d : {base, base + "/cordon", base + "/cordon/placeholders"}) (void)::mkdir(d.c_str(), 0700);
+    UniqueFd fd(::open((base + "/cordon/placeholders").c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) return UniqueFd();
+    return fd;
+}
+
 // Set DIRFD's modification time back to MTIME (its access time untouched).
 void restore_mtime(int dirfd, const std::string& path, const struct timespec& mtime) {
     const struct timespec times[2] = {{0, UTIME_OMIT}, mtime};
@@ -105,10 +120,72 @@ Result<size_t> Placeholders::open_parent(const std::string& path, const std::str
     return parents_.size() - 1;
 }
 
+Placeholders::Pool& Placeholders::pool(int dirfd) {
+    if (!pool_.tried) {
+        pool_.tried = true;
+        pool_.fd = open_pool();
+        struct stat st {};
+        if (pool_.fd && ::fstat(pool_.fd.get(), &st) == 0) {
+            pool_.dev = st.st_dev;
+            alignas(8) char buf[4096];
+            for (long n; (n = ::syscall(SYS_getdents64, pool_.fd.get(), buf, sizeof buf)) > 0;) {
+                for (long off = 0; off < n;) {
+                    const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+                    if (d->d_name[0] != '.') pool_.entries.emplace_back(d->d_name);
+                    off += d->d_reclen;
+                }
+            }
+            pool_.size = pool_.entries.size();
+        } else {
+            pool_.fd.reset();
+        }
+    }
+    struct stat st {};
+    if (pool_.fd && (::fstat(dirfd, &st) != 0 || st.st_dev != pool_.dev)) return pool_none_;
+    return pool_;
+}
+
+int Placeholders::take_from_pool(int dirfd, const std::string& name) {
+    Pool& p = pool(dirfd);
+    while (p.fd && !p.entries.empty()) {
+        const std::string entry = std::move(p.entries.back());
+        p.entries.pop_back();
+        struct stat st {};
+        UniqueFd fd(::openat(p.fd.get(), entry.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd || ::fstat(fd.get(), &st) != 0 || !is_placeholder_mode(st.st_mode) || !dir_empty(fd.get())) {
+            continue;  // gone (another run took it), or not an empty one of ours
+        }
+        if (::renameat2(p.fd.get(), entry.c_str(), dirfd, name.c_str(), RENAME_NOREPLACE) == 0) {
+            --p.size;
+            return 0;
+        }
+        if (errno == EEXIST) return EEXIST;  // the placeholder exists now: join it
+    }
+    return ENOENT;
+}
+
+bool Placeholders::return_to_pool(int dirfd, const std::string& name, ino_t ino) {
+    Pool& p = pool(dirfd);
+    if (!p.fd || p.size >= kPoolMax) return false;
+    char entry[32];
+    std::snprintf(entry, sizeof entry, "i%llx", static_cast<unsigned long long>(ino));
+    if (::renameat2(dirfd, name.c_str(), p.fd.get(), entry, RENAME_NOREPLACE) != 0) return false;
+    // Something the host put in it just now goes back where it was.
+    UniqueFd fd(::openat(p.fd.get(), entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd && !dir_empty(fd.get())) {
+        (void)::renameat2(p.fd.get(), entry, dirfd, name.c_str(), RENAME_NOREPLACE);
+        return false;
+    }
+    ++p.size;
+    return true;
+}
+
 Result<Placeholders::Step> Placeholders::try_acquire(size_t parent, const std::string& name, Placeholder::Type type) {
     const int dirfd = parents_[parent].fd.get();
     const std::string path = parents_[parent].path + "/" + name;
-    const bool created = create_marked(dirfd, name.c_str(), type) == 0;
+    const int taken = type == Placeholder::Type::Dir ? take_from_pool(dirfd, name) : ENOENT;
+    const bool created = taken == 0 || (taken != EEXIST && create_marked(dirfd, name.c_str(), type) == 0);
+    if (taken == EEXIST) errno = EEXIST;
     if (!created && errno != EEXIST) return sys_error("protected path: create " + path);
     // Whatever is there now, never through a symlink, and never waiting on a FIFO.
     UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
@@ -231,7 +308,8 @@ void Placeholders::release() {
             const bool is_dir = S_ISDIR(st.st_mode);
             const bool marked = is_placeholder_mode(st.st_mode);
             const bool untouched = marked && (is_dir ? dir_empty(h->fd.get()) : st.st_size == 0);
-            if (untouched && ::unlinkat(dir.fd.get(), h->name.c_str(), is_dir ? AT_REMOVEDIR : 0) == 0) {
+            if (untouched && ((is_dir && return_to_pool(dir.fd.get(), h->name, st.st_ino)) ||
+                              ::unlinkat(dir.fd.get(), h->name.c_str(), is_dir ? AT_REMOVEDIR : 0) == 0)) {
                 removed = true;
             } else if (marked && !untouched) {
                 // The host filled it: it is the host's now, with an ordinary mode.

@@ -23,6 +23,12 @@ std::string config_home(const std::string& home) {
     return {};
 }
 
+std::string cache_home(const std::string& home) {
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/') return xdg;
+    if (!home.empty() && home[0] == '/' && home != "/") return home + "/.cache";
+    return {};
+}
+
 std::vector<std::string> search_path(const std::string& kind, const char* env_var) {
     std::vector<std::string> dirs;
     if (const char* env = std::getenv(env_var); env && *env) {
