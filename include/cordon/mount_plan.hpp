@@ -51,6 +51,7 @@ struct HostFs {
     std::function<Type(const std::string&)> type;                          // lstat
     std::function<std::string(const std::string&)> readlink;               // symlink target
     std::function<std::vector<std::string>(const std::string&)> glob;     // pattern -> matches
+    std::function<std::string(const std::string&)> read;                  // a small file ("" if none)
 };
 HostFs real_host_fs();
 
@@ -61,7 +62,9 @@ HostFs real_host_fs();
 //         and every missing directory on the way to a protected path (.git for .git/hooks).
 //         Inside the jail nothing can be created in it; on the host, an editor or git that
 //         creates the directory meanwhile finds it there and can fill it.
-//   File  an empty file: the path asked for without a trailing '/' (.git/config, .mcp.json).
+//   File  an empty file: the path asked for without a trailing '/' (.git/config, .mcp.json),
+//         or one with what its tool reads as nothing at all (placeholder-content: "." in
+//         .git/commondir, which git reads and must not find empty).
 // Both carry cordon's mark, a mode no tool gives these names (sticky, not group or other
 // writable: kPlaceholderDirMode, kPlaceholderFileMode), set atomically by the creating call
 // itself, so a run killed at any moment leaves nothing that a later run cannot recognise.
@@ -69,6 +72,7 @@ struct Placeholder {
     enum class Type { File, Dir };
     std::string path;  // absolute
     Type type = Type::File;
+    std::string content;  // File: what it holds (placeholder-content; usually nothing)
 };
 constexpr mode_t kPlaceholderDirMode = 01755;
 constexpr mode_t kPlaceholderFileMode = 01444;

@@ -71,9 +71,10 @@ private:
         UniqueFd fd;  // O_RDONLY: the shared lock lives on it
         dev_t dev;
         ino_t ino;
+        std::string content;  // a file placeholder's, as made
     };
     enum class Step { Made, Held, HostsOwn, Retry, Busy };
-    Result<Step> try_acquire(size_t parent, const std::string& name, Placeholder::Type type);
+    Result<Step> try_acquire(size_t parent, const std::string& name, const Placeholder& ph);
     Result<size_t> open_parent(const std::string& path, const std::string& for_placeholder);
 
     // The pool of empty placeholder directories (see above): opened on first need.

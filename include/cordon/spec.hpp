@@ -65,6 +65,7 @@ struct Spec {
     bool workdir_readonly = false;       // the workdir is shown read-only
     std::string workdir_note;            // why the current directory was not made writable
     std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
+    std::vector<std::pair<std::string, std::string>> placeholder_content;  // relative path -> text
     bool private_home = false;
     std::string config_dir;  // $XDG_CONFIG_HOME/cordon: read-only inside the jail
     std::string cache_dir;   // $XDG_CACHE_HOME/cordon: read-only inside the jail where it is writable

@@ -26,6 +26,7 @@ const std::vector<KeyInfo>& all_keys() {
         {"tmpfs-size", T::Size, "SIZE", "size bound of every tmpfs (default 1G)", kProfile, 1, true},
         {"protect", T::List, "RELPATH", "keep RELPATH inside the workdir read-only, even if it does not exist yet", kProfile, 1, true},
         {"protect-existing", T::List, "RELPATH", "keep RELPATH inside the workdir read-only if it exists", kProfile, 1, true},
+        {"placeholder-content", T::PairList, "RELPATH TEXT", "what the placeholder of a missing protected file holds (default: nothing)", kProfile, 2, true},
         {"private-home", T::Bool, "", "replace HOME with an empty private directory", kProfile, 0, true},
         {"bind", T::Ops, "SRC DEST", "bind-mount host SRC on DEST read-write", kProfile, 2, true},
         {"bind-try", T::Ops, "SRC DEST", "like --bind, ignored if SRC does not exist", kProfile, 2, true},

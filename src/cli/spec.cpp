@@ -277,6 +277,13 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
             (std::string(key) == "protect" ? s.protect : s.protect_existing).push_back(rel);
         }
     }
+    for (const auto& [rel, text] : get_pairs(merged, "placeholder-content")) {
+        if (rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos) {
+            return make_error("--placeholder-content",
+                              "invalid path '" + rel + "': must be a path relative to the workdir, without '..'");
+        }
+        s.placeholder_content.emplace_back(normalize_path(rel, "/").substr(1), text);
+    }
     s.private_home = get_bool(merged, "private-home");
     if (std::string config = config_home(host.home); !config.empty()) {
         s.config_dir = normalize_path(config, "/") + "/cordon";

@@ -1,5 +1,8 @@
 #include "cordon/mount_plan.hpp"
 
+#include "cordon/fd.hpp"
+
+#include <fcntl.h>
 #include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +28,13 @@ HostFs real_host_fs() {
         char buf[PATH_MAX];
         ssize_t n = ::readlink(p.c_str(), buf, sizeof buf - 1);
         return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+    };
+    fs.read = [](const std::string& p) {
+        UniqueFd fd(::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        std::string out;
+        char buf[4096];
+        for (ssize_t n; fd && out.size() < (64 << 10) && (n = ::read(fd.get(), buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+        return out;
     };
     fs.glob = [](const std::string& pattern) {
         std::vector<std::string> out;
@@ -221,6 +231,47 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
             return std::any_of(spec.tmpfs.begin(), spec.tmpfs.end(), covers) ||
                    std::any_of(spec.ro.begin(), spec.ro.end(), covers) || std::any_of(hidden.begin(), hidden.end(), covers);
         };
+        // Entries with wildcards name the directories they are in by pattern
+        // (.git/worktrees/*/commondir): each existing match gets the entry.
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const std::string rel = normalize_path(entries[i].entry, "/").substr(1);
+            if (rel.find_first_of("*?[") == std::string::npos) continue;
+            const auto [wd, entry, only_existing] = entries[i];
+            entries.erase(entries.begin() + static_cast<long>(i--));
+            const size_t slash = rel.rfind('/');
+            const std::string last = slash == std::string::npos ? rel : rel.substr(slash + 1);
+            const bool wild_last = last.find_first_of("*?[") != std::string::npos;
+            const std::string pattern = wd + "/" + (wild_last || slash == std::string::npos ? rel : rel.substr(0, slash));
+            for (const auto& match : fs.glob(pattern)) {
+                std::string m = match.substr(wd.size() + 1);
+                if (!wild_last) m += "/" + last;
+                if (entry.back() == '/') m += "/";
+                entries.push_back({wd, m, only_existing || wild_last});
+            }
+        }
+        // Where .git is protected, what else git reads there: with no .git, git takes a
+        // directory with HEAD, objects/ and refs/ for a repository, so the workdir's HEAD is
+        // protected; and .git/config.worktree, where .git/config turns it on (a sparse checkout
+        // does), is configuration.
+        {
+            std::vector<Protected> extra;
+            for (const auto& [wd, entry, only_existing] : entries) {
+                if (only_existing || entry.rfind(".git/", 0) != 0 ||
+                    std::any_of(extra.begin(), extra.end(), [&](const Protected& e) { return e.base == wd; })) {
+                    continue;
+                }
+                const HostFs::Type git = fs.type(wd + "/.git");
+                if (git == HostFs::Type::Missing || git == HostFs::Type::Placeholder) {
+                    extra.push_back({wd, "HEAD", false});
+                } else if (git == HostFs::Type::Dir && fs.read) {
+                    std::string config = fs.read(wd + "/.git/config");
+                    std::transform(config.begin(), config.end(), config.begin(),
+                                   [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
+                    if (config.find("worktreeconfig") != std::string::npos) extra.push_back({wd, ".git/config.worktree", false});
+                }
+            }
+            entries.insert(entries.end(), extra.begin(), extra.end());
+        }
         {
             std::vector<std::string> pinned;
             for (const auto& [wd, entry, only_existing] : entries) {
@@ -263,7 +314,12 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                         bool known = std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
                                                  [&](const Placeholder& ph) { return ph.path == cur; });
                         if (!known) {
-                            plan.placeholders.push_back(Placeholder{cur, type});
+                            std::string content;
+                            const std::string_view rel_here = std::string_view(cur).substr(wd.size() + 1);
+                            for (const auto& [p, text] : spec.placeholder_content) {
+                                if (type == T::File && p == rel_here) content = text;
+                            }
+                            plan.placeholders.push_back(Placeholder{cur, type, content});
                             add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect", true});
                         }
                         break;

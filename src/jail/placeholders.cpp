@@ -38,15 +38,46 @@ bool dir_empty(int fd) {
     return ::syscall(SYS_getdents64, fd, buf, sizeof buf) == 0;
 }
 
+// A file that appears at NAME with CONTENT already in it, or not at all (a run killed midway
+// leaves nothing half made): written unnamed (O_TMPFILE), then linked; where the file system
+// cannot, written under a temporary name and renamed.
+int create_with_content(int dirfd, const char* name, const std::string& content) {
+    UniqueFd fd(::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, kPlaceholderFileMode));
+    if (fd) {
+        if (!write_all(fd.get(), content.data(), content.size())) return -1;
+        char proc[64];
+        std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd.get());
+        return ::linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW);
+    }
+    char tmp[96];
+    std::snprintf(tmp, sizeof tmp, ".cordon-%d-%s", static_cast<int>(::getpid()), name);
+    fd.reset(::openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, kPlaceholderFileMode));
+    if (!fd) return -1;
+    int rc = write_all(fd.get(), content.data(), content.size()) ? ::renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) : -1;
+    int err = errno;
+    if (rc != 0) ::unlinkat(dirfd, tmp, 0);
+    errno = err;
+    return rc;
+}
+
 // The creating call carries the mark: the mode is exact only with no umask in the way.
-int create_marked(int dirfd, const char* name, Placeholder::Type type) {
+int create_marked(int dirfd, const char* name, const Placeholder& ph) {
     mode_t old = ::umask(0);
-    int rc = type == Placeholder::Type::Dir ? ::mkdirat(dirfd, name, kPlaceholderDirMode)
-                                            : ::mknodat(dirfd, name, S_IFREG | kPlaceholderFileMode, 0);
+    int rc = ph.type == Placeholder::Type::Dir ? ::mkdirat(dirfd, name, kPlaceholderDirMode)
+             : ph.content.empty()              ? ::mknodat(dirfd, name, S_IFREG | kPlaceholderFileMode, 0)
+                                               : create_with_content(dirfd, name, ph.content);
     int err = errno;
     ::umask(old);
     errno = err;
     return rc;
+}
+
+// A file placeholder that still holds what it was made with.
+bool holds(int fd, const struct stat& st, const std::string& content) {
+    if (static_cast<size_t>(st.st_size) != content.size()) return false;
+    if (content.empty()) return true;
+    std::string now(content.size(), '\0');
+    return ::pread(fd, now.data(), now.size(), 0) == static_cast<ssize_t>(now.size()) && now == content;
 }
 
 // Where the lock files of the directories' turns live: private to this user, outside every
@@ -180,11 +211,12 @@ bool Placeholders::return_to_pool(int dirfd, const std::string& name, ino_t ino)
     return true;
 }
 
-Result<Placeholders::Step> Placeholders::try_acquire(size_t parent, const std::string& name, Placeholder::Type type) {
+Result<Placeholders::Step> Placeholders::try_acquire(size_t parent, const std::string& name, const Placeholder& ph) {
+    const Placeholder::Type type = ph.type;
     const int dirfd = parents_[parent].fd.get();
     const std::string path = parents_[parent].path + "/" + name;
     const int taken = type == Placeholder::Type::Dir ? take_from_pool(dirfd, name) : ENOENT;
-    const bool created = taken == 0 || (taken != EEXIST && create_marked(dirfd, name.c_str(), type) == 0);
+    const bool created = taken == 0 || (taken != EEXIST && create_marked(dirfd, name.c_str(), ph) == 0);
     if (taken == EEXIST) errno = EEXIST;
     if (!created && errno != EEXIST) return sys_error("protected path: create " + path);
     // Whatever is there now, never through a symlink, and never waiting on a FIFO.
@@ -208,7 +240,14 @@ Result<Placeholders::Step> Placeholders::try_acquire(size_t parent, const std::s
         now.st_dev != st.st_dev) {
         return Step::Retry;
     }
-    held_.push_back(Held{parent, name, std::move(fd), st.st_dev, st.st_ino});
+    // What it holds now is what must still be there when it is removed (one another run made,
+    // perhaps with another profile's content, included).
+    std::string content = ph.content;
+    if (!created && S_ISREG(st.st_mode)) {
+        content.assign(static_cast<size_t>(std::min<off_t>(st.st_size, 4096)), '\0');
+        if (::pread(fd.get(), content.data(), content.size(), 0) != static_cast<ssize_t>(content.size())) content.clear();
+    }
+    held_.push_back(Held{parent, name, std::move(fd), st.st_dev, st.st_ino, std::move(content)});
     return created ? Step::Made : Step::Held;
 }
 
@@ -254,7 +293,7 @@ Status Placeholders::acquire(const std::vector<Placeholder>& todo, const Wait& w
                     result = make_error("protected path " + path, "it keeps changing; try again");
                     break;
                 }
-                auto step = try_acquire(*parent, name, todo[i].type);
+                auto step = try_acquire(*parent, name, todo[i]);
                 if (!step) {
                     result = step.error();
                     break;
@@ -307,7 +346,7 @@ void Placeholders::release() {
             }
             const bool is_dir = S_ISDIR(st.st_mode);
             const bool marked = is_placeholder_mode(st.st_mode);
-            const bool untouched = marked && (is_dir ? dir_empty(h->fd.get()) : st.st_size == 0);
+            const bool untouched = marked && (is_dir ? dir_empty(h->fd.get()) : holds(h->fd.get(), st, h->content));
             if (untouched && ((is_dir && return_to_pool(dir.fd.get(), h->name, st.st_ino)) ||
                               ::unlinkat(dir.fd.get(), h->name.c_str(), is_dir ? AT_REMOVEDIR : 0) == 0)) {
                 removed = true;

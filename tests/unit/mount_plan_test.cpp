@@ -18,6 +18,7 @@ namespace {
 
 struct FakeFs {
     std::map<std::string, std::pair<T, std::string>> entries;  // path -> (type, symlink target)
+    std::map<std::string, std::string> contents;                // small files' text
     void dir(const std::string& p) { entries[p] = {T::Dir, ""}; }
     void file(const std::string& p) { entries[p] = {T::File, ""}; }
     void link(const std::string& p, const std::string& target) { entries[p] = {T::Symlink, target}; }
@@ -30,6 +31,10 @@ struct FakeFs {
         h.readlink = [this](const std::string& p) {
             auto it = entries.find(p);
             return it == entries.end() ? std::string() : it->second.second;
+        };
+        h.read = [this](const std::string& p) {
+            auto it = contents.find(p);
+            return it == contents.end() ? std::string() : it->second;
         };
         h.glob = [this](const std::string& pattern) {
             std::vector<std::string> out;
@@ -241,7 +246,7 @@ TEST_CASE("mount plan: an existing placeholder is joined, never descended into",
     s.protect = {".git/hooks/", ".git/config", ".claude/"};
     auto plan = plan_ok(s, f);
     using PT = Placeholder::Type;
-    REQUIRE(plan.placeholders.size() == 2);
+    REQUIRE(plan.placeholders.size() == 3);  // and HEAD: see the git test below
     CHECK(plan.placeholders[0].path == "/w/.git");
     CHECK(plan.placeholders[0].type == PT::Dir);
     CHECK(plan.placeholders[1].path == "/w/.claude");
@@ -560,7 +565,47 @@ TEST_CASE("mount plan: a read-only workdir has no protected-path placeholders", 
     CHECK(plan.ops[static_cast<size_t>(wd)].readonly);
     CHECK(plan.placeholders.empty());
     s.workdir_readonly = false;
-    CHECK(plan_ok(s, f).placeholders.size() == 2);  // .git (covers .git/hooks), .claude
+    CHECK(plan_ok(s, f).placeholders.size() == 3);  // .git (covers .git/hooks), .claude, HEAD
+}
+
+TEST_CASE("mount plan: what git reads besides .git/hooks and .git/config", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/w");
+    f.dir("/w/.git");
+    f.dir("/w/.git/worktrees");
+    f.dir("/w/.git/worktrees/wt1");
+    f.file("/w/.git/worktrees/wt1/commondir");
+    f.dir("/w/.git/worktrees/wt2");
+    f.dir("/w/.git/modules");
+    f.dir("/w/.git/modules/lib");
+    f.file("/w/.git/modules/lib/config");
+    f.dir("/w/.git/modules/lib/hooks");
+    Spec s;
+    s.workdir = "/w";
+    s.protect = {".git/hooks/", ".git/commondir"};
+    s.protect_existing = {".git/worktrees/*/commondir", ".git/modules/*/config", ".git/modules/*/hooks/"};
+    auto plan = plan_ok(s, f);
+    // Patterns name the directories they are in; each existing match gets the entry.
+    CHECK(find_op(plan, K::Bind, "/w/.git/worktrees/wt1/commondir", "protect") >= 0);
+    CHECK(count_dest(plan, "/w/.git/worktrees/wt2/commondir") == 0);  // protect-existing: missing
+    CHECK(find_op(plan, K::Bind, "/w/.git/modules/lib/config", "protect") >= 0);
+    CHECK(find_op(plan, K::Bind, "/w/.git/modules/lib/hooks", "protect") >= 0);
+    CHECK(find_op(plan, K::Bind, "/w/.git/worktrees", "pin") >= 0);
+    // A missing .git/commondir is a placeholder; a repository's HEAD is not protected.
+    CHECK(std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
+                      [](const Placeholder& p) { return p.path == "/w/.git/commondir" && p.type == Placeholder::Type::File; }));
+    CHECK(count_dest(plan, "/w/HEAD") == 0);
+    // config.worktree is configuration where .git/config turns it on.
+    CHECK(count_dest(plan, "/w/.git/config.worktree") == 0);
+    f.file("/w/.git/config");
+    f.contents["/w/.git/config"] = "[extensions]\n\tworktreeConfig = true\n";
+    CHECK(count_dest(plan_ok(s, f), "/w/.git/config.worktree") == 1);
+    // Without a .git, the workdir's HEAD is protected: no bare repository can be planted there.
+    FakeFs bare;
+    bare.dir("/w");
+    auto none = plan_ok(s, bare);
+    CHECK(std::any_of(none.placeholders.begin(), none.placeholders.end(),
+                      [](const Placeholder& p) { return p.path == "/w/HEAD" && p.type == Placeholder::Type::File; }));
 }
 
 TEST_CASE("root remap: the caller's trees are idmapped, the system's are not", "[mount_plan]") {

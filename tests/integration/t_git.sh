@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# git after the run (issue 10): what the jail writes is never read by the host's git as
+# configuration, hooks or a repository location, for the forms protected by the default
+# profile; and committing, branching, fetching and `git worktree add` keep working inside.
+# Each planted payload only writes a marker file; the host's real git is then run on the
+# workdir, and the marker must not appear.
+source "$TESTLIB"
+
+marker="$SCRATCH/git-ran"
+G=(git -c user.name=t -c user.email=t@t -c init.defaultBranch=main)
+evil_script="$SCRATCH/evil.sh"
+printf '#!/bin/sh\ntouch %s\n' "$marker" > "$evil_script" && chmod +x "$evil_script"
+host_git_runs_nothing() {  # DESCRIPTION DIR
+  rm -f "$marker"
+  (cd "$2" && git status >/dev/null 2>&1; git -c user.name=t -c user.email=t@t commit -q --allow-empty -m host >/dev/null 2>&1; true)
+  [[ ! -e $marker ]] && ok "$1: the host's git status and commit run nothing planted" || not_ok "$1: the host's git ran the planted command"
+}
+
+# 1. commondir: git reads $GIT_DIR/commondir in any repository, and would take config and hooks
+#    from the directory it names.
+mkdir -p "$WORK/repo" && cd "$WORK/repo"
+"${G[@]}" init -q . && echo a > a && "${G[@]}" add a && "${G[@]}" commit -qm one
+jailed "mkdir -p .git/x/hooks; printf '[core]\n\tfsmonitor = $evil_script\n' > .git/x/config
+  printf '#!/bin/sh\n$evil_script\n' > .git/x/hooks/pre-commit; chmod +x .git/x/hooks/pre-commit
+  echo x > .git/commondir; echo commondir=\$?
+  echo '[core]' > .git/config.worktree; echo alternates=\$(echo /tmp > .git/objects/info/alternates; echo \$?)"
+expect_out "^commondir=[1-9]" ".git/commondir cannot be written"
+expect_out "^alternates=[1-9]" ".git/objects/info/alternates cannot be written"
+[[ ! -e .git/commondir || ! -s .git/commondir ]] && ok "no commondir is left in .git" || not_ok ".git/commondir: $(cat .git/commondir)"
+host_git_runs_nothing "commondir" "$WORK/repo"
+rm -rf .git/x .git/config.worktree
+
+# 2. A repository planted in a workdir that is not one: as .git, or bare (HEAD, objects/, refs/
+#    and a config with core.worktree and core.fsmonitor right in the workdir).
+mkdir -p "$WORK/plain" && cd "$WORK/plain"
+jailed "mkdir -p .git/objects .git/refs 2>/dev/null; echo 'ref: refs/heads/main' > .git/HEAD 2>/dev/null; echo dotgit=\$?
+  mkdir -p objects refs; echo 'ref: refs/heads/main' > HEAD; echo head=\$?
+  printf '[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = $evil_script\n' > config; ls -A"
+expect_out "^dotgit=[1-9]" "no .git can be made in a workdir that is not a repository"
+expect_out "^head=[1-9]" "nor a HEAD: no bare repository can be planted there"
+[[ ! -e HEAD && ! -e .git ]] && ok "no HEAD or .git is left" || not_ok "left: $(ls -A)"
+rm -f "$marker"
+(git status >/dev/null 2>&1; true)
+[[ ! -e $marker ]] && ok "the host's git status in that workdir runs nothing" || not_ok "the host's git ran the planted fsmonitor"
+rm -rf objects refs config
+
+# 3. An existing linked worktree: its commondir and gitdir cannot be redirected.
+cd "$WORK/repo"
+"${G[@]}" worktree add -q wt1 2>/dev/null
+jailed 'echo /tmp/x > .git/worktrees/wt1/commondir; echo cd=$?; echo /tmp/y > .git/worktrees/wt1/gitdir; echo gd=$?'
+expect_out "^cd=[1-9]" "a linked worktree's commondir cannot be rewritten"
+expect_out "^gd=[1-9]" "nor its gitdir"
+host_git_runs_nothing "linked worktree" "$WORK/repo/wt1"
+
+# 4. What agents do keeps working: commit, branch, switch, fetch, worktree add.
+"${G[@]}" init -q --bare "$SCRATCH/remote.git" && "${G[@]}" push -q "$SCRATCH/remote.git" HEAD:refs/heads/main 2>/dev/null
+"${G[@]}" remote add origin "$SCRATCH/remote.git"
+(cd "$WORK/plain" && "${G[@]}" clone -q "$SCRATCH/remote.git" other && cd other && echo b > b && "${G[@]}" add b && "${G[@]}" commit -qm two && "${G[@]}" push -q origin HEAD:main)
+jailed "${G[*]} commit -q --allow-empty -m in-jail; echo commit=\$?
+  ${G[*]} branch feature; echo branch=\$?
+  ${G[*]} checkout -q -b topic; echo switch=\$?
+  ${G[*]} fetch -q origin; echo fetch=\$?
+  ${G[*]} worktree add -q wt2; echo worktree=\$?
+  ${G[*]} -C wt2 log --format=%s -1" --ro "$SCRATCH"
+for what in commit branch switch fetch worktree; do expect_out "^$what=0$" "git $what works inside the jail"; done
+[[ $(git log --format=%s -1 topic 2>/dev/null) == in-jail && -n $(git rev-parse -q --verify refs/remotes/origin/main 2>/dev/null) ]] &&
+  ok "the commit, branches and fetched refs are there on the host afterwards" || not_ok "host repo: $(git log --oneline --all | head -5)"
+[[ $(git worktree list | grep -c wt2) -eq 1 ]] && ok "and so is the new worktree" || not_ok "worktree list: $(git worktree list)"
+host_git_runs_nothing "after ordinary work" "$WORK/repo"
+finish
