@@ -52,6 +52,9 @@ struct HostFs {
     std::function<std::string(const std::string&)> readlink;               // symlink target
     std::function<std::vector<std::string>(const std::string&)> glob;     // pattern -> matches
     std::function<std::string(const std::string&)> read;                  // a small file ("" if none)
+    // The names in a directory, sorted (empty if it cannot be read): one read instead of a
+    // lookup per protected name, most of which are missing. Optional.
+    std::function<std::vector<std::string>(const std::string&)> list;
 };
 HostFs real_host_fs();
 

@@ -11,8 +11,8 @@
 // is the host's: its mark is cleared and it stays.
 //
 // Empty directories are not made and removed each time but kept in a pool on the same file
-// system ($XDG_CACHE_HOME/cordon/placeholders, private to the user and out of every jail's
-// reach) and renamed in and out: removing a directory frees its disk block, which on a file
+// system ($XDG_CACHE_HOME/cordon/placeholders, or /tmp/cordon-UID/placeholders; private to
+// the user and out of every jail's reach) and renamed in and out: removing a directory frees its disk block, which on a file
 // system mounted with discard waits for the disk (about 0.1 ms each), and so, in the kernel's
 // journal, may the next run. Where the pool is on another file system, they are made and
 // removed as usual.
@@ -79,6 +79,7 @@ private:
 
     // The pool of empty placeholder directories (see above): opened on first need.
     struct Pool {
+        std::string path;
         bool tried = false;
         UniqueFd fd;
         dev_t dev = 0;
@@ -86,13 +87,13 @@ private:
         size_t size = 0;                   // entries in it, as far as this run knows
     };
     int take_from_pool(int dirfd, const std::string& name);  // 0, or errno
-    bool return_to_pool(int dirfd, const std::string& name, ino_t ino);
+    bool return_to_pool(int dirfd, const std::string& name, int fd, ino_t ino);
     Pool& pool(int dirfd);
 
     std::vector<Parent> parents_;
     std::vector<Held> held_;
-    Pool pool_;
-    Pool pool_none_;  // for a directory on another file system than the pool: none
+    std::vector<Pool> pools_;  // one per candidate place (placeholders.cpp)
+    Pool pool_none_;           // for a directory on another file system than every pool
 };
 
 }  // namespace cordon

@@ -69,6 +69,7 @@ struct Spec {
     bool private_home = false;
     std::string config_dir;  // $XDG_CONFIG_HOME/cordon: read-only inside the jail
     std::string cache_dir;   // $XDG_CACHE_HOME/cordon: read-only inside the jail where it is writable
+    std::string private_tmp; // /tmp/cordon-UID (placeholder pool, lock files): the same
     uint64_t tmpfs_size = 1ULL << 30;
     std::vector<OpValue> ops;  // bwrap-style primitives, in order
     std::string chdir;         // working directory inside the jail

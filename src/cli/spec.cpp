@@ -291,6 +291,7 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
     if (std::string cache = cache_home(host.home); !cache.empty()) {
         s.cache_dir = normalize_path(cache, "/") + "/cordon";
     }
+    s.private_tmp = "/tmp/cordon-" + std::to_string(host.uid);
     if (auto sz = get_string(merged, "tmpfs-size")) {
         auto r = parse_size(*sz);
         if (!r) return make_error("--tmpfs-size", r.error().what + ": " + r.error().why);

@@ -2,7 +2,9 @@
 
 #include "cordon/fd.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <memory>
 
 namespace cordon {
 
@@ -35,6 +38,20 @@ HostFs real_host_fs() {
         char buf[4096];
         for (ssize_t n; fd && out.size() < (64 << 10) && (n = ::read(fd.get(), buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
         return out;
+    };
+    fs.list = [](const std::string& dir) {
+        std::vector<std::string> names;
+        UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        alignas(8) char buf[8192];
+        for (long n; fd && (n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf)) > 0;) {
+            for (long off = 0; off < n;) {
+                const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+                names.emplace_back(d->d_name);
+                off += d->d_reclen;
+            }
+        }
+        std::sort(names.begin(), names.end());
+        return names;
     };
     fs.glob = [](const std::string& pattern) {
         std::vector<std::string> out;
@@ -131,7 +148,30 @@ struct Ranked {
 
 }  // namespace
 
-Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
+Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
+    // The host's answers, each asked once (many entries share a path: .git, .git/worktrees/*).
+    HostFs fs = host;
+    auto types = std::make_shared<std::vector<std::pair<std::string, HostFs::Type>>>();
+    fs.type = [types, &host](const std::string& p) {
+        for (const auto& [path, t] : *types) {
+            if (path == p) return t;
+        }
+        HostFs::Type t = host.type(p);
+        types->emplace_back(p, t);
+        return t;
+    };
+    auto globs = std::make_shared<std::vector<std::pair<std::string, std::vector<std::string>>>>();
+    fs.glob = [globs, &host, fs_type = fs.type](const std::string& pattern) {
+        for (const auto& [p, matches] : *globs) {
+            if (p == pattern) return matches;
+        }
+        // A plain path needs no glob: it matches itself if it exists.
+        std::vector<std::string> matches;
+        if (pattern.find_first_of("*?[") != std::string::npos) matches = host.glob(pattern);
+        else if (fs_type(pattern) != HostFs::Type::Missing) matches.push_back(pattern);
+        globs->emplace_back(pattern, matches);
+        return matches;
+    };
     MountPlan plan;
     std::vector<Ranked> ranked;
     auto add = [&](int rank, MountOp op) {
@@ -196,8 +236,9 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
         // cordon's own configuration must never be writable from inside, or a payload could plant
         // a profile or policy that a later run trusts. Inside a writable tree it is protected like
         // the entries above; elsewhere it is shown read-only (or as an empty read-only directory).
-        // The same for its cache (the pool of placeholder directories, which a later run renames
-        // into a project), where it is writable; elsewhere the jail cannot change it.
+        // The same for its cache and its private directory in /tmp (pools of placeholder
+        // directories, which a later run renames into a project; lock files), where they are
+        // writable; elsewhere the jail cannot change them.
         std::vector<std::string> writable = spec.rw;
         if (spec.workdir && !spec.workdir_readonly) writable.push_back(*spec.workdir);
         auto writable_base = [&](const std::string& dir) {
@@ -207,9 +248,10 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
             }
             return base;
         };
-        if (!spec.cache_dir.empty()) {
-            if (std::string base = writable_base(spec.cache_dir); !base.empty()) {
-                entries.push_back({base, spec.cache_dir.substr(base.size() + 1) + "/", false});
+        for (const std::string* own : {&spec.cache_dir, &spec.private_tmp}) {
+            if (own->empty()) continue;
+            if (std::string base = writable_base(*own); !base.empty()) {
+                entries.push_back({base, own->substr(base.size() + 1) + "/", false});
             }
         }
         if (!spec.config_dir.empty()) {
@@ -226,10 +268,18 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
         }
         // A protected entry below something that covers it in the jail (a tmpfs, a hidden or
         // read-only path at or below its writable tree) is not the host's there: nothing to do.
+        // A cover at the base itself counts only where it is mounted on top of the base: over the
+        // workdir (mounted first among equals) anything does, over an --rw path only a hide.
         auto covered = [&](const std::string& base, const std::string& path) {
-            auto covers = [&](const std::string& c) { return at_or_under(c, base) && at_or_under(path, c); };
-            return std::any_of(spec.tmpfs.begin(), spec.tmpfs.end(), covers) ||
-                   std::any_of(spec.ro.begin(), spec.ro.end(), covers) || std::any_of(hidden.begin(), hidden.end(), covers);
+            const bool base_first = spec.workdir && base == *spec.workdir;
+            auto covers_if = [&](bool at_base_too) {
+                return [&, at_base_too](const std::string& c) {
+                    return (c == base ? at_base_too : at_or_under(c, base)) && at_or_under(path, c);
+                };
+            };
+            return std::any_of(spec.tmpfs.begin(), spec.tmpfs.end(), covers_if(base_first)) ||
+                   std::any_of(spec.ro.begin(), spec.ro.end(), covers_if(base_first)) ||
+                   std::any_of(hidden.begin(), hidden.end(), covers_if(true));
         };
         // Entries with wildcards name the directories they are in by pattern
         // (.git/worktrees/*/commondir): each existing match gets the entry.
@@ -255,11 +305,12 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
         // does), is configuration.
         {
             std::vector<Protected> extra;
+            std::vector<std::string> seen;
             for (const auto& [wd, entry, only_existing] : entries) {
-                if (only_existing || entry.rfind(".git/", 0) != 0 ||
-                    std::any_of(extra.begin(), extra.end(), [&](const Protected& e) { return e.base == wd; })) {
+                if (only_existing || entry.rfind(".git/", 0) != 0 || std::find(seen.begin(), seen.end(), wd) != seen.end()) {
                     continue;
                 }
+                seen.push_back(wd);
                 const HostFs::Type git = fs.type(wd + "/.git");
                 if (git == HostFs::Type::Missing || git == HostFs::Type::Placeholder) {
                     extra.push_back({wd, "HEAD", false});
@@ -272,6 +323,16 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
             }
             entries.insert(entries.end(), extra.begin(), extra.end());
         }
+        std::vector<std::pair<std::string, std::vector<std::string>>> listed;
+        auto base_names = [&](const std::string& wd) -> const std::vector<std::string>& {
+            for (const auto& [dir, names] : listed) {
+                if (dir == wd) return names;
+            }
+            // Empty when it cannot be read (a listing always has . and ..): then every name is
+            // looked up.
+            listed.emplace_back(wd, fs.list ? fs.list(wd) : std::vector<std::string>{});
+            return listed.back().second;
+        };
         {
             std::vector<std::string> pinned;
             for (const auto& [wd, entry, only_existing] : entries) {
@@ -289,7 +350,11 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& fs) {
                 for (size_t i = 0; i < comps.size(); ++i) {
                     cur += "/" + comps[i];
                     bool last = i + 1 == comps.size();
-                    auto t = fs.type(cur);
+                    // What the workdir holds is read once: most protected names are not there.
+                    const std::vector<std::string>& names = base_names(wd);
+                    auto t = i == 0 && !names.empty() && !std::binary_search(names.begin(), names.end(), comps[0])
+                                 ? HostFs::Type::Missing
+                                 : fs.type(cur);
                     if (t == HostFs::Type::Symlink) {
                         // Following it could redirect the jail's setup, and it may have been
                         // planted by an earlier run: it is not followed, and the jail cannot

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 
@@ -83,6 +84,8 @@ bool holds(int fd, const struct stat& st, const std::string& content) {
 // Where the lock files of the directories' turns live: private to this user, outside every
 // jail (whose /run and /tmp are its own). Empty when none is usable: then runs do not take
 // turns, which costs only the exactness of the directory times.
+std::string private_tmp_dir() { return "/tmp/cordon-" + std::to_string(::geteuid()); }
+
 const std::string& turns_dir() {
     static const std::string dir = [] {
         const uid_t uid = ::geteuid();
@@ -94,7 +97,7 @@ const std::string& turns_dir() {
         } else if (xdg && *xdg == '/' && ::stat(xdg, &st) == 0 && st.st_uid == uid) {
             d = std::string(xdg) + "/cordon";
         } else {
-            d = "/tmp/cordon-" + std::to_string(uid);
+            d = private_tmp_dir();
         }
         (void)::mkdir(d.c_str(), 0700);
         if (::lstat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0) {
@@ -108,13 +111,27 @@ const std::string& turns_dir() {
 // The pool of empty placeholder directories (placeholders.hpp), private to the user.
 constexpr size_t kPoolMax = 64;
 
-UniqueFd open_pool() {
+// Where pools may be, in order: the user's cache, then a private directory in /tmp (for a
+// HOME that cannot be written, or on another file system than the project). Each is used for
+// the directories on its own file system.
+std::vector<std::string> pool_dirs() {
+    std::vector<std::string> dirs;
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     const char* home = std::getenv("HOME");
-    std::string base = xdg && *xdg == '/' ? std::string(xdg) : home && *home == '/' ? std::string(home) + "/.cache" : "";
-    if (base.empty()) return UniqueFd();
-    for (const std::string& d : {base, base + "/cordon", base + "/cordon/placeholders"}) (void)::mkdir(d.c_str(), 0700);
-    UniqueFd fd(::open((base + "/cordon/placeholders").c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (xdg && *xdg == '/') dirs.push_back(std::string(xdg) + "/cordon/placeholders");
+    else if (home && *home == '/' && std::strcmp(home, "/") != 0) dirs.push_back(std::string(home) + "/.cache/cordon/placeholders");
+    dirs.push_back(private_tmp_dir() + "/placeholders");
+    return dirs;
+}
+
+// PATH, made if missing (with its parents), and opened if it is a directory only its owner,
+// this user, may use.
+UniqueFd open_private_dir(const std::string& path) {
+    for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+        (void)::mkdir(path.substr(0, slash).c_str(), 0700);
+    }
+    (void)::mkdir(path.c_str(), 0700);
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) return UniqueFd();
     return fd;
@@ -152,28 +169,34 @@ Result<size_t> Placeholders::open_parent(const std::string& path, const std::str
 }
 
 Placeholders::Pool& Placeholders::pool(int dirfd) {
-    if (!pool_.tried) {
-        pool_.tried = true;
-        pool_.fd = open_pool();
-        struct stat st {};
-        if (pool_.fd && ::fstat(pool_.fd.get(), &st) == 0) {
-            pool_.dev = st.st_dev;
+    struct stat parent {};
+    if (::fstat(dirfd, &parent) != 0) return pool_none_;
+    if (pools_.empty()) {
+        for (const auto& dir : pool_dirs()) pools_.push_back(Pool{dir, false, UniqueFd(), 0, {}, 0});
+    }
+    for (Pool& p : pools_) {
+        if (!p.tried) {
+            p.tried = true;
+            p.fd = open_private_dir(p.path);
+            struct stat st {};
+            if (!p.fd || ::fstat(p.fd.get(), &st) != 0) {
+                p.fd.reset();
+                continue;
+            }
+            p.dev = st.st_dev;
             alignas(8) char buf[4096];
-            for (long n; (n = ::syscall(SYS_getdents64, pool_.fd.get(), buf, sizeof buf)) > 0;) {
+            for (long n; (n = ::syscall(SYS_getdents64, p.fd.get(), buf, sizeof buf)) > 0;) {
                 for (long off = 0; off < n;) {
                     const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
-                    if (d->d_name[0] != '.') pool_.entries.emplace_back(d->d_name);
+                    if (d->d_name[0] != '.') p.entries.emplace_back(d->d_name);
                     off += d->d_reclen;
                 }
             }
-            pool_.size = pool_.entries.size();
-        } else {
-            pool_.fd.reset();
+            p.size = p.entries.size();
         }
+        if (p.fd && p.dev == parent.st_dev) return p;
     }
-    struct stat st {};
-    if (pool_.fd && (::fstat(dirfd, &st) != 0 || st.st_dev != pool_.dev)) return pool_none_;
-    return pool_;
+    return pool_none_;
 }
 
 int Placeholders::take_from_pool(int dirfd, const std::string& name) {
@@ -195,15 +218,15 @@ int Placeholders::take_from_pool(int dirfd, const std::string& name) {
     return ENOENT;
 }
 
-bool Placeholders::return_to_pool(int dirfd, const std::string& name, ino_t ino) {
+bool Placeholders::return_to_pool(int dirfd, const std::string& name, int fd, ino_t ino) {
     Pool& p = pool(dirfd);
     if (!p.fd || p.size >= kPoolMax) return false;
     char entry[32];
     std::snprintf(entry, sizeof entry, "i%llx", static_cast<unsigned long long>(ino));
     if (::renameat2(dirfd, name.c_str(), p.fd.get(), entry, RENAME_NOREPLACE) != 0) return false;
-    // Something the host put in it just now goes back where it was.
-    UniqueFd fd(::openat(p.fd.get(), entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (fd && !dir_empty(fd.get())) {
+    // Something the host put in it just now goes back where it was (FD, still open on it,
+    // is read from the start again).
+    if (::lseek(fd, 0, SEEK_SET) != 0 || !dir_empty(fd)) {
         (void)::renameat2(p.fd.get(), entry, dirfd, name.c_str(), RENAME_NOREPLACE);
         return false;
     }
@@ -347,7 +370,7 @@ void Placeholders::release() {
             const bool is_dir = S_ISDIR(st.st_mode);
             const bool marked = is_placeholder_mode(st.st_mode);
             const bool untouched = marked && (is_dir ? dir_empty(h->fd.get()) : holds(h->fd.get(), st, h->content));
-            if (untouched && ((is_dir && return_to_pool(dir.fd.get(), h->name, st.st_ino)) ||
+            if (untouched && ((is_dir && return_to_pool(dir.fd.get(), h->name, h->fd.get(), st.st_ino)) ||
                               ::unlinkat(dir.fd.get(), h->name.c_str(), is_dir ? AT_REMOVEDIR : 0) == 0)) {
                 removed = true;
             } else if (marked && !untouched) {

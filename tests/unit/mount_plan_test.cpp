@@ -32,6 +32,17 @@ struct FakeFs {
             auto it = entries.find(p);
             return it == entries.end() ? std::string() : it->second.second;
         };
+        h.list = [this](const std::string& dir) {
+            std::vector<std::string> names{".", ".."};
+            for (const auto& [path, e] : entries) {
+                if (path.size() > dir.size() + 1 && path.compare(0, dir.size() + 1, dir + "/") == 0 &&
+                    path.find('/', dir.size() + 1) == std::string::npos) {
+                    names.push_back(path.substr(dir.size() + 1));
+                }
+            }
+            std::sort(names.begin(), names.end());
+            return names;
+        };
         h.read = [this](const std::string& p) {
             auto it = contents.find(p);
             return it == contents.end() ? std::string() : it->second;
@@ -286,6 +297,31 @@ TEST_CASE("mount plan: protected paths bind themselves inside the jail, unless s
     s.ro.clear();
     s.tmpfs = {"/tmp"};
     CHECK(plan_ok(s, f).placeholders.size() == 3);
+}
+
+TEST_CASE("mount plan: cordon's own directories are protected where a jail could write them", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/w");
+    f.dir("/t");
+    f.dir("/home/u");
+    Spec s;
+    s.workdir = "/w";
+    s.home = "/home/u";
+    s.cache_dir = "/home/u/.cache/cordon";
+    s.private_tmp = "/t/cordon-1000";
+    // Not writable in the jail: nothing to do.
+    auto plain = plan_ok(s, f);
+    CHECK(count_dest(plain, "/t/cordon-1000") == 0);
+    CHECK(count_dest(plain, "/home/u/.cache/cordon") == 0);
+    // --rw /t over a tmpfs /t (the rw bind is mounted on top): the host's /t shows, so cordon's
+    // directory in it is protected, and placeheld while missing.
+    s.tmpfs = {"/t"};
+    s.rw = {"/t", "/home/u/.cache"};
+    auto rw = plan_ok(s, f);
+    CHECK(find_op(rw, K::Bind, "/t/cordon-1000", "protect") >= 0);
+    CHECK(find_op(rw, K::Bind, "/home/u/.cache/cordon", "protect") >= 0);
+    CHECK(std::any_of(rw.placeholders.begin(), rw.placeholders.end(),
+                      [](const Placeholder& p) { return p.path == "/t/cordon-1000" && p.type == Placeholder::Type::Dir; }));
 }
 
 TEST_CASE("mount plan: placeholder marks", "[mount_plan]") {
