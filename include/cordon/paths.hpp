@@ -1,6 +1,9 @@
 // Where cordon finds its data files.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,5 +25,14 @@ std::string cache_home(const std::string& home);
 // The search path for KIND ("profiles" or "policies"): $ENV_VAR (colon list),
 // $XDG_CONFIG_HOME/cordon/KIND (or ~/.config/cordon/KIND), /etc/cordon/KIND, data_dir()/KIND.
 std::vector<std::string> search_path(const std::string& kind, const char* env_var);
+
+// UID's name and home directory from /etc/passwd, for a caller without USER or HOME. cordon is
+// a static executable, which cannot load the C library's NSS modules: a user known only to a
+// directory service (LDAP, SSSD) has no entry here, and gets cordon's fallbacks (cordon(1)).
+struct PasswdEntry {
+    std::string name;
+    std::string home;
+};
+std::optional<PasswdEntry> passwd_entry(uid_t uid);
 
 }  // namespace cordon

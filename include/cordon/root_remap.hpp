@@ -36,7 +36,7 @@ public:
     static Result<Premounts> make(const Spec& spec, const MountPlan& plan);
 
     Premounts() = default;
-    Premounts(Premounts&& o) noexcept : fds_(std::move(o.fds_)) {}
+    Premounts(Premounts&& o) noexcept : fds_(std::move(o.fds_)), helper_(o.helper_) { o.helper_ = -1; }
     Premounts& operator=(Premounts&&) = delete;
     Premounts(const Premounts&) = delete;
     Premounts& operator=(const Premounts&) = delete;
@@ -46,6 +46,9 @@ public:
 
 private:
     std::vector<int> fds_;
+    // The idmap's helper, killed already: reaped here, after clone, when it has long died (its
+    // death takes some 50 us that start-up need not wait for).
+    pid_t helper_ = -1;
 };
 
 }  // namespace cordon

@@ -12,8 +12,6 @@
 #include "cordon/paths.hpp"
 #include "cordon/toml.hpp"
 #include "cordon/profile.hpp"
-
-#include <pwd.h>
 #include "cordon/spec.hpp"
 
 namespace cordon {
@@ -24,8 +22,8 @@ Vars profile_vars(const std::string& home, const std::string& user, unsigned uid
         vars["USER"] = user;
     } else {
         vars.lazy_user = [uid] {
-            struct passwd* pw = ::getpwuid(uid);
-            return pw ? std::string(pw->pw_name) : std::to_string(uid);
+            auto pw = passwd_entry(uid);
+            return pw ? pw->name : std::to_string(uid);
         };
     }
     auto env_or = [&](const char* name, const std::string& fallback) {

@@ -1,6 +1,5 @@
 #include "cordon/spec.hpp"
 
-#include <pwd.h>
 #include <sys/capability.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -26,8 +25,8 @@ HostInfo current_host() {
     if (::getcwd(buf, sizeof buf)) h.cwd = buf;
     if (const char* home = std::getenv("HOME"); home && *home) {
         h.home = home;
-    } else if (struct passwd* pw = ::getpwuid(h.uid)) {
-        h.home = pw->pw_dir;
+    } else if (auto pw = passwd_entry(h.uid)) {
+        h.home = pw->home;
     }
     // Like HOME, from the environment; without it, profile_vars() looks the name up only if a
     // profile uses ${USER} (a password database lookup is a noticeable part of start-up).

@@ -220,8 +220,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                 }
             }
         }
-        // Protected paths: every existing directory on the way is pinned (bound onto itself)
-        // so it cannot be renamed away and recreated; the path itself is bound read-only.
+        // Protected paths: every existing directory on the way to one is pinned (bound onto
+        // itself) so it cannot be renamed away and recreated; the path itself is bound read-only.
         // Missing parts become placeholders that the supervisor creates and removes.
         struct Protected {
             std::string base;  // a host directory the jail can write
@@ -347,6 +347,16 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                     pos = next + 1;
                 }
                 std::string cur = wd;
+                // Directories on the way are pinned once the entry turns out to need protecting
+                // (a missing protect-existing path needs nothing, nor do its parents).
+                std::vector<std::string> on_the_way;
+                auto pin_the_way = [&] {
+                    for (const auto& dir : on_the_way) {
+                        if (std::find(pinned.begin(), pinned.end(), dir) != pinned.end()) continue;
+                        pinned.push_back(dir);
+                        add(4, MountOp{MountOp::Kind::Bind, dir, dir, false, false, false, true, 0, 0, "pin", true});
+                    }
+                };
                 for (size_t i = 0; i < comps.size(); ++i) {
                     cur += "/" + comps[i];
                     bool last = i + 1 == comps.size();
@@ -359,6 +369,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                         // Following it could redirect the jail's setup, and it may have been
                         // planted by an earlier run: it is not followed, and the jail cannot
                         // change it or anything it leads to. The host's link stays as it is.
+                        pin_the_way();
                         if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
                             pinned.push_back(cur);
                             plan.notes.push_back("protected path " + cur + " is a symlink (to " + fs.readlink(cur) +
@@ -378,6 +389,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                         T type = !last || want_dir ? T::Dir : T::File;
                         bool known = std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
                                                  [&](const Placeholder& ph) { return ph.path == cur; });
+                        pin_the_way();
                         if (!known) {
                             std::string content;
                             const std::string_view rel_here = std::string_view(cur).substr(wd.size() + 1);
@@ -390,6 +402,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                         break;
                     }
                     if (last) {
+                        pin_the_way();
                         add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect", true});
                         break;
                     }
@@ -398,16 +411,14 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                     // it, and it is bound read-only itself, so that it cannot be replaced by a
                     // directory or rewritten (a gitfile pointing at planted hooks).
                     if (t != HostFs::Type::Dir) {
+                        pin_the_way();
                         if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
                             pinned.push_back(cur);
                             add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect", true});
                         }
                         break;
                     }
-                    if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
-                        pinned.push_back(cur);
-                        add(4, MountOp{MountOp::Kind::Bind, cur, cur, false, false, false, true, 0, 0, "pin", true});
-                    }
+                    on_the_way.push_back(cur);
                 }
             }
         }

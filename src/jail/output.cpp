@@ -53,7 +53,13 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
     if (!prepared.mounts.placeholders.empty()) {
         o += "placeholders (made on the host while a run needs them, removed by the last one):\n";
         for (const auto& ph : prepared.mounts.placeholders) {
-            o += "   " + ph.path + (ph.type == Placeholder::Type::Dir ? "/ (empty directory)\n" : " (empty file)\n");
+            if (ph.type == Placeholder::Type::Dir) {
+                o += "   " + ph.path + "/ (empty directory)\n";
+            } else if (ph.content.empty()) {
+                o += "   " + ph.path + " (empty file)\n";
+            } else {
+                o += "   " + ph.path + " (file holding " + json_quote(ph.content) + ")\n";
+            }
         }
     }
     for (const auto& n : prepared.mounts.notes) o += "note:       " + n + "\n";

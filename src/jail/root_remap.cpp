@@ -10,10 +10,11 @@
 
 #include <cerrno>
 #include <csignal>
-#include <optional>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "cordon/jail.hpp"
 
@@ -35,10 +36,15 @@ bool write_at(const std::string& path, const char* data) {
 // The idmap's user namespace belongs to a helper that does nothing but wait to be killed: it
 // shares our memory and descriptors (no page tables to copy) and has no exit signal (our
 // SIGCHLD is for the jail's init). We write its maps (root may map anything), take its
-// namespace, and kill it; it is reaped once the mounts are made, long dead by then.
+// namespace, and kill it; it is reaped with the Premounts, after the jail's clone.
 int wait_forever(void*) {
     for (;;) ::pause();
     return 0;
+}
+
+void reap(pid_t pid) {
+    while (::waitpid(pid, nullptr, __WALL) < 0 && errno == EINTR) {
+    }
 }
 
 struct IdmapHelper {
@@ -46,8 +52,7 @@ struct IdmapHelper {
     ~IdmapHelper() {
         if (pid > 0) {
             ::kill(pid, SIGKILL);
-            while (::waitpid(pid, nullptr, __WALL) < 0 && errno == EINTR) {
-            }
+            reap(pid);
         }
     }
 };
@@ -124,10 +129,12 @@ Result<Premounts> Premounts::make(const Spec& spec, const MountPlan& plan) {
         }
         p.fds_[i] = tree.release();
     }
+    std::swap(p.helper_, helper.pid);
     return p;
 }
 
 Premounts::~Premounts() {
+    if (helper_ > 0) reap(helper_);
     for (int fd : fds_) {
         if (fd >= 0) ::close(fd);
     }

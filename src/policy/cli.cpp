@@ -1,7 +1,6 @@
 // `cordon check` and `cordon policy test`: the policy engine on the command line. Nothing here
 // runs the command being checked.
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <climits>
@@ -9,6 +8,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "cordon/paths.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
 
@@ -42,7 +42,7 @@ std::string current_dir() {
 
 std::string home_dir() {
     if (const char* h = std::getenv("HOME"); h && *h == '/') return h;
-    if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+    if (auto pw = passwd_entry(::getuid()); pw && !pw->home.empty()) return pw->home;
     return "/";
 }
 

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <climits>
 #include <cstdlib>
+#include <fstream>
+#include <string_view>
 
 namespace cordon {
 
@@ -48,6 +51,27 @@ std::vector<std::string> search_path(const std::string& kind, const char* env_va
     dirs.push_back("/etc/cordon/" + kind);
     dirs.push_back(data_dir() + "/" + kind);
     return dirs;
+}
+
+std::optional<PasswdEntry> passwd_entry(uid_t uid) {
+    // name:password:uid:gid:gecos:home:shell
+    std::ifstream in("/etc/passwd");
+    for (std::string line; std::getline(in, line);) {
+        std::string_view fields[7];
+        size_t n = 0, start = 0;
+        while (n < 7) {
+            const size_t colon = line.find(':', start);
+            fields[n++] = std::string_view(line).substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+            if (colon == std::string::npos) break;
+            start = colon + 1;
+        }
+        if (n < 6) continue;
+        uid_t id = 0;
+        const auto [end, ec] = std::from_chars(fields[2].data(), fields[2].data() + fields[2].size(), id);
+        if (ec != std::errc() || end != fields[2].data() + fields[2].size() || id != uid) continue;
+        return PasswdEntry{std::string(fields[0]), std::string(fields[5])};
+    }
+    return std::nullopt;
 }
 
 }  // namespace cordon

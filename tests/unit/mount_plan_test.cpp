@@ -456,6 +456,22 @@ TEST_CASE("mount plan: protect-existing entries that are missing add nothing", "
     REQUIRE(rc >= 0);
     CHECK(plan.ops[static_cast<size_t>(rc)].readonly);
 
+    // Nor are the existing directories on the way to a missing one pinned; once it exists, they are.
+    f.dir("/w/.git");
+    f.dir("/w/.git/objects");
+    f.dir("/w/.git/objects/info");
+    s.protect_existing = {".git/objects/info/alternates"};
+    auto missing = plan_ok(s, f);
+    CHECK(count_dest(missing, "/w/.git") == 0);
+    CHECK(count_dest(missing, "/w/.git/objects") == 0);
+    CHECK(count_dest(missing, "/w/.git/objects/info") == 0);
+    f.file("/w/.git/objects/info/alternates");
+    auto existing = plan_ok(s, f);
+    CHECK(find_op(existing, K::Bind, "/w/.git", "pin") >= 0);
+    CHECK(find_op(existing, K::Bind, "/w/.git/objects", "pin") >= 0);
+    CHECK(find_op(existing, K::Bind, "/w/.git/objects/info", "pin") >= 0);
+    CHECK(find_op(existing, K::Bind, "/w/.git/objects/info/alternates", "protect") >= 0);
+
     // Without a workdir nothing is protected (nothing is writable).
     Spec n;
     n.protect = {".git/hooks/"};
