@@ -112,7 +112,8 @@ using K = TomlValue::Kind;
 }  // namespace
 
 Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
-                            std::vector<std::string>* extends, std::vector<std::string>* extends_where) {
+                            std::vector<std::string>* extends, std::vector<std::string>* extends_where,
+                            bool item_origins) {
     auto parsed = profile_tree(text, path);
     if (!parsed) return parsed.error();
     const TomlValue& tbl = *parsed;
@@ -194,7 +195,7 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
                     auto s = string_at(e, key, true);
                     if (!s) return s.error();
                     list.push_back(*s);
-                    layer.item_where[key].push_back(where(path, e));
+                    if (item_origins) layer.item_where[key].push_back(where(path, e));
                 }
                 layer.values[key] = list;
                 break;
@@ -206,7 +207,7 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
                     auto s = string_at(node.items[i], key, false);
                     if (!s) return s.error();
                     pairs.emplace_back(node.keys[i].name, *s);
-                    layer.item_where[key].push_back(where(path, node.items[i]));
+                    if (item_origins) layer.item_where[key].push_back(where(path, node.items[i]));
                 }
                 layer.values[key] = pairs;
                 break;
@@ -262,8 +263,8 @@ Result<std::string> find_profile(const std::string& name) {
 namespace {
 
 // `at` is where NAME was named (an extends entry), for messages; empty for the command line.
-Status load_one(const std::string& name, const std::string& at, const Vars& vars, std::vector<std::string>& stack,
-                std::set<std::string>& done, Layer& out) {
+Status load_one(const std::string& name, const std::string& at, const Vars& vars, bool item_origins,
+                std::vector<std::string>& stack, std::set<std::string>& done, Layer& out) {
     auto path = find_profile(name);
     if (!path) {
         if (!at.empty()) path.error().what = at + ": extends " + path.error().what;
@@ -278,14 +279,14 @@ Status load_one(const std::string& name, const std::string& at, const Vars& vars
     auto text = read_file(*path);
     if (!text) return make_error(*path, "cannot read this profile", text.error().err);
     std::vector<std::string> parents, parents_where;
-    auto layer = parse_profile(*text, *path, vars, &parents, &parents_where);
+    auto layer = parse_profile(*text, *path, vars, &parents, &parents_where, item_origins);
     if (!layer) return layer.error();
     stack.push_back(*path);
     for (size_t i = 0; i < parents.size(); ++i) {
         // A parent named by path is relative to the file that names it.
         std::string p = parents[i];
         if (p.find('/') != std::string::npos && p[0] != '/') p = path->substr(0, path->rfind('/') + 1) + p;
-        CORDON_TRY(load_one(p, parents_where[i], vars, stack, done, out));
+        CORDON_TRY(load_one(p, parents_where[i], vars, item_origins, stack, done, out));
     }
     stack.pop_back();
     done.insert(*path);
@@ -295,13 +296,13 @@ Status load_one(const std::string& name, const std::string& at, const Vars& vars
 
 }  // namespace
 
-Result<Layer> load_profiles(const std::vector<std::string>& names, const Vars& vars) {
+Result<Layer> load_profiles(const std::vector<std::string>& names, const Vars& vars, bool item_origins) {
     Layer merged;
     merged.origin = "profiles";
     std::set<std::string> done;
     for (const auto& name : names) {
         std::vector<std::string> stack;
-        CORDON_TRY(load_one(name, "", vars, stack, done, merged));
+        CORDON_TRY(load_one(name, "", vars, item_origins, stack, done, merged));
     }
     return merged;
 }

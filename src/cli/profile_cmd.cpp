@@ -89,7 +89,7 @@ std::string value_text(const Value& v) {
 
 int show(const std::string& name, bool json) {
     HostInfo host = current_host();
-    auto layer = load_profiles({name}, profile_vars(host.home, host.user, host.uid, host.cwd));
+    auto layer = load_profiles({name}, profile_vars(host.home, host.user, host.uid, host.cwd), true);
     if (!layer) {
         std::fprintf(stderr, "%s\n", layer.error().message().c_str());
         return 125;

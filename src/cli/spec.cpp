@@ -55,23 +55,45 @@ Result<uint64_t> parse_cpus(const std::string& text) {
 }
 
 std::string normalize_path(const std::string& path, const std::string& cwd) {
-    std::string full = (!path.empty() && path[0] == '/') ? path : cwd + "/" + path;
-    std::vector<std::string> parts;
+    std::string out;
+    if (path.empty() || path[0] != '/') {
+        out.reserve(cwd.size() + 1 + path.size());
+        out = cwd;
+        if (out.empty() || out.back() != '/') out += '/';
+    }
+    out += path;
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    // Most paths are normal already (the planner asks for hundreds): then nothing is rebuilt.
+    auto normal = [&] {
+        if (out.empty() || out[0] != '/') return false;
+        for (size_t i = 0; i < out.size(); ++i) {
+            if (out[i] != '/') continue;
+            if (i + 1 < out.size() && out[i + 1] == '/') return false;
+            if (out.compare(i, 3, "/./") == 0 || out.compare(i, 4, "/../") == 0) return false;
+            if (i + 2 == out.size() && out[i + 1] == '.') return false;
+            if (i + 3 == out.size() && out.compare(i + 1, 2, "..") == 0) return false;
+        }
+        return true;
+    };
+    if (normal()) return out;
+    // Component by component, in place: '.' and empty ones dropped, '..' takes one back
+    // (never above the root).
+    std::string norm;
+    norm.reserve(out.size());
     size_t i = 0;
-    while (i <= full.size()) {
-        size_t j = full.find('/', i);
-        if (j == std::string::npos) j = full.size();
-        std::string comp = full.substr(i, j - i);
+    while (i <= out.size()) {
+        size_t j = out.find('/', i);
+        if (j == std::string::npos) j = out.size();
+        const std::string_view comp(out.data() + i, j - i);
         if (comp == "..") {
-            if (!parts.empty()) parts.pop_back();
+            norm.resize(norm.rfind('/') == std::string::npos ? 0 : norm.rfind('/'));
         } else if (!comp.empty() && comp != ".") {
-            parts.push_back(comp);
+            norm += '/';
+            norm += comp;
         }
         i = j + 1;
     }
-    std::string out;
-    for (const auto& p : parts) out += "/" + p;
-    return out.empty() ? "/" : out;
+    return norm.empty() ? "/" : norm;
 }
 
 namespace {

@@ -80,6 +80,14 @@ TEST_CASE("normalize_path is lexical", "[spec]") {
     CHECK(normalize_path("", "/w") == "/w");
     CHECK(normalize_path("/a/b/..", "/w") == "/a");
     CHECK(normalize_path("a...b/.x", "/") == "/a...b/.x");  // only exact . and .. are special
+    CHECK(normalize_path("/a/b", "/w") == "/a/b");
+    CHECK(normalize_path("/a//b", "/w") == "/a/b");
+    CHECK(normalize_path("/a/.", "/w") == "/a");
+    CHECK(normalize_path("/.", "/w") == "/");
+    CHECK(normalize_path("/..", "/w") == "/");
+    CHECK(normalize_path("/a/..b/c..", "/w") == "/a/..b/c..");
+    CHECK(normalize_path(".", "/w") == "/w");
+    CHECK(normalize_path("..", "/w") == "/");
 }
 
 TEST_CASE("is_unsafe_workdir", "[spec]") {
