@@ -121,6 +121,7 @@ const char* env_path(const Spec& spec) {
 struct PayloadPlan {
     const Spec* spec = nullptr;
     int report_fd = -1;  // close-on-exec pipe: errno on failure, EOF once the command runs
+    int sync_fd = -1;    // the supervisor's socket: Started, before anything of the command runs
     std::vector<char*> argv, envp;
     std::vector<std::string> targets;  // execve candidates in order: the command, or PATH's
     bool path_search = false;
@@ -135,6 +136,7 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     PayloadPlan p;
     p.spec = &spec;
     p.report_fd = report_fd;
+    p.sync_fd = ctx.sync_fd;
     for (const auto& a : spec.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
     p.argv.push_back(nullptr);
     for (const auto& e : spec.env) p.envp.push_back(const_cast<char*>(e.c_str()));
@@ -187,6 +189,10 @@ int payload_main(void* arg) {
         ::kill(::getpid(), early);
         ::_exit(128 + early);
     }
+    // From here a signal is the command's: the supervisor must know before the command can run
+    // (a Ctrl-C right after its first output would otherwise find it "not started" yet, and
+    // end the run instead of reaching the command). An exec failure follows as ExecError.
+    send_msg(p.sync_fd, ChildMsg::Started, 0, 0, nullptr);
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(errno);
     if (spec.new_session && ::setsid() < 0) die(errno);
     // Only 0, 1, 2 (and our report pipe, close-on-exec) survive into the command.
@@ -379,11 +385,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     int exec_err = 0;
     ssize_t n = retry_eintr([&] { return ::read(report[0], &exec_err, sizeof exec_err); });
     ::close(report[0]);
-    if (n == static_cast<ssize_t>(sizeof exec_err)) {
-        send_msg(sync, ChildMsg::ExecError, exec_err, 0, spec.argv[0].c_str());
-    } else {
-        send_msg(sync, ChildMsg::Started, 0, 0, nullptr);
-    }
+    if (n == static_cast<ssize_t>(sizeof exec_err)) send_msg(sync, ChildMsg::ExecError, exec_err, 0, spec.argv[0].c_str());
     // 9. Init: reap everything, relay the supervisor's signals, report the payload's end.
     for (;;) {
         struct signalfd_siginfo si {};

@@ -372,7 +372,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     const bool reap_init = cgroup != nullptr || spec.status_json.has_value();
     while (!init_done && !(have_exit && !reap_init)) {
         struct pollfd fds[3] = {{sync.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
-        int n = ::poll(fds, sync ? 3 : 3, -1);
+        int n = ::poll(fds, 3, -1);
         if (n < 0 && errno != EINTR) break;
         if (sync && (fds[0].revents & POLLIN)) {
             ChildMsg m{};
@@ -394,7 +394,15 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
                 }
                 // Before the command has started, any of them ends the run at once: setup may be
                 // stalled (a hung filesystem, a placeholder locked by a stranger), and there is
-                // no command yet to hand the signal to. The jail goes with init.
+                // no command yet to hand the signal to. The jail goes with init. The payload says
+                // Started before it execs; a message already queued counts.
+                if (!started && sync) {
+                    ChildMsg m{};
+                    while (!started && ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) {
+                        handle_msg(m);
+                    }
+                    if (have_exit && reap_init) sync.reset();
+                }
                 if (!started && !child_error && !have_exit) {
                     if (!interrupted) interrupted = sig;
                     ::kill(init, SIGKILL);
