@@ -104,7 +104,8 @@ public:
     virtual Result<CgroupBase> acquire(const CgroupHost& host) = 0;
 };
 std::unique_ptr<CgroupBackend> cgroupfs_backend();
-// nullptr when cordon was built without libsystemd.
+// Always built: cordon speaks D-Bus itself (cordon/dbus.hpp); whether a user manager answers
+// is for check() to find out.
 std::unique_ptr<CgroupBackend> systemd_backend();
 
 // The decision prepare() takes: which backend, which controllers, and what was given up.

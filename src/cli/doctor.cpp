@@ -120,7 +120,7 @@ std::vector<Finding> check_cgroups() {
     out.push_back({"cgroup v2", "ok", detail, ""});
     std::vector<std::unique_ptr<CgroupBackend>> backends;
     backends.push_back(cgroupfs_backend());
-    if (auto sd = systemd_backend()) backends.push_back(std::move(sd));
+    backends.push_back(systemd_backend());
     bool any = false;
     for (auto& b : backends) {
         auto r = b->check(host);

@@ -236,12 +236,6 @@ std::unique_ptr<CgroupBackend> cgroupfs_backend() {
     return std::make_unique<CgroupfsBackend>();
 }
 
-#ifndef CORDON_HAVE_SYSTEMD
-std::unique_ptr<CgroupBackend> systemd_backend() {
-    return nullptr;
-}
-#endif
-
 Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const CgroupHost& host,
                                               std::vector<std::string>& warnings) {
     const auto need = needed_controllers(limits);
@@ -274,9 +268,7 @@ Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const 
         available = *fs_ok;
     } else {
         // Not ours to manage: ask a systemd user manager for a delegated scope instead.
-        auto sd = systemd_backend();
-        Result<std::vector<std::string>> sd_ok = make_error("systemd", "cordon was built without libsystemd");
-        if (sd) sd_ok = sd->check(host);
+        auto sd_ok = systemd_backend()->check(host);
         if (!sd_ok) {
             Error e = fs_ok.error();
             e.why += "; no systemd user manager offers a transient scope instead (" + sd_ok.error().why + ")";

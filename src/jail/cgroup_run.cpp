@@ -149,7 +149,6 @@ void remove_stale_cgroups(const std::string& base, const Cgroup2Mount& mount) {
 Result<std::unique_ptr<RunCgroup>> RunCgroup::create(const CgroupPlan& plan, const CgroupLimits& limits,
                                                      const CgroupHost& host) {
     auto backend = plan.backend == "systemd" ? systemd_backend() : cgroupfs_backend();
-    if (!backend) return make_error("cgroup v2", "backend '" + plan.backend + "' is not built in");
     auto base = backend->acquire(host);
     if (!base) return base.error();
     remove_stale_cgroups(base->dir, *host.mount);

@@ -56,4 +56,9 @@ i=0
 while [ -n "$(scopes)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 if [ -z "$(scopes)" ]; then pass scope-gone "systemd removed every cordon scope after the runs"
 else fail scope-gone "left: $(scopes | tr '\n' ' ')"; fi
+# No bus to reach: the limit is refused with what the D-Bus client met.
+run env -u DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR=/nonexistent "$CORDON" --memory 32M -- true
+if [ $rc -eq 125 ] && grep -q 'transient scope instead (connect to the user bus: connect to /nonexistent/bus: No such file' "$T/err"
+then pass no-bus "without a user bus: exit 125 and the reason"
+else fail no-bus "exit $rc"; fi
 rm -rf "$T"
