@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     int* failures = calloc((size_t)ncmd, sizeof *failures);
     int devnull = open("/dev/null", O_WRONLY);
     struct timespec pause = {pause_ms / 1000, (long)(pause_ms % 1000) * 1000000L};
-    for (int c = 0; c < ncmd; ++c) burst(cmd[c], n < 10 ? n : 10, devnull, t);  /* warm-up */
+    for (int c = 0; c < ncmd; ++c) burst(cmd[c], n < 10 ? n : 10, devnull, t); /* warm-up */
     for (int r = 0; r < rounds; ++r) {
         for (int i = 0; i < ncmd; ++i) {
             int c = r % 2 ? ncmd - 1 - i : i;

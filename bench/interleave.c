@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
         double sum = 0;
         for (int r = 0; r < rounds; ++r) sum += x[r];
         qsort(x, (size_t)rounds, sizeof *x, compare);
-        printf("mean %6.0f us  median %6.0f  p10 %6.0f  p90 %6.0f  %s\n", sum / rounds, x[rounds / 2],
-               x[rounds / 10], x[rounds * 9 / 10], argv[c + 2]);
+        printf("mean %6.0f us  median %6.0f  p10 %6.0f  p90 %6.0f  %s\n", sum / rounds, x[rounds / 2], x[rounds / 10],
+               x[rounds * 9 / 10], argv[c + 2]);
     }
     return 0;
 }

@@ -40,7 +40,9 @@ void BM_OneLine(benchmark::State& state) {
 }
 BENCHMARK(BM_OneLine);
 
-void BM_OneLineDenied(benchmark::State& state) { check(state, "sudo rm -rf --no-preserve-root /", false); }
+void BM_OneLineDenied(benchmark::State& state) {
+    check(state, "sudo rm -rf --no-preserve-root /", false);
+}
 BENCHMARK(BM_OneLineDenied);
 
 void BM_NestedWrappers(benchmark::State& state) {
@@ -69,7 +71,9 @@ std::string script_200() {
     return s;
 }
 
-void BM_Script200Lines(benchmark::State& state) { check(state, script_200(), true); }
+void BM_Script200Lines(benchmark::State& state) {
+    check(state, script_200(), true);
+}
 BENCHMARK(BM_Script200Lines)->Unit(benchmark::kMicrosecond);
 
 void BM_Argv(benchmark::State& state) {

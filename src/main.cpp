@@ -100,7 +100,8 @@ int run(const std::vector<std::string>& args) {
         if (spec->verbosity > 0) {
             std::string names;
             for (const auto& p : spec->profiles) names += (names.empty() ? "" : ",") + p;
-            std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
+            std::fprintf(stderr,
+                         "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
                          names.empty() ? "(none)" : names.c_str(), spec->workdir ? spec->workdir->c_str() : "none",
                          spec->share_net ? "host" : "none", prepared->mounts.ops.size(), prepared->seccomp.name.c_str(),
                          policies.empty() ? "off" : "checked, allowed");

@@ -18,7 +18,7 @@ struct CliRequest {
     std::vector<std::string> command;   // COMMAND [ARG...]
     std::optional<std::string> script;  // -c SCRIPT
     bool dry_run = false;
-    int verbosity = 0;                  // -1 quiet, 0 normal, 1+ verbose
+    int verbosity = 0;  // -1 quiet, 0 normal, 1+ verbose
     bool help = false;
     bool version = false;
     std::string help_text;

@@ -25,7 +25,7 @@ private:
     bool has_question_ = false;
     std::string head_, tail_;          // before the first '*', after the last
     std::vector<std::string> middle_;  // the non-empty segments in between (copies: movable)
-    uint64_t need_ = 0;  // "*A*B*" patterns: one bit per character (mod 64) a match must contain
+    uint64_t need_ = 0;                // "*A*B*" patterns: one bit per character (mod 64) a match must contain
 };
 
 bool wildcard_match(std::string_view pattern, std::string_view s);

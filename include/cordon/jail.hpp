@@ -71,16 +71,15 @@ struct Outcome {
     uint64_t wall_ms = 0;
     uint64_t cpu_ms = 0;
     uint64_t peak_memory_bytes = 0;
-    uint64_t oom_kills = 0;  // processes the OOM killer ended under --memory
-    std::optional<Error> error;  // SetupError / ExecError
+    uint64_t oom_kills = 0;            // processes the OOM killer ended under --memory
+    std::optional<Error> error;        // SetupError / ExecError
     std::vector<std::string> denials;  // JSON objects, one per policy denial
 };
 
 // The supervisor: create the namespaces, feed the child, wait, clean up. GATE, if given, runs
 // while the child builds the jail and before anything of the command can run (nor any
 // placeholder exists on the host): an Outcome from it ends the run there (the command policy).
-Outcome run_jail(const Spec& spec, const Prepared& prepared,
-                 const std::function<std::optional<Outcome>()>& gate = {});
+Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function<std::optional<Outcome>()>& gate = {});
 
 // Child side (src/jail/child.cpp): runs as pid 1 of the new pid namespace; never returns.
 struct ChildContext {

@@ -38,9 +38,9 @@ struct MountOp {
     bool no_symlinks = false;  // dest must not traverse any symlink (protected paths)
     uint64_t size = 0;
     mode_t mode = 0755;
-    std::string why;           // "system", "workdir", "protect", "--bind", ... for --dry-run
-    bool in_jail = false;      // Bind: the source is dest as the jail being built shows it (a
-                               // protected path bound onto itself), not a host path
+    std::string why;              // "system", "workdir", "protect", "--bind", ... for --dry-run
+    bool in_jail = false;         // Bind: the source is dest as the jail being built shows it (a
+                                  // protected path bound onto itself), not a host path
     bool host_root_only = false;  // applied only when the jail's uid is the host's uid 0
 };
 
@@ -48,10 +48,10 @@ struct MountOp {
 struct HostFs {
     // Placeholder: a directory or an empty file that carries cordon's mark (see Placeholder).
     enum class Type { Missing, File, Dir, Symlink, Other, Placeholder };
-    std::function<Type(const std::string&)> type;                          // lstat
-    std::function<std::string(const std::string&)> readlink;               // symlink target
-    std::function<std::vector<std::string>(const std::string&)> glob;     // pattern -> matches
-    std::function<std::string(const std::string&)> read;                  // a small file ("" if none)
+    std::function<Type(const std::string&)> type;                      // lstat
+    std::function<std::string(const std::string&)> readlink;           // symlink target
+    std::function<std::vector<std::string>(const std::string&)> glob;  // pattern -> matches
+    std::function<std::string(const std::string&)> read;               // a small file ("" if none)
     // The names in a directory, sorted (empty if it cannot be read): one read instead of a
     // lookup per protected name, most of which are missing. Optional.
     std::function<std::vector<std::string>(const std::string&)> list;

@@ -12,10 +12,9 @@
 //
 // Empty directories are not made and removed each time but kept in a pool on the same file
 // system ($XDG_CACHE_HOME/cordon/placeholders, or /tmp/cordon-UID/placeholders; private to
-// the user and out of every jail's reach) and renamed in and out: removing a directory frees its disk block, which on a file
-// system mounted with discard waits for the disk (about 0.1 ms each), and so, in the kernel's
-// journal, may the next run. Where the pool is on another file system, they are made and
-// removed as usual.
+// the user and out of every jail's reach) and renamed in and out: removing a directory frees its disk block, which on a
+// file system mounted with discard waits for the disk (about 0.1 ms each), and so, in the kernel's journal, may the
+// next run. Where the pool is on another file system, they are made and removed as usual.
 //
 // Placeholder operations leave the parent directory's modification time as they found it. To
 // make that exact when runs overlap, the operations of all of a user's runs on one directory

@@ -24,7 +24,7 @@ struct SyscallRule {
     enum class Action { Errno, Enosys, Kill, Allow };
     std::string syscall;
     Action action = Action::Errno;
-    int err = 1;  // EPERM
+    int err = 1;                 // EPERM
     std::vector<ArgCond> conds;  // all must hold; empty: every call
     std::string why;
 };

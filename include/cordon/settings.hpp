@@ -28,13 +28,13 @@ enum class KeyType {
 };
 
 struct KeyInfo {
-    const char* name;     // long option name == profile key
+    const char* name;  // long option name == profile key
     KeyType type;
     const char* metavar;  // for --help
     const char* help;
-    bool profile_ok;      // may appear in a profile file
-    int arity;            // values per occurrence (Ops and PairList: 1 or 2)
-    bool available;       // false: reserved for a later release, rejected with a clear message
+    bool profile_ok;  // may appear in a profile file
+    int arity;        // values per occurrence (Ops and PairList: 1 or 2)
+    bool available;   // false: reserved for a later release, rejected with a clear message
 };
 
 // Every key cordon knows, in --help order.
@@ -50,8 +50,8 @@ struct OpValue {
 };
 
 using PairValue = std::pair<std::string, std::string>;
-using Value = std::variant<std::string, bool, uint64_t, std::vector<std::string>,
-                           std::vector<PairValue>, std::vector<OpValue>>;
+using Value =
+    std::variant<std::string, bool, uint64_t, std::vector<std::string>, std::vector<PairValue>, std::vector<OpValue>>;
 
 struct Layer {
     std::string origin;  // "command line" or the profile's path

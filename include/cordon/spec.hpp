@@ -21,7 +21,7 @@ struct HostInfo {
     gid_t gid = 0;
     std::string cwd;
     std::string home;
-    std::string user;  // $USER; empty: looked up when a profile needs it
+    std::string user;                  // $USER; empty: looked up when a profile needs it
     std::vector<std::string> environ;  // NAME=VALUE
 };
 HostInfo current_host();
@@ -36,11 +36,11 @@ struct Rlimit {
 // cgroup v2 limits (SPEC §7). Values are what the kernel files get; unset means "no limit".
 struct CgroupLimits {
     static constexpr uint64_t kCpuPeriodUs = 100000;  // cpu.max period: 100 ms
-    std::optional<uint64_t> memory;        // memory.max, bytes
-    std::optional<uint64_t> memory_swap;   // memory.swap.max, bytes; UINT64_MAX is "max"; 0 if unset
-    std::optional<uint64_t> pids;          // --pids N: the command's tree (the jail's init is added)
-    std::optional<uint64_t> cpu_quota_us;  // cpu.max quota per kCpuPeriodUs
-    bool best_effort = false;              // --limits best-effort: warn instead of failing
+    std::optional<uint64_t> memory;                   // memory.max, bytes
+    std::optional<uint64_t> memory_swap;              // memory.swap.max, bytes; UINT64_MAX is "max"; 0 if unset
+    std::optional<uint64_t> pids;                     // --pids N: the command's tree (the jail's init is added)
+    std::optional<uint64_t> cpu_quota_us;             // cpu.max quota per kCpuPeriodUs
+    bool best_effort = false;                         // --limits best-effort: warn instead of failing
     [[nodiscard]] bool any() const { return memory || pids || cpu_quota_us; }
 };
 
@@ -67,12 +67,12 @@ struct Spec {
     std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
     std::vector<std::pair<std::string, std::string>> placeholder_content;  // relative path -> text
     bool private_home = false;
-    std::string config_dir;  // $XDG_CONFIG_HOME/cordon: read-only inside the jail
-    std::string cache_dir;   // $XDG_CACHE_HOME/cordon: read-only inside the jail where it is writable
-    std::string private_tmp; // /tmp/cordon-UID (placeholder pool, lock files): the same
+    std::string config_dir;   // $XDG_CONFIG_HOME/cordon: read-only inside the jail
+    std::string cache_dir;    // $XDG_CACHE_HOME/cordon: read-only inside the jail where it is writable
+    std::string private_tmp;  // /tmp/cordon-UID (placeholder pool, lock files): the same
     uint64_t tmpfs_size = 1ULL << 30;
-    std::vector<OpValue> ops;  // bwrap-style primitives, in order
-    std::string chdir;         // working directory inside the jail
+    std::vector<OpValue> ops;     // bwrap-style primitives, in order
+    std::string chdir;            // working directory inside the jail
     bool chdir_explicit = false;  // --chdir given: failing to enter it is an error
 
     // Environment after filtering, and what was removed (for --dry-run).

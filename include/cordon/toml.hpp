@@ -1,9 +1,9 @@
 // The one way cordon parses TOML (profiles, policies, syscall policies).
 #pragma once
 
+#include <toml++/toml.h>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 
 #include "cordon/error.hpp"
 

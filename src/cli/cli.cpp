@@ -37,9 +37,12 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
     bool quiet = false;
     int verbose = 0;
     for (; i < args.size() && args[i] != "--"; ++i) {
-        if (args[i] == "-q" || args[i] == "--quiet") quiet = true;
-        else if (args[i] == "-v" || args[i] == "--verbose") ++verbose;
-        else break;
+        if (args[i] == "-q" || args[i] == "--quiet")
+            quiet = true;
+        else if (args[i] == "-v" || args[i] == "--verbose")
+            ++verbose;
+        else
+            break;
     }
     if (i + 1 < args.size() && args[i] == "--") {
         CliRequest req;
@@ -67,7 +70,10 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
     app.add_flag("--version", version, "print the version and exit");
     app.add_option("-c", script, "run SCRIPT with /bin/sh -c inside the jail")->type_name("SCRIPT");
     app.add_option("-p,--profile", profiles, "profile NAME or PATH (repeatable; later layers win)")
-        ->type_name("NAME|PATH")->take_all()->expected(1)->allow_extra_args(false);
+        ->type_name("NAME|PATH")
+        ->take_all()
+        ->expected(1)
+        ->allow_extra_args(false);
     app.add_flag("--no-profile", req.no_profile, "start from an empty root (bwrap semantics)");
     app.add_flag("--no-policy", req.no_policy, "do not check the command policy");
     app.add_flag("--dry-run", req.dry_run, "print the resolved jail and run nothing");
@@ -83,7 +89,8 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
     bool all = false;
     for (const auto& a : args) {
         if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
-            mentioned.insert(std::string_view(a).substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2));
+            mentioned.insert(
+                std::string_view(a).substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2));
         } else if (a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find('h') != std::string::npos) {
             all = true;  // -h, possibly in a cluster such as -qh
         }
@@ -141,7 +148,8 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
             if (args[i] == "--" && args[i + 1] == req.command.front()) after_dashes = true;
         }
         if (!after_dashes) {
-            return make_error(req.command.front(), "unknown option (see cordon --help; put COMMAND after -- if it starts with '-')");
+            return make_error(req.command.front(),
+                              "unknown option (see cordon --help; put COMMAND after -- if it starts with '-')");
         }
     }
 
@@ -155,8 +163,9 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
         const KeyInfo& key = *it->second;
         std::string optname = std::string("--") + key.name;
         if (!key.available) {
-            return make_error(optname, "exec-time policy enforcement and audit logs are not available in this "
-                                       "version of cordon; refusing to run without them");
+            return make_error(optname,
+                              "exec-time policy enforcement and audit logs are not available in this "
+                              "version of cordon; refusing to run without them");
         }
         size_t idx = seen[opt]++;
         if (key.type == KeyType::Bool) {
@@ -192,7 +201,8 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
                 bool okv = !val.empty() && val.size() < 11;
                 for (char ch : val) okv = okv && ch >= '0' && ch <= '9';
                 if (okv) n = std::stoull(val);
-                if (!okv || n > 0xFFFFFFFEULL) return make_error(optname, "invalid value '" + val + "': expected a non-negative integer");
+                if (!okv || n > 0xFFFFFFFEULL)
+                    return make_error(optname, "invalid value '" + val + "': expected a non-negative integer");
                 layer.values[key.name] = n;
                 break;
             }
@@ -219,7 +229,8 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
         return make_error("-c", "a SCRIPT and a COMMAND were both given; use one");
     }
     if (!req.script && req.command.empty() && !req.dry_run) {
-        return make_error("invalid command line", "no COMMAND given (usage: cordon [OPTIONS] [--] COMMAND [ARG...], see cordon --help)");
+        return make_error("invalid command line",
+                          "no COMMAND given (usage: cordon [OPTIONS] [--] COMMAND [ARG...], see cordon --help)");
     }
     return req;
 }

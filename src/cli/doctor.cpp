@@ -58,7 +58,8 @@ Finding check_userns() {
     std::string fix;
     if (!ok) {
         fix = "allow user namespaces: sysctl user.max_user_namespaces=15000";
-        if (sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0") fix += " and kernel.unprivileged_userns_clone=1";
+        if (sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0")
+            fix += " and kernel.unprivileged_userns_clone=1";
         fix += "; inside a container, the container must allow unshare(CLONE_NEWUSER)";
     }
     return {"user namespaces", ok ? "ok" : "fail", detail, fix};
@@ -96,10 +97,11 @@ Finding check_jail() {
     }
     int status = 0;
     bool ok = pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    return {"default jail", ok ? "ok" : "fail",
-            ok ? "cordon -- /bin/true ran in the default jail" : "cordon -- /bin/true failed (exit " +
-                                                                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")",
-            ok ? "" : "run cordon -v -- /bin/true to see the failing step"};
+    return {
+        "default jail", ok ? "ok" : "fail",
+        ok ? "cordon -- /bin/true ran in the default jail"
+           : "cordon -- /bin/true failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")",
+        ok ? "" : "run cordon -v -- /bin/true to see the failing step"};
 }
 
 std::vector<Finding> check_cgroups() {
@@ -133,8 +135,9 @@ std::vector<Finding> check_cgroups() {
             std::string fix;
             if (!missing.empty()) {
                 fix = "the" + missing + " controller(s) are not offered here" +
-                      (host.v1.empty() ? std::string(": ask for a delegation that includes them")
-                                       : std::string(" (bound to cgroup v1): boot with systemd.unified_cgroup_hierarchy=1"));
+                      (host.v1.empty()
+                           ? std::string(": ask for a delegation that includes them")
+                           : std::string(" (bound to cgroup v1): boot with systemd.unified_cgroup_hierarchy=1"));
             }
             out.push_back({std::string("limits via ") + b->name(), missing.empty() ? "ok" : "warn",
                            "controllers:" + (got.empty() ? std::string(" none") : got), fix});
@@ -169,8 +172,12 @@ int main_doctor(const std::vector<std::string>& args) {
     for (const auto& f : findings) {
         failed = failed || f.status == "fail";
         if (json) {
-            arr += (arr.size() > 1 ? "," : "") +
-                   JsonObject().add("check", f.check).add("status", f.status).add("detail", f.detail).add("fix", f.fix).str();
+            arr += (arr.size() > 1 ? "," : "") + JsonObject()
+                                                     .add("check", f.check)
+                                                     .add("status", f.status)
+                                                     .add("detail", f.detail)
+                                                     .add("fix", f.fix)
+                                                     .str();
         } else {
             std::printf("%-5s %s: %s\n", f.status.c_str(), f.check.c_str(), f.detail.c_str());
             if (!f.fix.empty()) std::printf("      fix: %s\n", f.fix.c_str());

@@ -2,10 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <charconv>
 #include <set>
-#include <toml++/toml.h>
 
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
@@ -46,14 +46,22 @@ std::string suggestion(const std::string& key) {
 
 const char* type_name(KeyType t) {
     switch (t) {
-        case KeyType::String: return "a string";
-        case KeyType::Bool: return "true or false";
-        case KeyType::UInt: return "a non-negative integer";
-        case KeyType::Size: return "a size string such as \"512M\"";
-        case KeyType::Duration: return "a duration string such as \"90s\"";
-        case KeyType::List: return "an array of strings";
-        case KeyType::PairList: return "a table of NAME = \"VALUE\"";
-        case KeyType::Ops: return "an array";
+        case KeyType::String:
+            return "a string";
+        case KeyType::Bool:
+            return "true or false";
+        case KeyType::UInt:
+            return "a non-negative integer";
+        case KeyType::Size:
+            return "a size string such as \"512M\"";
+        case KeyType::Duration:
+            return "a duration string such as \"90s\"";
+        case KeyType::List:
+            return "an array of strings";
+        case KeyType::PairList:
+            return "a table of NAME = \"VALUE\"";
+        case KeyType::Ops:
+            return "an array";
     }
     return "?";
 }
@@ -70,8 +78,10 @@ Result<std::string> expand_vars(const std::string& text, const Vars& vars) {
             std::string name = text.substr(i + 2, end - i - 2);
             auto it = vars.find(name);
             std::string lazy;
-            if (it == vars.end() && name == "USER" && vars.lazy_user) lazy = vars.lazy_user();
-            else if (it == vars.end()) return make_error("'" + text + "'", "unknown variable ${" + name + "}");
+            if (it == vars.end() && name == "USER" && vars.lazy_user)
+                lazy = vars.lazy_user();
+            else if (it == vars.end())
+                return make_error("'" + text + "'", "unknown variable ${" + name + "}");
             const std::string& value = it == vars.end() ? lazy : it->second;
             if (value.empty()) return make_error("'" + text + "'", "variable ${" + name + "} is not defined here");
             out += value;
@@ -105,7 +115,9 @@ std::string where(const std::string& path, uint32_t line, uint32_t column) {
     out.append(buf, std::to_chars(buf, buf + sizeof buf, column).ptr);
     return out;
 }
-std::string where(const std::string& path, const TomlValue& v) { return where(path, v.line, v.column); }
+std::string where(const std::string& path, const TomlValue& v) {
+    return where(path, v.line, v.column);
+}
 
 using K = TomlValue::Kind;
 
@@ -154,11 +166,10 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
                               "unknown key '" + key + "'" + suggestion(key));
         }
         if (!info->available) {
-            return make_error(at, "'" + key + "' is not available in this version of cordon; refusing to run without it");
+            return make_error(at,
+                              "'" + key + "' is not available in this version of cordon; refusing to run without it");
         }
-        auto wrong_type = [&] {
-            return make_error(at, "'" + key + "' must be " + type_name(info->type));
-        };
+        auto wrong_type = [&] { return make_error(at, "'" + key + "' must be " + type_name(info->type)); };
         layer.where[key] = at;
         switch (info->type) {
             case KeyType::String: {

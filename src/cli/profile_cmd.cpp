@@ -2,17 +2,17 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <toml++/toml.h>
 
 #include "cordon/fd.hpp"
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
-#include "cordon/toml.hpp"
 #include "cordon/profile.hpp"
 #include "cordon/spec.hpp"
+#include "cordon/toml.hpp"
 
 namespace cordon {
 
@@ -181,9 +181,12 @@ int main_profile(const std::vector<std::string>& args) {
         std::string name;
         bool json = false;
         for (size_t i = 1; i < args.size(); ++i) {
-            if (args[i] == "--json") json = true;
-            else if (name.empty() && args[i][0] != '-') name = args[i];
-            else return usage();
+            if (args[i] == "--json")
+                json = true;
+            else if (name.empty() && args[i][0] != '-')
+                name = args[i];
+            else
+                return usage();
         }
         if (name.empty()) return usage();
         return show(name, json);

@@ -17,16 +17,21 @@ const std::vector<KeyInfo>& all_keys() {
     // name, type, metavar, help, profile_ok, arity, available
     static const std::vector<KeyInfo> keys = {
         // filesystem
-        {"workdir", T::String, "DIR", "the writable project root (default: current directory; 'none': nothing writable)", kProfile, 1, true},
+        {"workdir", T::String, "DIR",
+         "the writable project root (default: current directory; 'none': nothing writable)", kProfile, 1, true},
         {"workdir-readonly", T::Bool, "", "show the workdir read-only (nothing writable)", kProfile, 0, true},
         {"rw", T::List, "PATH", "expose PATH read-write", kProfile, 1, true},
         {"ro", T::List, "PATH", "expose PATH read-only", kProfile, 1, true},
-        {"hide", T::List, "PATH", "make PATH appear empty (directories) or empty and unreadable (files)", kProfile, 1, true},
+        {"hide", T::List, "PATH", "make PATH appear empty (directories) or empty and unreadable (files)", kProfile, 1,
+         true},
         {"tmpfs", T::List, "PATH", "mount a private, size-bounded tmpfs on PATH", kProfile, 1, true},
         {"tmpfs-size", T::Size, "SIZE", "size bound of every tmpfs (default 1G)", kProfile, 1, true},
-        {"protect", T::List, "RELPATH", "keep RELPATH inside the workdir read-only, even if it does not exist yet", kProfile, 1, true},
-        {"protect-existing", T::List, "RELPATH", "keep RELPATH inside the workdir read-only if it exists", kProfile, 1, true},
-        {"placeholder-content", T::PairList, "RELPATH TEXT", "what the placeholder of a missing protected file holds (default: nothing)", kProfile, 2, true},
+        {"protect", T::List, "RELPATH", "keep RELPATH inside the workdir read-only, even if it does not exist yet",
+         kProfile, 1, true},
+        {"protect-existing", T::List, "RELPATH", "keep RELPATH inside the workdir read-only if it exists", kProfile, 1,
+         true},
+        {"placeholder-content", T::PairList, "RELPATH TEXT",
+         "what the placeholder of a missing protected file holds (default: nothing)", kProfile, 2, true},
         {"private-home", T::Bool, "", "replace HOME with an empty private directory", kProfile, 0, true},
         {"bind", T::Ops, "SRC DEST", "bind-mount host SRC on DEST read-write", kProfile, 2, true},
         {"bind-try", T::Ops, "SRC DEST", "like --bind, ignored if SRC does not exist", kProfile, 2, true},
@@ -39,7 +44,8 @@ const std::vector<KeyInfo>& all_keys() {
         {"dir", T::Ops, "DEST", "create directory DEST", kProfile, 1, true},
         {"symlink", T::Ops, "SRC DEST", "create symlink DEST pointing to SRC", kProfile, 2, true},
         {"remount-ro", T::Ops, "DEST", "remount DEST read-only", kProfile, 1, true},
-        {"chdir", T::String, "DIR", "working directory inside the jail (default: the current directory)", kProfile, 1, true},
+        {"chdir", T::String, "DIR", "working directory inside the jail (default: the current directory)", kProfile, 1,
+         true},
         // network and identity
         {"net", T::String, "none|host", "network: none (loopback only, default) or host", kProfile, 1, true},
         {"uid", T::UInt, "N", "user id inside the jail (default: the caller's)", kProfile, 1, true},
@@ -49,17 +55,23 @@ const std::vector<KeyInfo>& all_keys() {
         {"clearenv", T::Bool, "", "start from an empty environment", kProfile, 0, true},
         {"setenv", T::PairList, "NAME VALUE", "set an environment variable", kProfile, 2, true},
         {"unsetenv", T::List, "NAME", "remove an environment variable", kProfile, 1, true},
-        {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob, any case)", kProfile, 1, true},
-        {"env-strip-url-passwords", T::Bool, "", "remove variables whose value is a URL with a password (scheme://user:password@host)", kProfile, 0, true},
+        {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob, any case)", kProfile, 1,
+         true},
+        {"env-strip-url-passwords", T::Bool, "",
+         "remove variables whose value is a URL with a password (scheme://user:password@host)", kProfile, 0, true},
         {"env-pass", T::List, "NAME", "keep a variable that env-strip would remove", kProfile, 1, true},
         // limits
-        {"memory", T::Size, "SIZE", "memory limit of the whole jail (cgroup v2 memory.max; swap off)", kProfile, 1, true},
+        {"memory", T::Size, "SIZE", "memory limit of the whole jail (cgroup v2 memory.max; swap off)", kProfile, 1,
+         true},
         {"memory-swap", T::String, "SIZE|max", "swap the jail may use besides --memory (default 0)", kProfile, 1, true},
-        {"pids", T::UInt, "N", "at most N processes and threads for the command (cgroup v2 pids.max)", kProfile, 1, true},
+        {"pids", T::UInt, "N", "at most N processes and threads for the command (cgroup v2 pids.max)", kProfile, 1,
+         true},
         {"cpus", T::String, "N.N", "CPU time limit in cores, e.g. 0.5 or 2 (cgroup v2 cpu.max)", kProfile, 1, true},
-        {"limits", T::String, "required|best-effort", "a limit that cannot be applied: error (default) or warning", kProfile, 1, true},
+        {"limits", T::String, "required|best-effort", "a limit that cannot be applied: error (default) or warning",
+         kProfile, 1, true},
         {"timeout", T::Duration, "DURATION", "kill the jail after DURATION (exit 124)", kProfile, 1, true},
-        {"rlimit", T::List, "NAME=SOFT[:HARD]", "set a resource limit (core dumps are off unless set)", kProfile, 1, true},
+        {"rlimit", T::List, "NAME=SOFT[:HARD]", "set a resource limit (core dumps are off unless set)", kProfile, 1,
+         true},
         // security
         {"allow-userns", T::Bool, "", "allow nested user namespaces", kProfile, 0, true},
         {"allow-ptrace", T::Bool, "", "allow ptrace and process_vm_* between jailed processes", kProfile, 0, true},
@@ -67,7 +79,8 @@ const std::vector<KeyInfo>& all_keys() {
         {"new-session", T::Bool, "", "run the command in a new session (no controlling terminal)", kProfile, 0, true},
         {"seccomp", T::String, "NAME|PATH", "syscall policy (default: default)", kProfile, 1, true},
         // policy
-        {"policy", T::List, "NAME|PATH", "command policy to check the command against (repeatable; default: default)", kProfile, 1, true},
+        {"policy", T::List, "NAME|PATH", "command policy to check the command against (repeatable; default: default)",
+         kProfile, 1, true},
         {"on-deny", T::String, "error|kill", "what an exec denied inside the jail does", kProfile, 1, false},
         // output
         {"status-json", T::String, "PATH|fd:N", "write a JSON status object at the end", kProfile, 1, true},
@@ -166,12 +179,18 @@ Result<uint64_t> parse_size(const std::string& text) {
     if (suffix.size() == 2 && (suffix[1] == 'B' || suffix[1] == 'b')) suffix.pop_back();
     if (suffix == "iB") suffix.clear();
     int shift = 0;
-    if (suffix.empty() || suffix == "B" || suffix == "b") shift = 0;
-    else if (suffix == "K" || suffix == "k") shift = 10;
-    else if (suffix == "M" || suffix == "m") shift = 20;
-    else if (suffix == "G" || suffix == "g") shift = 30;
-    else if (suffix == "T" || suffix == "t") shift = 40;
-    else return make_error("invalid size '" + text + "'", "unknown suffix '" + suffix + "' (use K, M, G or T)");
+    if (suffix.empty() || suffix == "B" || suffix == "b")
+        shift = 0;
+    else if (suffix == "K" || suffix == "k")
+        shift = 10;
+    else if (suffix == "M" || suffix == "m")
+        shift = 20;
+    else if (suffix == "G" || suffix == "g")
+        shift = 30;
+    else if (suffix == "T" || suffix == "t")
+        shift = 40;
+    else
+        return make_error("invalid size '" + text + "'", "unknown suffix '" + suffix + "' (use K, M, G or T)");
     if (shift > 0 && n > (UINT64_MAX >> shift)) return make_error("invalid size '" + text + "'", "too large");
     return n << shift;
 }
@@ -195,12 +214,18 @@ Result<uint64_t> parse_duration_ms(const std::string& text) {
         std::string unit;
         while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) unit += text[pos++];
         uint64_t mult = 0;
-        if (unit.empty() || unit == "s") mult = 1000;
-        else if (unit == "ms") mult = 1;
-        else if (unit == "m") mult = 60 * 1000;
-        else if (unit == "h") mult = 3600 * 1000;
-        else if (unit == "d") mult = 24 * 3600 * 1000;
-        else return bad("unknown unit '" + unit + "'");
+        if (unit.empty() || unit == "s")
+            mult = 1000;
+        else if (unit == "ms")
+            mult = 1;
+        else if (unit == "m")
+            mult = 60 * 1000;
+        else if (unit == "h")
+            mult = 3600 * 1000;
+        else if (unit == "d")
+            mult = 24 * 3600 * 1000;
+        else
+            return bad("unknown unit '" + unit + "'");
         if (unit.empty() && (any || pos != text.size())) return bad("a unit is needed between numbers");
         if (n > (UINT64_MAX - total) / mult) return bad("too large");
         total += n * mult;

@@ -43,7 +43,8 @@ Result<uint64_t> parse_cpus(const std::string& text) {
     auto digits = [](const std::string& d) {
         return std::all_of(d.begin(), d.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     };
-    if ((whole.empty() && frac.empty()) || !digits(whole) || !digits(frac) || (dot != std::string::npos && frac.empty())) {
+    if ((whole.empty() && frac.empty()) || !digits(whole) || !digits(frac) ||
+        (dot != std::string::npos && frac.empty())) {
         return bad("expected a number of CPUs such as 0.5, 1 or 2.5");
     }
     if (whole.size() > 5) return bad("too large");
@@ -100,13 +101,14 @@ namespace {
 
 bool is_under(const std::string& path, const std::string& dir) {
     if (dir == "/") return true;
-    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+    return path == dir ||
+           (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
 }
 
 const std::vector<std::string>& system_dirs() {
     static const std::vector<std::string> dirs = {
-        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot", "/dev", "/proc",
-        "/sys", "/run", "/var", "/opt", "/srv", "/root", "/snap", "/nix", "/home", "/tmp", "/mnt", "/media"};
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",  "/boot", "/dev", "/proc", "/sys",
+        "/run", "/var", "/opt",  "/srv", "/root",  "/snap",  "/nix",    "/home", "/tmp",  "/mnt", "/media"};
     return dirs;
 }
 
@@ -175,7 +177,8 @@ Result<Rlimit> parse_rlimit(const std::string& text) {
     for (const auto& r : kRlimits) {
         if (name == r.name || ("RLIMIT_" + std::string(r.name)) == name) found = &r;
     }
-    if (!found) return bad("unknown limit '" + name + "' (as, core, cpu, data, fsize, memlock, nofile, nproc, stack, ...)");
+    if (!found)
+        return bad("unknown limit '" + name + "' (as, core, cpu, data, fsize, memlock, nofile, nproc, stack, ...)");
     size_t colon = rest.find(':');
     auto soft = parse_rlimit_value(rest.substr(0, colon));
     if (!soft) return bad(soft.error().why.empty() ? soft.error().what : soft.error().why);
@@ -203,8 +206,8 @@ bool is_unsafe_workdir(const std::string& dir, const std::string& home) {
         if (dir == sys) return true;
     }
     // Everything below the system trees proper (but not project dirs under /home, /tmp, /srv, ...).
-    static const std::vector<std::string> deep = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                                  "/libx32", "/etc", "/boot", "/dev", "/proc", "/sys"};
+    static const std::vector<std::string> deep = {"/usr",    "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                                  "/libx32", "/etc", "/boot", "/dev", "/proc",  "/sys"};
     for (const auto& d : deep) {
         if (is_under(dir, d)) return true;
     }
@@ -258,8 +261,10 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         return make_error("--hostname", "invalid value '" + *s.hostname + "': must be 1 to 64 characters");
     }
     std::string net = get_string(merged, "net").value_or("none");
-    if (net == "host") s.share_net = true;
-    else if (net != "none") return make_error("--net", "invalid value '" + net + "': expected none or host");
+    if (net == "host")
+        s.share_net = true;
+    else if (net != "none")
+        return make_error("--net", "invalid value '" + net + "': expected none or host");
 
     // Paths: absolute and normalised; entries named on the command line must exist.
     auto norm_list = [&](const std::string& key) -> Result<std::vector<std::string>> {
@@ -373,7 +378,8 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
     std::vector<std::string> env;
     for (const auto& kv : host.environ) {
         std::string name = kv.substr(0, kv.find('='));
-        bool passed = std::any_of(pass.begin(), pass.end(), [&](const std::string& p) { return ascii_upper(p) == ascii_upper(name); });
+        bool passed = std::any_of(pass.begin(), pass.end(),
+                                  [&](const std::string& p) { return ascii_upper(p) == ascii_upper(name); });
         bool drop = clear || std::find(unset.begin(), unset.end(), name) != unset.end();
         if (!drop && !passed) {
             const std::string upper = ascii_upper(name);
@@ -386,8 +392,10 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
             }
             if (!drop && strip_urls) drop = has_url_password(std::string_view(kv).substr(name.size() + 1));
         }
-        if (drop && !(passed && !clear)) s.env_removed.push_back(name);
-        else env.push_back(kv);
+        if (drop && !(passed && !clear))
+            s.env_removed.push_back(name);
+        else
+            env.push_back(kv);
     }
     for (const auto& [name, value] : get_pairs(merged, "setenv")) {
         if (name.empty() || name.find('=') != std::string::npos) {
@@ -404,8 +412,10 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         if (!ms) return make_error("--timeout", ms.error().what + ": " + ms.error().why);
         s.timeout_ms = *ms;
     }
-    if (auto l = parse_limits(merged); !l) return l.error();
-    else s.limits = *l;
+    if (auto l = parse_limits(merged); !l)
+        return l.error();
+    else
+        s.limits = *l;
     s.rlimits.push_back(Rlimit{RLIMIT_CORE, "core", 0, 0});  // core dumps off unless asked
     for (const auto& text : get_list(merged, "rlimit")) {
         auto r = parse_rlimit(text);

@@ -3,9 +3,9 @@
 // the command. Everything here replays data prepared by the parent; errors travel back to the
 // supervisor as typed ChildMsg records.
 #include <fcntl.h>
-#include <sched.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <sched.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -126,7 +126,7 @@ struct PayloadPlan {
     std::vector<std::string> targets;  // execve candidates in order: the command, or PATH's
     bool path_search = false;
     struct __user_cap_header_struct cap_header {};
-    struct __user_cap_data_struct caps[2] {};  // effective = permitted = inheritable = kept
+    struct __user_cap_data_struct caps[2]{};  // effective = permitted = inheritable = kept
     struct sock_fprog prog {};
     sigset_t signals{};  // kForwarded and SIGCHLD
 };
@@ -199,7 +199,9 @@ int payload_main(void* arg) {
     if (p.report_fd > 3) ::close_range(3, static_cast<unsigned>(p.report_fd) - 1, 0);
     ::close_range(static_cast<unsigned>(p.report_fd) + 1, ~0U, 0);
     for (const auto& r : spec.rlimits) {
-        struct rlimit rl {static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)};
+        struct rlimit rl {
+            static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)
+        };
         if (::setrlimit(r.resource, &rl) != 0) die(errno);
     }
     // The kept capabilities only (none by default); ambient ones survive execve for a non-root uid.
@@ -313,7 +315,8 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     char step[256] = "";
     bool proceeded = false;
     const bool jail_is_host_root = spec.host_uid == 0 && !ctx.remap;
-    if (apply_mounts(spec, ctx.prepared->mounts, premounts, jail_is_host_root, sync, proceeded, step, sizeof step) != 0) {
+    if (apply_mounts(spec, ctx.prepared->mounts, premounts, jail_is_host_root, sync, proceeded, step, sizeof step) !=
+        0) {
         setup_failed(sync, step);
     }
     if (!premounts.empty()) close_inherited();
@@ -385,7 +388,8 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     int exec_err = 0;
     ssize_t n = retry_eintr([&] { return ::read(report[0], &exec_err, sizeof exec_err); });
     ::close(report[0]);
-    if (n == static_cast<ssize_t>(sizeof exec_err)) send_msg(sync, ChildMsg::ExecError, exec_err, 0, spec.argv[0].c_str());
+    if (n == static_cast<ssize_t>(sizeof exec_err))
+        send_msg(sync, ChildMsg::ExecError, exec_err, 0, spec.argv[0].c_str());
     // 9. Init: reap everything, relay the supervisor's signals, report the payload's end.
     for (;;) {
         struct signalfd_siginfo si {};

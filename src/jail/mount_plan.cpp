@@ -4,9 +4,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <glob.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,7 +36,8 @@ HostFs real_host_fs() {
         UniqueFd fd(::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
         std::string out;
         char buf[4096];
-        for (ssize_t n; fd && out.size() < (64 << 10) && (n = ::read(fd.get(), buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+        for (ssize_t n; fd && out.size() < (64 << 10) && (n = ::read(fd.get(), buf, sizeof buf)) > 0;)
+            out.append(buf, static_cast<size_t>(n));
         return out;
     };
     fs.list = [](const std::string& dir) {
@@ -87,17 +88,13 @@ bool is_placeholder_mode(mode_t m) {
 const std::vector<ProcEntry>& proc_protection() {
     using A = ProcEntry::Action;
     static const std::vector<ProcEntry> entries = {
-        {"sys", A::ReadOnly, false},          {"pressure", A::ReadOnly, false},
-        {"timer_list", A::MaskFile, false},   {"timer_stats", A::MaskFile, false},
-        {"sched_debug", A::MaskFile, false},  {"sysrq-trigger", A::ReadOnly, true},
-        {"irq", A::ReadOnly, true},           {"bus", A::ReadOnly, true},
-        {"fs", A::ReadOnly, true},            {"driver", A::ReadOnly, true},
-        {"mtrr", A::ReadOnly, true},          {"kcore", A::MaskFile, true},
-        {"keys", A::MaskFile, true},          {"key-users", A::MaskFile, true},
-        {"latency_stats", A::MaskFile, true}, {"kpagecount", A::MaskFile, true},
-        {"kpageflags", A::MaskFile, true},    {"kpagecgroup", A::MaskFile, true},
-        {"acpi", A::MaskDir, true},           {"scsi", A::MaskDir, true},
-        {"asound", A::MaskDir, true},
+        {"sys", A::ReadOnly, false},         {"pressure", A::ReadOnly, false},    {"timer_list", A::MaskFile, false},
+        {"timer_stats", A::MaskFile, false}, {"sched_debug", A::MaskFile, false}, {"sysrq-trigger", A::ReadOnly, true},
+        {"irq", A::ReadOnly, true},          {"bus", A::ReadOnly, true},          {"fs", A::ReadOnly, true},
+        {"driver", A::ReadOnly, true},       {"mtrr", A::ReadOnly, true},         {"kcore", A::MaskFile, true},
+        {"keys", A::MaskFile, true},         {"key-users", A::MaskFile, true},    {"latency_stats", A::MaskFile, true},
+        {"kpagecount", A::MaskFile, true},   {"kpageflags", A::MaskFile, true},   {"kpagecgroup", A::MaskFile, true},
+        {"acpi", A::MaskDir, true},          {"scsi", A::MaskDir, true},          {"asound", A::MaskDir, true},
     };
     return entries;
 }
@@ -112,7 +109,7 @@ void add_proc_protection(const std::string& dest, const std::string& why, bool r
     for (const ProcEntry& e : proc_protection()) {
         if (e.host_root_only && !root_caller) continue;  // only a root caller's jail can be host root
         MountOp op;
-        op.kind = e.action == ProcEntry::Action::ReadOnly ? MountOp::Kind::RebindRo
+        op.kind = e.action == ProcEntry::Action::ReadOnly   ? MountOp::Kind::RebindRo
                   : e.action == ProcEntry::Action::MaskFile ? MountOp::Kind::HideFile
                                                             : MountOp::Kind::HideDir;
         op.dest = base + "/" + e.name;
@@ -167,8 +164,10 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
         }
         // A plain path needs no glob: it matches itself if it exists.
         std::vector<std::string> matches;
-        if (pattern.find_first_of("*?[") != std::string::npos) matches = host.glob(pattern);
-        else if (fs_type(pattern) != HostFs::Type::Missing) matches.push_back(pattern);
+        if (pattern.find_first_of("*?[") != std::string::npos)
+            matches = host.glob(pattern);
+        else if (fs_type(pattern) != HostFs::Type::Missing)
+            matches.push_back(pattern);
         globs->emplace_back(pattern, matches);
         return matches;
     };
@@ -187,7 +186,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                            false, 0, 0, spec.workdir_readonly ? "workdir, read-only" : "workdir"});
         }
         for (const auto& path : spec.tmpfs) {
-            add(1, MountOp{MountOp::Kind::Tmpfs, "", path, false, false, false, false, spec.tmpfs_size, 01777, "tmpfs"});
+            add(1,
+                MountOp{MountOp::Kind::Tmpfs, "", path, false, false, false, false, spec.tmpfs_size, 01777, "tmpfs"});
         }
         if (spec.private_home && !spec.home.empty() && spec.home != "/" && spec.workdir != spec.home) {
             add(1, MountOp{MountOp::Kind::Tmpfs, "", spec.home, false, false, false, false, spec.tmpfs_size, 0700,
@@ -199,8 +199,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                     return;  // profile entries are optional; command-line ones were checked
                 case HostFs::Type::Symlink:
                     // Merged-/usr systems: /bin -> usr/bin. Recreate the link, do not follow it.
-                    add(2, MountOp{MountOp::Kind::Symlink, fs.readlink(path), path, false, false, false, false, 0,
-                                   0777, why});
+                    add(2, MountOp{MountOp::Kind::Symlink, fs.readlink(path), path, false, false, false, false, 0, 0777,
+                                   why});
                     return;
                 default:
                     add(2, MountOp{MountOp::Kind::Bind, path, path, readonly, false, true, false, 0, 0, why});
@@ -224,8 +224,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
         // itself) so it cannot be renamed away and recreated; the path itself is bound read-only.
         // Missing parts become placeholders that the supervisor creates and removes.
         struct Protected {
-            std::string base;  // a host directory the jail can write
-            std::string entry; // relative to base; a trailing '/' means a directory
+            std::string base;   // a host directory the jail can write
+            std::string entry;  // relative to base; a trailing '/' means a directory
             bool only_existing;
         };
         std::vector<Protected> entries;
@@ -244,7 +244,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
         auto writable_base = [&](const std::string& dir) {
             std::string base;
             for (const auto& w : writable) {
-                if (w.size() > base.size() && dir.size() > w.size() && dir.compare(0, w.size() + 1, w + "/") == 0) base = w;
+                if (w.size() > base.size() && dir.size() > w.size() && dir.compare(0, w.size() + 1, w + "/") == 0)
+                    base = w;
             }
             return base;
         };
@@ -291,7 +292,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
             const size_t slash = rel.rfind('/');
             const std::string last = slash == std::string::npos ? rel : rel.substr(slash + 1);
             const bool wild_last = last.find_first_of("*?[") != std::string::npos;
-            const std::string pattern = wd + "/" + (wild_last || slash == std::string::npos ? rel : rel.substr(0, slash));
+            const std::string pattern =
+                wd + "/" + (wild_last || slash == std::string::npos ? rel : rel.substr(0, slash));
             for (const auto& match : fs.glob(pattern)) {
                 std::string m = match.substr(wd.size() + 1);
                 if (!wild_last) m += "/" + last;
@@ -307,7 +309,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
             std::vector<Protected> extra;
             std::vector<std::string> seen;
             for (const auto& [wd, entry, only_existing] : entries) {
-                if (only_existing || entry.rfind(".git/", 0) != 0 || std::find(seen.begin(), seen.end(), wd) != seen.end()) {
+                if (only_existing || entry.rfind(".git/", 0) != 0 ||
+                    std::find(seen.begin(), seen.end(), wd) != seen.end()) {
                     continue;
                 }
                 seen.push_back(wd);
@@ -318,7 +321,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                     std::string config = fs.read(wd + "/.git/config");
                     std::transform(config.begin(), config.end(), config.begin(),
                                    [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
-                    if (config.find("worktreeconfig") != std::string::npos) extra.push_back({wd, ".git/config.worktree", false});
+                    if (config.find("worktreeconfig") != std::string::npos)
+                        extra.push_back({wd, ".git/config.worktree", false});
                 }
             }
             entries.insert(entries.end(), extra.begin(), extra.end());
@@ -397,7 +401,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                                 if (type == T::File && p == rel_here) content = text;
                             }
                             plan.placeholders.push_back(Placeholder{cur, type, content});
-                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect", true});
+                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect",
+                                           true});
                         }
                         break;
                     }
@@ -414,7 +419,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                         pin_the_way();
                         if (std::find(pinned.begin(), pinned.end(), cur) == pinned.end()) {
                             pinned.push_back(cur);
-                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect", true});
+                            add(4, MountOp{MountOp::Kind::Bind, cur, cur, true, false, false, true, 0, 0, "protect",
+                                           true});
                         }
                         break;
                     }
@@ -453,14 +459,15 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                                        base == "dev-bind", is_try, false, 0, 0, why});
         } else if (base == "proc") {
             plan.ops.push_back(MountOp{MountOp::Kind::Proc, "", op.args[0], false, false, false, false, 0, 0555, why});
-            add_proc_protection(op.args[0], why, spec.host_uid == 0, [&](MountOp o) { plan.ops.push_back(std::move(o)); });
+            add_proc_protection(op.args[0], why, spec.host_uid == 0,
+                                [&](MountOp o) { plan.ops.push_back(std::move(o)); });
         } else if (base == "dev") {
             plan.ops.push_back(MountOp{MountOp::Kind::Dev, "", op.args[0], false, false, false, false, 0, 0755, why});
         } else if (base == "dir") {
             plan.ops.push_back(MountOp{MountOp::Kind::Dir, "", op.args[0], false, false, false, false, 0, 0755, why});
         } else if (base == "symlink") {
-            plan.ops.push_back(MountOp{MountOp::Kind::Symlink, op.args[0], op.args[1], false, false, false, false, 0,
-                                       0777, why});
+            plan.ops.push_back(
+                MountOp{MountOp::Kind::Symlink, op.args[0], op.args[1], false, false, false, false, 0, 0777, why});
         } else if (base == "remount-ro") {
             plan.ops.push_back(MountOp{MountOp::Kind::RemountRo, "", op.args[0], true, false, false, false, 0, 0, why});
         }
@@ -473,20 +480,37 @@ std::string describe(const MountOp& op) {
     std::string s;
     switch (op.kind) {
         case K::Bind:
-            s = std::string(op.readonly ? "ro-bind " : (op.devices ? "dev-bind " : "bind ")) + op.source + " -> " + op.dest;
+            s = std::string(op.readonly ? "ro-bind " : (op.devices ? "dev-bind " : "bind ")) + op.source + " -> " +
+                op.dest;
             break;
         case K::Tmpfs:
             s = std::string(op.readonly ? "ro-tmpfs " : "tmpfs ") + op.dest + " (size " +
                 (op.size >= (1 << 20) ? std::to_string(op.size >> 20) + "M)" : std::to_string(op.size >> 10) + "K)");
             break;
-        case K::Proc: s = "proc " + op.dest; break;
-        case K::Dev: s = "dev " + op.dest; break;
-        case K::Dir: s = "dir " + op.dest; break;
-        case K::Symlink: s = "symlink " + op.dest + " -> " + op.source; break;
-        case K::RemountRo: s = "remount-ro " + op.dest; break;
-        case K::HideFile: s = "hide-file " + op.dest; break;
-        case K::HideDir: s = "hide-dir " + op.dest; break;
-        case K::RebindRo: s = "read-only " + op.dest; break;
+        case K::Proc:
+            s = "proc " + op.dest;
+            break;
+        case K::Dev:
+            s = "dev " + op.dest;
+            break;
+        case K::Dir:
+            s = "dir " + op.dest;
+            break;
+        case K::Symlink:
+            s = "symlink " + op.dest + " -> " + op.source;
+            break;
+        case K::RemountRo:
+            s = "remount-ro " + op.dest;
+            break;
+        case K::HideFile:
+            s = "hide-file " + op.dest;
+            break;
+        case K::HideDir:
+            s = "hide-dir " + op.dest;
+            break;
+        case K::RebindRo:
+            s = "read-only " + op.dest;
+            break;
     }
     if (op.optional && op.kind != K::Tmpfs) s += " (if it exists)";
     if (op.host_root_only) s += " (if the jail is host root)";

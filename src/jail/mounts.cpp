@@ -43,7 +43,9 @@ std::string parent_of(const std::string& p) {
     size_t slash = p.rfind('/');
     return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
 }
-std::string base_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+std::string base_of(const std::string& p) {
+    return p.substr(p.rfind('/') + 1);
+}
 
 // mkdir -p DEST inside ROOT; returns an O_PATH fd of the directory.
 int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode) {
@@ -187,7 +189,8 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
         attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         attr.attr_clr = MOUNT_ATTR_NOEXEC;  // as a tmpfs of its own was: shared memory may be mapped executable
         if (!tree || !dev || ::fchmodat(dev.get(), "shm", 01777, 0) != 0 ||
-            ::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 || attach(tree.get(), shm.get()) != 0) {
+            ::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
+            attach(tree.get(), shm.get()) != 0) {
             return fail(c, "make a writable", dest_path + "/shm");
         }
     }
@@ -199,7 +202,8 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
                                                          {"stdout", "/proc/self/fd/1"},
                                                          {"stderr", "/proc/self/fd/2"}};
     for (const auto& [name, target] : links) {
-        if (::symlinkat(target, dir.get(), name) != 0 && errno != EEXIST) return fail(c, "symlink", dest_path + "/" + name);
+        if (::symlinkat(target, dir.get(), name) != 0 && errno != EEXIST)
+            return fail(c, "symlink", dest_path + "/" + name);
     }
     // Nothing more may be created in /dev itself (pts and shm stay usable).
     UniqueFd top(openat2_in(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
@@ -249,16 +253,19 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_root, int premounted) {
         }
         case K::RemountRo: {
             UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
-            if (!dest || set_attr(dest.get(), MOUNT_ATTR_RDONLY, true) != 0) return fail(c, "remount read-only", op.dest);
+            if (!dest || set_attr(dest.get(), MOUNT_ATTR_RDONLY, true) != 0)
+                return fail(c, "remount read-only", op.dest);
             return 0;
         }
         case K::HideFile: {
             UniqueFd src(openat2_in(empty_root, "/.cordon-empty", O_PATH, 0));
-            UniqueFd dest(op.no_symlinks ? openat2_in(c.newroot, op.dest, O_PATH | O_NOFOLLOW, kInRoot | RESOLVE_NO_SYMLINKS)
-                                         : openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
+            UniqueFd dest(op.no_symlinks
+                              ? openat2_in(c.newroot, op.dest, O_PATH | O_NOFOLLOW, kInRoot | RESOLVE_NO_SYMLINKS)
+                              : openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
             if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
             if (!src || !dest) return fail(c, "open", op.dest);
-            if (bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {
+            if (bind_fd(src.get(), dest.get(),
+                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {
                 return fail(c, "hide", op.dest);
             }
             return 0;
@@ -272,7 +279,8 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_root, int premounted) {
         case K::RebindRo: {
             UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
             if (!dest && errno == ENOENT && op.optional) return 0;
-            if (!dest || bind_fd(dest.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+            if (!dest ||
+                bind_fd(dest.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
                 return fail(c, "make read-only", op.dest);
             }
             return 0;
@@ -316,7 +324,8 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>
     UniqueFd host_root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!sys(host_root.valid(), "open the host's root")) return -1;
     if (!sys(::mount("tmpfs", base_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
-             "mount the setup tmpfs")) return -1;
+             "mount the setup tmpfs"))
+        return -1;
     if (!sys(::chdir(base_dir) == 0, "chdir to the setup tmpfs")) return -1;
     if (!sys(::mkdir("newroot", 0755) == 0 && ::mkdir("oldroot", 0755) == 0, "mkdir newroot/oldroot")) return -1;
     if (!sys(::mount("newroot", "newroot", nullptr, MS_BIND, nullptr) == 0, "bind the root directory onto itself")) {
@@ -330,7 +339,8 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>
     bool moved = false;
     if (::syscall(SYS_pivot_root, ".", "oldroot") != 0) {
         if (!sys(errno == EINVAL, "pivot_root")) return -1;
-        if (!sys(::mount(".", "/", nullptr, MS_MOVE, nullptr) == 0, "move the setup tmpfs over / (no pivot_root here)") ||
+        if (!sys(::mount(".", "/", nullptr, MS_MOVE, nullptr) == 0,
+                 "move the setup tmpfs over / (no pivot_root here)") ||
             !sys(::chroot(".") == 0, "chroot into the setup tmpfs")) {
             return -1;
         }
@@ -381,7 +391,8 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>
     // Make /newroot the root, then leave the setup root behind and with it the host's tree
     // below it at /oldroot: one detach of the whole stack (each detach waits for an RCU grace
     // period). /oldroot is private first, so nothing of it propagates.
-    if (!moved && !sys(::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) {
+    if (!moved &&
+        !sys(::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) {
         return -1;
     }
     if (!sys(::chdir("/newroot") == 0, "chdir /newroot")) return -1;

@@ -12,13 +12,20 @@ namespace {
 
 const char* reason_name(Outcome::Reason r) {
     switch (r) {
-        case Outcome::Reason::Exited: return "exited";
-        case Outcome::Reason::Signaled: return "signaled";
-        case Outcome::Reason::Timeout: return "timeout";
-        case Outcome::Reason::Oom: return "oom";
-        case Outcome::Reason::SetupError: return "setup-error";
-        case Outcome::Reason::ExecError: return "exec-error";
-        case Outcome::Reason::Denied: return "denied";
+        case Outcome::Reason::Exited:
+            return "exited";
+        case Outcome::Reason::Signaled:
+            return "signaled";
+        case Outcome::Reason::Timeout:
+            return "timeout";
+        case Outcome::Reason::Oom:
+            return "oom";
+        case Outcome::Reason::SetupError:
+            return "setup-error";
+        case Outcome::Reason::ExecError:
+            return "exec-error";
+        case Outcome::Reason::Denied:
+            return "denied";
     }
     return "?";
 }
@@ -39,7 +46,8 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
     o += "\nuid map:    " + format_id_map(uid_maps(spec, remap));
     o += "gid map:    " + format_id_map(gid_maps(spec, remap));
     if (remap) o += "            (a root caller's jail runs as host uid and gid " + std::to_string(kRootJailId) + ")\n";
-    o += "workdir:    " + (spec.workdir ? *spec.workdir + " (read-write)" : std::string("none (nothing writable)")) + "\n";
+    o += "workdir:    " + (spec.workdir ? *spec.workdir + " (read-write)" : std::string("none (nothing writable)")) +
+         "\n";
     if (!spec.workdir_note.empty()) o += "            note: " + spec.workdir_note + "\n";
     o += "chdir:      " + spec.chdir + "\n";
     o += "hostname:   " + spec.hostname.value_or("(unchanged)") + "\n";
@@ -65,7 +73,7 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
     for (const auto& n : prepared.mounts.notes) o += "note:       " + n + "\n";
     o += "seccomp:    " + prepared.seccomp.name + " (" + std::to_string(seccomp_rules(prepared).size()) + " rules, " +
          std::to_string(prepared.bpf.size()) + " BPF instructions; other ABIs killed)\n";
-    o += "caps:       none" + std::string(spec.cap_keep.empty() ? "" : " except") ;
+    o += "caps:       none" + std::string(spec.cap_keep.empty() ? "" : " except");
     for (const auto& c : spec.cap_keep_names) o += " " + c;
     o += "; bounding set cleared; no_new_privs\n";
     o += "limits:     timeout " + (spec.timeout_ms ? std::to_string(*spec.timeout_ms) + "ms" : std::string("none"));
@@ -74,7 +82,9 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
     }
     if (spec.limits.memory) {
         o += ", memory " + std::to_string(*spec.limits.memory) + " bytes (swap " +
-             (spec.limits.memory_swap == UINT64_MAX ? std::string("max") : std::to_string(spec.limits.memory_swap.value_or(0))) + ")";
+             (spec.limits.memory_swap == UINT64_MAX ? std::string("max")
+                                                    : std::to_string(spec.limits.memory_swap.value_or(0))) +
+             ")";
     }
     if (spec.limits.pids) o += ", pids " + std::to_string(*spec.limits.pids);
     if (spec.limits.cpu_quota_us) o += ", cpu.max " + cpu_max_value(*spec.limits.cpu_quota_us);
@@ -98,8 +108,10 @@ std::string status_json(const Outcome& outcome) {
     JsonObject j;
     j.add("exit_code", static_cast<int64_t>(outcome.exit_code));
     j.add("reason", reason_name(outcome.reason));
-    if (outcome.signal) j.add("signal", static_cast<int64_t>(outcome.signal));
-    else j.add_null("signal");
+    if (outcome.signal)
+        j.add("signal", static_cast<int64_t>(outcome.signal));
+    else
+        j.add_null("signal");
     j.add("wall_ms", static_cast<int64_t>(outcome.wall_ms));
     j.add("cpu_ms", static_cast<int64_t>(outcome.cpu_ms));
     j.add("peak_memory_bytes", static_cast<int64_t>(outcome.peak_memory_bytes));

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace cordon {
@@ -54,7 +54,9 @@ int create_with_content(int dirfd, const char* name, const std::string& content)
     std::snprintf(tmp, sizeof tmp, ".cordon-%d-%s", static_cast<int>(::getpid()), name);
     fd.reset(::openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, kPlaceholderFileMode));
     if (!fd) return -1;
-    int rc = write_all(fd.get(), content.data(), content.size()) ? ::renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) : -1;
+    int rc = write_all(fd.get(), content.data(), content.size())
+                 ? ::renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE)
+                 : -1;
     int err = errno;
     if (rc != 0) ::unlinkat(dirfd, tmp, 0);
     errno = err;
@@ -84,7 +86,9 @@ bool holds(int fd, const struct stat& st, const std::string& content) {
 // Where the lock files of the directories' turns live: private to this user, outside every
 // jail (whose /run and /tmp are its own). Empty when none is usable: then runs do not take
 // turns, which costs only the exactness of the directory times.
-std::string private_tmp_dir() { return "/tmp/cordon-" + std::to_string(::geteuid()); }
+std::string private_tmp_dir() {
+    return "/tmp/cordon-" + std::to_string(::geteuid());
+}
 
 const std::string& turns_dir() {
     static const std::string dir = [] {
@@ -118,8 +122,10 @@ std::vector<std::string> pool_dirs() {
     std::vector<std::string> dirs;
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     const char* home = std::getenv("HOME");
-    if (xdg && *xdg == '/') dirs.push_back(std::string(xdg) + "/cordon/placeholders");
-    else if (home && *home == '/' && std::strcmp(home, "/") != 0) dirs.push_back(std::string(home) + "/.cache/cordon/placeholders");
+    if (xdg && *xdg == '/')
+        dirs.push_back(std::string(xdg) + "/cordon/placeholders");
+    else if (home && *home == '/' && std::strcmp(home, "/") != 0)
+        dirs.push_back(std::string(home) + "/.cache/cordon/placeholders");
     dirs.push_back(private_tmp_dir() + "/placeholders");
     return dirs;
 }
@@ -268,7 +274,8 @@ Result<Placeholders::Step> Placeholders::try_acquire(size_t parent, const std::s
     std::string content = ph.content;
     if (!created && S_ISREG(st.st_mode)) {
         content.assign(static_cast<size_t>(std::min<off_t>(st.st_size, 4096)), '\0');
-        if (::pread(fd.get(), content.data(), content.size(), 0) != static_cast<ssize_t>(content.size())) content.clear();
+        if (::pread(fd.get(), content.data(), content.size(), 0) != static_cast<ssize_t>(content.size()))
+            content.clear();
     }
     held_.push_back(Held{parent, name, std::move(fd), st.st_dev, st.st_ino, std::move(content)});
     return created ? Step::Made : Step::Held;
@@ -350,7 +357,7 @@ void Placeholders::release() {
             for (int i = 0; i < 500 && !turn; ++i) {
                 turn = ::flock(dir.turn.get(), LOCK_EX | LOCK_NB) == 0;
                 if (!turn) {
-                    const struct timespec ms {0, 2000000};
+                    const struct timespec ms { 0, 2000000 };
                     ::nanosleep(&ms, nullptr);
                 }
             }
@@ -362,7 +369,8 @@ void Placeholders::release() {
             if (h->parent != p) continue;
             // Another run still uses it: that run removes it.
             if (::flock(h->fd.get(), LOCK_EX | LOCK_NB) != 0) continue;
-            struct stat at {}, st {};
+            struct stat at {
+            }, st{};
             if (::fstatat(dir.fd.get(), h->name.c_str(), &at, AT_SYMLINK_NOFOLLOW) != 0 || at.st_ino != h->ino ||
                 at.st_dev != h->dev || ::fstat(h->fd.get(), &st) != 0) {
                 continue;  // gone already, or the host's own entry in its place

@@ -24,7 +24,8 @@ namespace {
 
 bool under(const std::string& path, const std::string& dir) {
     return !dir.empty() && dir != "/" &&
-           (path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/'));
+           (path == dir ||
+            (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/'));
 }
 
 bool write_at(const std::string& path, const char* data) {
@@ -79,8 +80,9 @@ bool remap_idmaps(const Spec& spec, const MountOp& op) {
     if (op.kind != MountOp::Kind::Bind || op.devices || op.in_jail || spec.host_uid != 0) return false;
     if (!op.readonly) return true;
     // The system's trees, where root-only files are the host's secrets (keys under /etc, ...).
-    static const char* const kSystem[] = {"/usr",  "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot",
-                                          "/dev",  "/proc", "/sys", "/run", "/var",   "/opt",   "/snap",   "/nix"};
+    static const char* const kSystem[] = {"/usr",    "/bin", "/sbin", "/lib",  "/lib32", "/lib64",
+                                          "/libx32", "/etc", "/boot", "/dev",  "/proc",  "/sys",
+                                          "/run",    "/var", "/opt",  "/snap", "/nix"};
     if (op.source == "/") return false;
     for (const char* dir : kSystem) {
         if (under(op.source, dir)) return false;

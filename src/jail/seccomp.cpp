@@ -2,18 +2,18 @@
 
 #include <charconv>
 
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <fcntl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <toml++/toml.h>
+#include <algorithm>
 
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
@@ -32,7 +32,9 @@ namespace {
 
 using A = SyscallRule::Action;
 
-SyscallRule deny(const char* name, const char* why) { return SyscallRule{name, A::Errno, EPERM, {}, why}; }
+SyscallRule deny(const char* name, const char* why) {
+    return SyscallRule{name, A::Errno, EPERM, {}, why};
+}
 
 }  // namespace
 
@@ -41,8 +43,8 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
     p.name = "default";
     auto& r = p.rules;
     for (const char* n : {"add_key", "request_key", "keyctl"}) r.push_back(deny(n, "kernel keyring"));
-    for (const char* n : {"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-                          "io_uring_register"}) {
+    for (const char* n :
+         {"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register"}) {
         r.push_back(deny(n, "kernel attack surface"));
     }
     if (!options.allow_ptrace) {
@@ -50,14 +52,30 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
             r.push_back(deny(n, "tracing other processes (--allow-ptrace)"));
         }
     }
-    for (const char* n : {"mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
-                          "fsconfig", "fsmount", "fspick", "mount_setattr"}) {
+    for (const char* n : {"mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
+                          "fsmount", "fspick", "mount_setattr"}) {
         r.push_back(deny(n, "mounting"));
     }
-    for (const char* n : {"swapon", "swapoff", "reboot", "kexec_load", "kexec_file_load", "init_module",
-                          "finit_module", "delete_module", "acct", "quotactl", "quotactl_fd", "syslog",
-                          "iopl", "ioperm", "vhangup", "lookup_dcookie", "nfsservctl", "uselib",
-                          "open_by_handle_at", "name_to_handle_at"}) {
+    for (const char* n : {"swapon",
+                          "swapoff",
+                          "reboot",
+                          "kexec_load",
+                          "kexec_file_load",
+                          "init_module",
+                          "finit_module",
+                          "delete_module",
+                          "acct",
+                          "quotactl",
+                          "quotactl_fd",
+                          "syslog",
+                          "iopl",
+                          "ioperm",
+                          "vhangup",
+                          "lookup_dcookie",
+                          "nfsservctl",
+                          "uselib",
+                          "open_by_handle_at",
+                          "name_to_handle_at"}) {
         r.push_back(deny(n, "system administration"));
     }
     for (const char* n : {"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime"}) {
@@ -67,7 +85,10 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
     for (uint64_t flag : {uint64_t{ADDR_NO_RANDOMIZE}, uint64_t{READ_IMPLIES_EXEC}, uint64_t{MMAP_PAGE_ZERO},
                           uint64_t{ADDR_COMPAT_LAYOUT}}) {
         // Bit 31 is clear in every real persona and set in the query, so it tells them apart.
-        r.push_back(SyscallRule{"personality", A::Errno, EPERM, {{0, flag | 0x80000000ULL, flag}},
+        r.push_back(SyscallRule{"personality",
+                                A::Errno,
+                                EPERM,
+                                {{0, flag | 0x80000000ULL, flag}},
                                 "persona flags that weaken ASLR or W^X"});
     }
     // Terminal input injection: compare the low 32 bits of the request, whatever the high ones.
@@ -80,8 +101,15 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
     // fall back to it).
     for (uint64_t bit : {uint64_t{S_ISUID}, uint64_t{S_ISGID}}) {
         const char* why = "set-uid and set-gid bits";
-        for (auto [name, arg] : {std::pair{"chmod", 1U}, {"fchmod", 1U}, {"fchmodat", 2U}, {"fchmodat2", 2U},
-                                 {"creat", 1U}, {"mkdir", 1U}, {"mkdirat", 2U}, {"mknod", 1U}, {"mknodat", 2U}}) {
+        for (auto [name, arg] : {std::pair{"chmod", 1U},
+                                 {"fchmod", 1U},
+                                 {"fchmodat", 2U},
+                                 {"fchmodat2", 2U},
+                                 {"creat", 1U},
+                                 {"mkdir", 1U},
+                                 {"mkdirat", 2U},
+                                 {"mknod", 1U},
+                                 {"mknodat", 2U}}) {
             r.push_back(SyscallRule{name, A::Errno, EPERM, {{arg, bit, bit}}, why});
         }
         // open and openat take a mode only with O_CREAT or O_TMPFILE.
@@ -90,10 +118,14 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
             r.push_back(SyscallRule{"openat", A::Errno, EPERM, {{2, create, create}, {3, bit, bit}}, why});
         }
     }
-    r.push_back(SyscallRule{"openat2", A::Enosys, ENOSYS, {}, "its mode is not inspectable; callers fall back to openat"});
+    r.push_back(
+        SyscallRule{"openat2", A::Enosys, ENOSYS, {}, "its mode is not inspectable; callers fall back to openat"});
     // vsock has one port space per machine, not per network namespace: --net none covers it too.
     if (!options.share_net) {
-        r.push_back(SyscallRule{"socket", A::Errno, EAFNOSUPPORT, {{0, 0xffffffffULL, AF_VSOCK}},
+        r.push_back(SyscallRule{"socket",
+                                A::Errno,
+                                EAFNOSUPPORT,
+                                {{0, 0xffffffffULL, AF_VSOCK}},
                                 "vsock reaches the hypervisor and other VMs (--net host)"});
     }
     // clone3 passes its flags in memory that BPF cannot read: ENOSYS makes libc fall back to clone.
@@ -138,11 +170,13 @@ Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& 
         if (key == "base") {
             if (!node.is_string()) return make_error(at(path, node), "'base' must be \"default\" or \"none\"");
             base = *node.value<std::string>();
-            if (base != "default" && base != "none") return make_error(at(path, node), "'base' must be \"default\" or \"none\"");
+            if (base != "default" && base != "none")
+                return make_error(at(path, node), "'base' must be \"default\" or \"none\"");
             continue;
         }
         if (key != "allow" && key != "deny" && key != "enosys" && key != "kill") {
-            return make_error(at(path, node), "unknown key '" + key + "' (description, base, allow, deny, enosys, kill)");
+            return make_error(at(path, node),
+                              "unknown key '" + key + "' (description, base, allow, deny, enosys, kill)");
         }
     }
     if (base == "default") p = default_seccomp(options);
@@ -180,7 +214,9 @@ Result<SeccompPolicy> load_seccomp(const std::string& name, const SeccompOptions
                 break;
             }
         }
-        if (path.empty()) return make_error("--seccomp", "syscall policy '" + name + "' not found (looked for " + name + ".seccomp.toml)");
+        if (path.empty())
+            return make_error("--seccomp",
+                              "syscall policy '" + name + "' not found (looked for " + name + ".seccomp.toml)");
     }
     auto text = read_file(path);
     if (!text) return make_error("--seccomp", "cannot read '" + path + "'", text.error().err);
@@ -252,10 +288,17 @@ Result<std::vector<sock_filter>> compile_seccomp_fresh(const SeccompPolicy& poli
         if (nr == __NR_SCMP_ERROR) continue;  // not a syscall on this architecture
         uint32_t action = SCMP_ACT_KILL_PROCESS;
         switch (rule.action) {
-            case A::Errno: action = SCMP_ACT_ERRNO(static_cast<uint16_t>(rule.err)); break;
-            case A::Enosys: action = SCMP_ACT_ERRNO(ENOSYS); break;
-            case A::Kill: action = SCMP_ACT_KILL_PROCESS; break;
-            case A::Allow: continue;
+            case A::Errno:
+                action = SCMP_ACT_ERRNO(static_cast<uint16_t>(rule.err));
+                break;
+            case A::Enosys:
+                action = SCMP_ACT_ERRNO(ENOSYS);
+                break;
+            case A::Kill:
+                action = SCMP_ACT_KILL_PROCESS;
+                break;
+            case A::Allow:
+                continue;
         }
         std::vector<scmp_arg_cmp> cmps;
         for (const auto& c : rule.conds) cmps.push_back(SCMP_CMP64(c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.datum));

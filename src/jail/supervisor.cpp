@@ -3,6 +3,7 @@
 // signalfd and the timeout timer until the jail's init is gone. The loop is the place where
 // later event sources (seccomp user notifications, cgroup events) plug in.
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <poll.h>
@@ -15,7 +16,6 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
-#include <grp.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -72,7 +72,7 @@ public:
 
 private:
     sigset_t mask_{}, forwarded_{}, old_mask_{};
-    struct sigaction old_actions_[std::size(kSupervisedSignals)] {};
+    struct sigaction old_actions_[std::size(kSupervisedSignals)]{};
 };
 constexpr uint64_t kKillGraceMs = 3000;  // after --timeout's SIGTERM, before SIGKILL
 
@@ -84,17 +84,21 @@ const char* kUsernsHint =
 
 Error clone_error(int err) {
     Error e = sys_error("cannot create the jail's namespaces (clone)", err);
-    if (err == EPERM || err == EACCES) e.hint = kUsernsHint;
-    else if (err == ENOSPC || err == EUSERS) e.hint = "a namespace limit is exhausted or 0: sysctl user.max_user_namespaces";
-    else if (err == EINVAL) e.hint = "this kernel lacks a namespace type cordon needs (user, mount, pid, net, ipc, uts, cgroup)";
+    if (err == EPERM || err == EACCES)
+        e.hint = kUsernsHint;
+    else if (err == ENOSPC || err == EUSERS)
+        e.hint = "a namespace limit is exhausted or 0: sysctl user.max_user_namespaces";
+    else if (err == EINVAL)
+        e.hint = "this kernel lacks a namespace type cordon needs (user, mount, pid, net, ipc, uts, cgroup)";
     return e;
 }
 
 Error setup_error(const ChildMsg& m) {
     Error e = sys_error(std::string("jail setup failed: ") + m.text, m.err);
     if (m.err == EPERM || m.err == EACCES) {
-        e.hint = "the kernel refused a namespace operation; if user namespaces are restricted (AppArmor, "
-                 "SELinux, a container's seccomp policy) see 'cordon doctor' and the README";
+        e.hint =
+            "the kernel refused a namespace operation; if user namespaces are restricted (AppArmor, "
+            "SELinux, a container's seccomp policy) see 'cordon doctor' and the README";
     }
     if (m.err == ENOSYS) e.hint = "cordon needs Linux >= 5.12 (openat2, open_tree, move_mount, mount_setattr)";
     if (std::strncmp(m.text, "write /proc/self/", 17) == 0) e.hint = kUsernsHint;
@@ -270,8 +274,8 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         // The child keeps the signals blocked with their handlers and reads them later from its
         // own signalfd, so a Ctrl-C during setup is not lost.
         sync.reset();
-        child_main(ChildContext{&spec, &prepared, child_end.get(), late_cgroupns, remap,
-                                remap ? &premounts->fds() : nullptr});
+        child_main(
+            ChildContext{&spec, &prepared, child_end.get(), late_cgroupns, remap, remap ? &premounts->fds() : nullptr});
     }
     child_end.reset();
     premounts.reset();  // the child has its copies
@@ -349,14 +353,18 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
                 break;
             case ChildMsg::ExecError:
                 if (m.err == ENOENT || m.err == ENOTDIR) {
-                    child_error = Error{std::string(m.text), "command not found inside the jail", 0, {}, ErrorKind::NotFound};
+                    child_error =
+                        Error{std::string(m.text), "command not found inside the jail", 0, {}, ErrorKind::NotFound};
                     child_error_code = 127;
                 } else {
-                    child_error = Error{std::string(m.text), "cannot execute inside the jail", m.err, {}, ErrorKind::Denied};
+                    child_error =
+                        Error{std::string(m.text), "cannot execute inside the jail", m.err, {}, ErrorKind::Denied};
                     child_error_code = 126;
                 }
                 break;
-            case ChildMsg::Started: started = true; break;
+            case ChildMsg::Started:
+                started = true;
+                break;
             case ChildMsg::Exited:
                 have_exit = true;
                 payload_status = m.status;
@@ -377,8 +385,10 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         if (sync && (fds[0].revents & POLLIN)) {
             ChildMsg m{};
             ssize_t r = ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT);
-            if (r == static_cast<ssize_t>(sizeof m)) handle_msg(m);
-            else if (r == 0) sync.reset();
+            if (r == static_cast<ssize_t>(sizeof m))
+                handle_msg(m);
+            else if (r == 0)
+                sync.reset();
             // Init waits for us after Exited; when we want it reaped, closing lets it exit.
             if (have_exit && reap_init) sync.reset();
         } else if (sync && (fds[0].revents & (POLLHUP | POLLERR))) {
@@ -398,7 +408,8 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
                 // Started before it execs; a message already queued counts.
                 if (!started && sync) {
                     ChildMsg m{};
-                    while (!started && ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) {
+                    while (!started &&
+                           ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) {
                         handle_msg(m);
                     }
                     if (have_exit && reap_init) sync.reset();
@@ -424,8 +435,10 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
             } else if (!killed) {
                 killed = true;
                 // The whole tree at once, also what escaped init's process group.
-                if (cgroup) cgroup->kill_all();
-                else ::kill(init, SIGKILL);
+                if (cgroup)
+                    cgroup->kill_all();
+                else
+                    ::kill(init, SIGKILL);
             }
         }
     }
@@ -439,7 +452,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     if (sync && have_exit && !reap_init) (void)sync.release();
     // A signal that came with the jail's end (the same Ctrl-C that ended the payload) must not
     // kill cordon once unblocked, before it reports and cleans up.
-    for (struct signalfd_siginfo si {}; ::read(sigfd.get(), &si, sizeof si) == sizeof si;) {
+    for (struct signalfd_siginfo si{}; ::read(sigfd.get(), &si, sizeof si) == sizeof si;) {
     }
     signals.reset();
 
@@ -499,7 +512,8 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     if (out.oom_kills > 0 && spec.verbosity >= 0) {
         std::string limit = spec.limits.memory ? format_size(*spec.limits.memory) : std::string("?");
         if (out.reason == Outcome::Reason::Oom) {
-            std::fprintf(stderr, "cordon: oom: the command was killed by the OOM killer: the jail reached --memory %s\n",
+            std::fprintf(stderr,
+                         "cordon: oom: the command was killed by the OOM killer: the jail reached --memory %s\n",
                          limit.c_str());
         } else {
             std::fprintf(stderr, "cordon: note: oom: the OOM killer ended %llu process(es) in the jail (--memory %s)\n",

@@ -93,8 +93,9 @@ public:
     void script_text(std::string_view text, Scope& sc, const std::string& label) {
         auto parsed = parse_script(text);
         if (!parsed) {
-            unanalyzable(std::string(text), sc, fmt::format("{}cannot parse the script: {}: {}", label,
-                                                            parsed.error().what, parsed.error().why));
+            unanalyzable(
+                std::string(text), sc,
+                fmt::format("{}cannot parse the script: {}: {}", label, parsed.error().what, parsed.error().why));
             return;
         }
         nodes(*parsed, sc);
@@ -171,7 +172,9 @@ private:
         using K = Node::Kind;
         Stdin in = std::exchange(pipe_in_, Stdin{});
         switch (n.kind) {
-            case K::Simple: simple(n, sc, in); break;
+            case K::Simple:
+                simple(n, sc, in);
+                break;
             case K::Pipeline:
                 if (n.kids.size() > 1) {
                     ++async_;
@@ -213,12 +216,15 @@ private:
                 functions_.pop_back();
                 break;
             }
-            case K::Arith: break;
+            case K::Arith:
+                break;
             case K::AndOr:
             case K::List:
             case K::Group:
             case K::If:
-            case K::Loop: nodes(n.kids, sc); break;
+            case K::Loop:
+                nodes(n.kids, sc);
+                break;
         }
         if (n.kind != K::Simple) {
             Stdin ignored;
@@ -290,7 +296,8 @@ private:
             }
             sc.set("OLDPWD", to_string(sc.cwd));
             sc.cwd = resolve_path(dest, sc.cwd).path;
-            bool known = std::all_of(sc.cwd.begin(), sc.cwd.end(), [](const Tok& t) { return t.kind == Tok::Kind::Ch; });
+            bool known =
+                std::all_of(sc.cwd.begin(), sc.cwd.end(), [](const Tok& t) { return t.kind == Tok::Kind::Ch; });
             sc.set("PWD", known ? std::optional(to_string(sc.cwd)) : std::nullopt);
         } else if (prog == "popd") {
             sc.cwd = Pattern{{Tok::Kind::Any, 0}};
@@ -344,8 +351,10 @@ private:
     }
 
     void nested_script(const std::string& script, Scope& sc, const std::string& text, const std::string& label) {
-        if (++script_depth_ <= kMaxNesting) script_text(script, sc, label);
-        else unanalyzable(text, sc, "shells, eval and aliases are nested too deeply");
+        if (++script_depth_ <= kMaxNesting)
+            script_text(script, sc, label);
+        else
+            unanalyzable(text, sc, "shells, eval and aliases are nested too deeply");
         --script_depth_;
     }
 
@@ -370,8 +379,8 @@ private:
     }
 };
 
-void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& text, std::vector<Field> writes,
-                       int nest, const Stdin& in) {
+void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& text, std::vector<Field> writes, int nest,
+                       const Stdin& in) {
     Invocation inv;
     inv.cwd = sc.cwd;
     inv.text = text;
@@ -403,7 +412,8 @@ void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& te
         return;
     }
     switch (u.kind) {
-        case Unwrapped::Kind::None: break;
+        case Unwrapped::Kind::None:
+            break;
         case Unwrapped::Kind::Argv:
             for (auto& a : u.argvs) {
                 Subshell sub(sc);
@@ -411,7 +421,9 @@ void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& te
                 if (!a.empty()) command(std::move(a), sc, text, {}, nest + 1, in);
             }
             break;
-        case Unwrapped::Kind::Unanalyzable: unanalyzable(text, sc, u.why); break;
+        case Unwrapped::Kind::Unanalyzable:
+            unanalyzable(text, sc, u.why);
+            break;
         case Unwrapped::Kind::Script:
             if (!u.script.is_static()) {
                 unanalyzable(text, sc, fmt::format("the script given to {} is not known statically", prog));
@@ -426,8 +438,10 @@ void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& te
             if (in.kind == Stdin::Kind::Text) {
                 new_shell(in.text, u.positional, prog, sc, text);
             } else if (in.kind == Stdin::Kind::Unknown) {
-                unanalyzable(text, sc, fmt::format("the script {} reads from its standard input is not known "
-                                                   "statically", prog));
+                unanalyzable(text, sc,
+                             fmt::format("the script {} reads from its standard input is not known "
+                                         "statically",
+                                         prog));
             }
             break;
     }

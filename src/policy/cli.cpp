@@ -135,7 +135,7 @@ int main_policy(const std::vector<std::string>& args) {
         return 0;
     }
     if (args.empty() || args[0] != "test" || args.size() < 2) {
-        Error e = make_error("policy", args.empty()       ? "missing subcommand (expected test)"
+        Error e = make_error("policy", args.empty()        ? "missing subcommand (expected test)"
                                        : args[0] != "test" ? "unknown subcommand '" + args[0] + "' (expected test)"
                                                            : "test needs at least one policy FILE or NAME");
         e.hint = "cordon policy test FILE|NAME...";

@@ -75,8 +75,10 @@ public:
             p[k].kind = static_cast<Tok::Kind>(in[2 * k]);
             p[k].c = static_cast<char>(in[2 * k + 1]);
         }
-        if (!ok) fail();
-        else pos_ += 2 * n;
+        if (!ok)
+            fail();
+        else
+            pos_ += 2 * n;
         return p;
     }
     std::vector<OperandPattern> operands() {
@@ -225,7 +227,8 @@ Result<Policy> decode(std::string_view bytes, const std::string& origin, WantPro
 }  // namespace
 
 Result<Policy> deserialize_policy(std::string_view bytes, const std::string& origin) {
-    return decode(bytes, origin, [](const std::string&) { return true; }, [](const Rule&) { return true; });
+    return decode(
+        bytes, origin, [](const std::string&) { return true; }, [](const Rule&) { return true; });
 }
 
 Result<Policy> deserialize_policy_for(std::string_view bytes, const std::string& origin,

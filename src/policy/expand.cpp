@@ -12,15 +12,19 @@ void Scope::set(const std::string& name, const std::optional<std::string>& value
         journal_.emplace_back(name, it == vars.end() ? std::nullopt : std::optional(it->second));
     }
     if (name == "IFS") custom_ifs = !value || *value != " \t\n";
-    if (value) vars[name] = *value;
-    else vars.erase(name);
+    if (value)
+        vars[name] = *value;
+    else
+        vars.erase(name);
 }
 
 Subshell::~Subshell() {
     for (size_t i = sc_.journal_.size(); i > mark_; --i) {
         auto& [name, old] = sc_.journal_[i - 1];
-        if (old) sc_.vars[name] = std::move(*old);
-        else sc_.vars.erase(name);
+        if (old)
+            sc_.vars[name] = std::move(*old);
+        else
+            sc_.vars.erase(name);
     }
     sc_.journal_.resize(mark_);
     --sc_.subshells_;
@@ -155,7 +159,8 @@ void brace_into(const Word& w, std::vector<Word>& out) {
 
 std::vector<Word> brace_expand(const Word& w) {
     bool any = false;
-    for (const auto& p : w) any = any || (p.kind == WordPart::Kind::Lit && !p.quoted && p.text.find('{') != std::string::npos);
+    for (const auto& p : w)
+        any = any || (p.kind == WordPart::Kind::Lit && !p.quoted && p.text.find('{') != std::string::npos);
     if (!any) return {w};
     // Substitutions run once, not once per alternative: expand a copy without their commands and
     // give them back to the first word (brace expansion keeps the parts in place).
@@ -185,18 +190,26 @@ std::vector<Field> expand_word(const Word& w, Scope& sc, bool split, const RunSu
         using K = WordPart::Kind;
         switch (part.kind) {
             case K::Lit:
-                if (part.quoted) cur.add(Piece::Kind::Lit, part.text);
-                else add_unquoted(cur, part.text);
+                if (part.quoted)
+                    cur.add(Piece::Kind::Lit, part.text);
+                else
+                    add_unquoted(cur, part.text);
                 have = true;
                 break;
             case K::Tilde: {
                 std::optional<std::string> dir;
-                if (part.text.empty()) dir = sc.get("HOME");
-                else if (part.text == "+") dir = sc.get("PWD");
-                else if (part.text == "-") dir = sc.get("OLDPWD");
-                else if (part.text == "root") dir = "/root";
-                if (dir) cur.add(Piece::Kind::Lit, *dir);
-                else cur.add(Piece::Kind::Unknown, "~" + part.text);
+                if (part.text.empty())
+                    dir = sc.get("HOME");
+                else if (part.text == "+")
+                    dir = sc.get("PWD");
+                else if (part.text == "-")
+                    dir = sc.get("OLDPWD");
+                else if (part.text == "root")
+                    dir = "/root";
+                if (dir)
+                    cur.add(Piece::Kind::Lit, *dir);
+                else
+                    cur.add(Piece::Kind::Unknown, "~" + part.text);
                 have = true;
                 break;
             }
@@ -216,8 +229,10 @@ std::vector<Field> expand_word(const Word& w, Scope& sc, bool split, const RunSu
                             cur.add(Piece::Kind::Lit, " ");
                         }
                         first = false;
-                        if (v) cur.add(Piece::Kind::Lit, *v);
-                        else cur.add(Piece::Kind::Unknown, "$" + part.text);
+                        if (v)
+                            cur.add(Piece::Kind::Lit, *v);
+                        else
+                            cur.add(Piece::Kind::Unknown, "$" + part.text);
                         have = true;
                     }
                     break;
@@ -241,8 +256,10 @@ std::vector<Field> expand_word(const Word& w, Scope& sc, bool split, const RunSu
                     Subshell sub(sc);
                     run(part.body, sc);
                 }
-                if (part.kind == K::ProcSubst) cur.add(Piece::Kind::Lit, "/dev/fd/63");
-                else cur.add(Piece::Kind::Unknown, "$(...)");
+                if (part.kind == K::ProcSubst)
+                    cur.add(Piece::Kind::Lit, "/dev/fd/63");
+                else
+                    cur.add(Piece::Kind::Unknown, "$(...)");
                 have = true;
                 break;
             }

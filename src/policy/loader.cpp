@@ -1,20 +1,20 @@
 // Policy files (TOML, cordon-policy(5)) to Policy data. Every error names FILE:LINE:COLUMN.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <functional>
 
-#include <set>
 #include <toml++/toml.h>
+#include <set>
 
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
-#include "cordon/toml.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
+#include "cordon/toml.hpp"
 
 namespace cordon::policy {
 namespace {
@@ -42,7 +42,8 @@ public:
                 CORDON_TRY(programs(node, p));
             } else if (k != "rule") {
                 return err(key.source(), fmt::format("unknown key '{}' (expected description, default, "
-                                                     "on-unanalyzable, paths, programs or rule)", k));
+                                                     "on-unanalyzable, paths, programs or rule)",
+                                                     k));
             }
         }
         if (const toml::node* rules = root.get("rule")) {
@@ -179,7 +180,8 @@ private:
                     spec.key_value = std::move(*kv);
                 } else {
                     return err(key.source(), fmt::format("unknown key '{}' in programs.{} (expected options, "
-                                                         "abbreviations, permute or key-value)", k, name.str()));
+                                                         "abbreviations, permute or key-value)",
+                                                         k, name.str()));
                 }
             }
             p.programs[std::string(name.str())] = std::move(spec);
@@ -298,10 +300,14 @@ private:
             } else if (k == "operands-at") {
                 auto s = str(v, k);
                 if (!s) return s.error();
-                if (*s == "any") r.operands_at = Rule::At::Any;
-                else if (*s == "first") r.operands_at = Rule::At::First;
-                else if (*s == "last") r.operands_at = Rule::At::Last;
-                else return err(v.source(), "'operands-at' is any, first or last");
+                if (*s == "any")
+                    r.operands_at = Rule::At::Any;
+                else if (*s == "first")
+                    r.operands_at = Rule::At::First;
+                else if (*s == "last")
+                    r.operands_at = Rule::At::Last;
+                else
+                    return err(v.source(), "'operands-at' is any, first or last");
             } else if (k == "unknown-operands") {
                 auto s = str(v, k);
                 if (!s) return s.error();

@@ -87,8 +87,8 @@ bool Matcher::matches(const Policy& p, const Rule& r, const Invocation& inv) {
     if (inv.unanalyzable) return false;
     if (!r.programs.empty() && inv.argv.empty()) return false;
     size_t first_operand = 0;
-    bool needs_line = !r.programs.empty() || !r.subcommands.empty() || !r.flags.empty() ||
-                      !r.without_flags.empty() || !r.operands.empty();
+    bool needs_line = !r.programs.empty() || !r.subcommands.empty() || !r.flags.empty() || !r.without_flags.empty() ||
+                      !r.operands.empty();
     if (!inv.argv.empty() && needs_line) {
         if (!r.programs.empty() && !program_may_match(r.programs, inv.argv[0])) return false;
         const CommandLine& cl = line(p, inv);
@@ -232,7 +232,8 @@ Decision PolicySet::check_script(const std::string& script, const std::string& c
     return check(analyze_script(script, cwd, home), home, script);
 }
 
-Decision PolicySet::check(const std::vector<Invocation>& invs, const std::string& home, const std::string& whole) const {
+Decision PolicySet::check(const std::vector<Invocation>& invs, const std::string& home,
+                          const std::string& whole) const {
     std::vector<std::shared_ptr<const Policy>> policies;
     for (const auto& l : layers_) {
         if (l.policy) {
@@ -280,14 +281,14 @@ std::vector<std::string> run_examples(const Policy& p) {
         };
         for (const auto& e : r.must_match) {
             if (!matched(e)) {
-                failures.push_back(fmt::format("{}: rule {}: must-match example does not match: {}", e.where, r.id,
-                                               e.script));
+                failures.push_back(
+                    fmt::format("{}: rule {}: must-match example does not match: {}", e.where, r.id, e.script));
             }
         }
         for (const auto& e : r.must_not_match) {
             if (matched(e)) {
-                failures.push_back(fmt::format("{}: rule {}: must-not-match example matches: {}", e.where, r.id,
-                                               e.script));
+                failures.push_back(
+                    fmt::format("{}: rule {}: must-not-match example matches: {}", e.where, r.id, e.script));
             }
         }
     }

@@ -1,6 +1,5 @@
 #include "cordon/policy/pattern.hpp"
 
-
 #include <algorithm>
 
 namespace cordon::policy {
@@ -95,8 +94,12 @@ void glob_tokens(std::string_view g, Pattern& out) {
     }
 }
 
-bool is_slash(const Tok& t) { return t.kind == Tok::Kind::Ch && t.c == '/'; }
-bool is_dot(const Tok& t) { return t.kind == Tok::Kind::Ch && t.c == '.'; }
+bool is_slash(const Tok& t) {
+    return t.kind == Tok::Kind::Ch && t.c == '/';
+}
+bool is_dot(const Tok& t) {
+    return t.kind == Tok::Kind::Ch && t.c == '.';
+}
 
 // Lexically normalise an absolute token path: '.', '..', '//' and a trailing '/' go away.
 // A '..' after a component that may span several ("**") makes the whole path unknown.
@@ -129,7 +132,8 @@ Pattern normalise(const Pattern& in, bool* all_children, Pattern* parent) {
         } else {
             starts.push_back(out.size());
             out.push_back({Tok::Kind::Ch, '/'});
-            out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(i), in.begin() + static_cast<std::ptrdiff_t>(j));
+            out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(i),
+                       in.begin() + static_cast<std::ptrdiff_t>(j));
         }
         i = j;
     }
@@ -153,8 +157,12 @@ PathOperand resolve_path(const Field& f, const Pattern& cwd) {
             case Piece::Kind::Lit:
                 for (char c : p.text) raw.push_back({Tok::Kind::Ch, c});
                 break;
-            case Piece::Kind::Glob: glob_tokens(p.text, raw); break;
-            case Piece::Kind::Unknown: raw.push_back({Tok::Kind::Any, 0}); break;
+            case Piece::Kind::Glob:
+                glob_tokens(p.text, raw);
+                break;
+            case Piece::Kind::Unknown:
+                raw.push_back({Tok::Kind::Any, 0});
+                break;
         }
     }
     PathOperand op;
@@ -246,14 +254,21 @@ std::string to_string(const Pattern& p) {
     std::string out;
     for (const auto& t : p) {
         switch (t.kind) {
-            case Tok::Kind::Ch: out.push_back(t.c); break;
-            case Tok::Kind::One: out.push_back('?'); break;
-            case Tok::Kind::Star: out.push_back('*'); break;
-            case Tok::Kind::Any: out += "**"; break;
+            case Tok::Kind::Ch:
+                out.push_back(t.c);
+                break;
+            case Tok::Kind::One:
+                out.push_back('?');
+                break;
+            case Tok::Kind::Star:
+                out.push_back('*');
+                break;
+            case Tok::Kind::Any:
+                out += "**";
+                break;
         }
     }
     return out;
 }
-
 
 }  // namespace cordon::policy

@@ -35,8 +35,12 @@ private:
 class Subshell final {
 public:
     explicit Subshell(Scope& sc)
-        : sc_(sc), mark_(sc.journal_.size()), cwd_(sc.cwd), positional_(sc.positional),
-          positional_known_(sc.positional_known), custom_ifs_(sc.custom_ifs) {
+        : sc_(sc),
+          mark_(sc.journal_.size()),
+          cwd_(sc.cwd),
+          positional_(sc.positional),
+          positional_known_(sc.positional_known),
+          custom_ifs_(sc.custom_ifs) {
         ++sc_.subshells_;
     }
     ~Subshell();

@@ -91,8 +91,8 @@ Node Parser::pipeline() {
             if (w == "time" && bare_word() == "-p") p_ += 2;
             skip_ws();
             std::string_view next = bare_word();
-            if (at() == '(' || next == "{" || next == "if" || next == "while" || next == "until" ||
-                next == "for" || next == "case" || next == "select" || next == "[[" || next == "!") {
+            if (at() == '(' || next == "{" || next == "if" || next == "while" || next == "until" || next == "for" ||
+                next == "case" || next == "select" || next == "[[" || next == "!") {
                 continue;
             }
             p_ = save;
@@ -305,8 +305,10 @@ Node Parser::case_clause() {
         }
         n.kids.push_back(seq(list({"esac"})));
         skip_ws();
-        if (starts(";;&")) p_ += 3;
-        else if (starts(";;") || starts(";&")) p_ += 2;
+        if (starts(";;&"))
+            p_ += 3;
+        else if (starts(";;") || starts(";&"))
+            p_ += 2;
     }
 }
 
@@ -455,8 +457,7 @@ bool Parser::redirect(Node& n) {
             p_ = e + 1;
         }
     }
-    static constexpr std::string_view ops[] = {"<<<", "<<-", "&>>", "<<", ">>", ">|", "<>", "<&",
-                                               ">&",  "&>",  "<",   ">"};
+    static constexpr std::string_view ops[] = {"<<<", "<<-", "&>>", "<<", ">>", ">|", "<>", "<&", ">&", "&>", "<", ">"};
     std::string_view op;
     for (auto o : ops) {
         if (starts(o)) {

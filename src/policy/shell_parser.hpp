@@ -16,12 +16,18 @@ namespace cordon::policy::shell_detail {
 constexpr int kMaxDepth = 64;
 
 inline bool is_meta(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
-           c == '>' || c == '(' || c == ')';
+    return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' || c == '>' || c == '(' ||
+           c == ')';
 }
-inline bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-inline bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+inline bool is_name_start(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+inline bool is_name_char(char c) {
+    return is_name_start(c) || (c >= '0' && c <= '9');
+}
+inline bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 struct ParseFail {
     size_t pos;
@@ -106,8 +112,10 @@ private:
     void skip_blank_lines() {
         for (;;) {
             skip_ws();
-            if (at() == '\n') newline();
-            else return;
+            if (at() == '\n')
+                newline();
+            else
+                return;
         }
     }
 

@@ -24,9 +24,12 @@ std::string literal_text(const Word& w, bool* quoted) {
     std::string out;
     for (const auto& p : w) {
         if (p.quoted) *quoted = true;
-        if (p.kind == WordPart::Kind::Lit) out += p.text;
-        else if (p.kind == WordPart::Kind::Tilde) out += "~" + p.text;
-        else if (p.kind == WordPart::Kind::Param) out += "$" + p.text;
+        if (p.kind == WordPart::Kind::Lit)
+            out += p.text;
+        else if (p.kind == WordPart::Kind::Tilde)
+            out += "~" + p.text;
+        else if (p.kind == WordPart::Kind::Param)
+            out += "$" + p.text;
     }
     return out;
 }
@@ -130,10 +133,14 @@ void Parser::read_parts(Word& w, Mode mode) {
             auto plain = [mode](char ch) {
                 if (ch == '\\' || ch == '$' || ch == '`') return false;
                 switch (mode) {
-                    case Mode::Word: return !is_meta(ch) && ch != '\'' && ch != '"';
-                    case Mode::DQuote: return ch != '"';
-                    case Mode::Brace: return ch != '{' && ch != '}' && ch != '\'' && ch != '"';
-                    case Mode::Heredoc: return true;
+                    case Mode::Word:
+                        return !is_meta(ch) && ch != '\'' && ch != '"';
+                    case Mode::DQuote:
+                        return ch != '"';
+                    case Mode::Brace:
+                        return ch != '{' && ch != '}' && ch != '\'' && ch != '"';
+                    case Mode::Heredoc:
+                        return true;
                 }
                 return false;
             };
@@ -237,7 +244,9 @@ bool Parser::simple_param(std::string_view raw) {
     return true;
 }
 
-size_t Parser::arith_end() const { return arith_end_from(p_ + 1); }
+size_t Parser::arith_end() const {
+    return arith_end_from(p_ + 1);
+}
 
 std::string Parser::ansi_c(size_t open) {
     std::string out;
@@ -256,18 +265,45 @@ std::string Parser::ansi_c(size_t open) {
         char e = at(1);
         p_ += 2;
         switch (e) {
-            case 'n': out.push_back('\n'); break;
-            case 't': out.push_back('\t'); break;
-            case 'r': out.push_back('\r'); break;
-            case 'a': out.push_back('\a'); break;
-            case 'b': out.push_back('\b'); break;
-            case 'f': out.push_back('\f'); break;
-            case 'v': out.push_back('\v'); break;
-            case 'e': case 'E': out.push_back('\x1b'); break;
-            case 'x': out.push_back(static_cast<char>(radix(16, 2))); break;
-            case 'u': out.push_back(static_cast<char>(radix(16, 4) & 0x7f)); break;
-            case 'c': if (!eof()) { out.push_back(static_cast<char>(at() & 0x1f)); ++p_; } break;
-            case '\0': fail_at(open, "unterminated $'");
+            case 'n':
+                out.push_back('\n');
+                break;
+            case 't':
+                out.push_back('\t');
+                break;
+            case 'r':
+                out.push_back('\r');
+                break;
+            case 'a':
+                out.push_back('\a');
+                break;
+            case 'b':
+                out.push_back('\b');
+                break;
+            case 'f':
+                out.push_back('\f');
+                break;
+            case 'v':
+                out.push_back('\v');
+                break;
+            case 'e':
+            case 'E':
+                out.push_back('\x1b');
+                break;
+            case 'x':
+                out.push_back(static_cast<char>(radix(16, 2)));
+                break;
+            case 'u':
+                out.push_back(static_cast<char>(radix(16, 4) & 0x7f));
+                break;
+            case 'c':
+                if (!eof()) {
+                    out.push_back(static_cast<char>(at() & 0x1f));
+                    ++p_;
+                }
+                break;
+            case '\0':
+                fail_at(open, "unterminated $'");
             default:
                 if (e >= '0' && e <= '7') {
                     --p_;
@@ -284,10 +320,14 @@ unsigned Parser::radix(unsigned base, int max) {
     for (int i = 0; i < max && !eof(); ++i) {
         char c = at();
         unsigned d;
-        if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
-        else if (c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') d = static_cast<unsigned>(c - 'A' + 10);
-        else break;
+        if (c >= '0' && c <= '9')
+            d = static_cast<unsigned>(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = static_cast<unsigned>(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            d = static_cast<unsigned>(c - 'A' + 10);
+        else
+            break;
         if (d >= base) break;
         v = v * base + d;
         ++p_;

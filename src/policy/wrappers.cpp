@@ -12,20 +12,22 @@ using Argv = std::vector<Field>;
 
 // getopt-style options that stop at the first operand (the wrapped command).
 struct Opts {
-    std::string_view short_arg;                      // short options taking an argument
-    std::vector<std::string_view> long_arg;          // long options taking an argument
-    std::string_view short_optional = {};            // short options whose argument is attached, if any
+    std::string_view short_arg;              // short options taking an argument
+    std::vector<std::string_view> long_arg;  // long options taking an argument
+    std::string_view short_optional = {};    // short options whose argument is attached, if any
 };
 
 struct Parsed {
-    size_t next = 1;                                     // index of the first operand
-    std::vector<std::pair<std::string, Field>> values;   // option (e.g. "-C" or "--chdir") -> value
-    std::string flags;                                   // short flags seen, in order
-    std::vector<std::string> longs;                      // long flags seen (without value)
-    bool unknown = false;                                // a non-static word among the options
+    size_t next = 1;                                    // index of the first operand
+    std::vector<std::pair<std::string, Field>> values;  // option (e.g. "-C" or "--chdir") -> value
+    std::string flags;                                  // short flags seen, in order
+    std::vector<std::string> longs;                     // long flags seen (without value)
+    bool unknown = false;                               // a non-static word among the options
 };
 
-bool has_flag(const Parsed& p, char c) { return p.flags.find(c) != std::string::npos; }
+bool has_flag(const Parsed& p, char c) {
+    return p.flags.find(c) != std::string::npos;
+}
 bool has_long(const Parsed& p, std::string_view l) {
     return std::find(p.longs.begin(), p.longs.end(), l) != p.longs.end();
 }
@@ -140,8 +142,10 @@ Argv split_string(const Field& f) {
     char quote = 0;
     for (char c : f.static_text()) {
         if (quote) {
-            if (c == quote) quote = 0;
-            else word.push_back(c);
+            if (c == quote)
+                quote = 0;
+            else
+                word.push_back(c);
         } else if (c == '\'' || c == '"') {
             quote = c;
             have = true;
@@ -250,8 +254,8 @@ Unwrapped shell(const Argv& argv) {
 }
 
 Unwrapped su(const Argv& argv) {
-    Parsed p = parse_opts(argv, {"csgGw", {"command", "session-command", "shell", "group", "supp-group",
-                                            "whitelist-environment"}});
+    Parsed p = parse_opts(
+        argv, {"csgGw", {"command", "session-command", "shell", "group", "supp-group", "whitelist-environment"}});
     const Field* c = value_of(p, {"-c", "--command", "--session-command"});
     if (!c) return {};
     Unwrapped u;
@@ -312,9 +316,8 @@ Field substitute(const Field& f, std::string_view repl, const Field& value) {
 }
 
 Unwrapped xargs(const Argv& argv) {
-    Parsed p = parse_opts(argv, {"adEILnPs",
-                                 {"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
-                                 "eil"});
+    Parsed p = parse_opts(
+        argv, {"adEILnPs", {"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, "eil"});
     if (p.unknown) return unanalyzable("xargs options are not known statically");
     Argv cmd = rest(argv, p.next);
     if (cmd.empty()) cmd.push_back(Field::lit("echo"));
@@ -336,21 +339,52 @@ Unwrapped xargs(const Argv& argv) {
 
 bool find_takes_arg(std::string_view p) {
     static constexpr std::string_view one[] = {
-        "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type",
-        "-xtype", "-user", "-group", "-uid", "-gid", "-perm", "-size", "-mtime", "-atime", "-ctime",
-        "-mmin", "-amin", "-cmin", "-anewer", "-cnewer", "-samefile", "-inum", "-links", "-fstype",
-        "-lname", "-ilname", "-used", "-maxdepth", "-mindepth", "-regextype", "-printf", "-fprint",
-        "-fprint0", "-fls", "-context", "-files0-from"};
+        "-name",     "-iname",     "-path",   "-ipath",  "-wholename", "-iwholename", "-regex",   "-iregex",
+        "-type",     "-xtype",     "-user",   "-group",  "-uid",       "-gid",        "-perm",    "-size",
+        "-mtime",    "-atime",     "-ctime",  "-mmin",   "-amin",      "-cmin",       "-anewer",  "-cnewer",
+        "-samefile", "-inum",      "-links",  "-fstype", "-lname",     "-ilname",     "-used",    "-maxdepth",
+        "-mindepth", "-regextype", "-printf", "-fprint", "-fprint0",   "-fls",        "-context", "-files0-from"};
     if (p.substr(0, 6) == "-newer") return true;
     return std::find(std::begin(one), std::end(one), p) != std::end(one);
 }
 
 bool find_is_filter(std::string_view p) {
-    static constexpr std::string_view neutral[] = {
-        "-depth", "-d", "-xdev", "-mount", "-follow", "-noleaf", "-ignore_readdir_race",
-        "-noignore_readdir_race", "-daystart", "-warn", "-nowarn", "-regextype", "-maxdepth", "-mindepth",
-        "-print", "-print0", "-printf", "-fprint", "-fprint0", "-fprintf", "-ls", "-fls", "-delete",
-        "-exec", "-execdir", "-ok", "-okdir", "-quit", "-true", "-a", "-and", "-o", "-or", ",", "(", ")"};
+    static constexpr std::string_view neutral[] = {"-depth",
+                                                   "-d",
+                                                   "-xdev",
+                                                   "-mount",
+                                                   "-follow",
+                                                   "-noleaf",
+                                                   "-ignore_readdir_race",
+                                                   "-noignore_readdir_race",
+                                                   "-daystart",
+                                                   "-warn",
+                                                   "-nowarn",
+                                                   "-regextype",
+                                                   "-maxdepth",
+                                                   "-mindepth",
+                                                   "-print",
+                                                   "-print0",
+                                                   "-printf",
+                                                   "-fprint",
+                                                   "-fprint0",
+                                                   "-fprintf",
+                                                   "-ls",
+                                                   "-fls",
+                                                   "-delete",
+                                                   "-exec",
+                                                   "-execdir",
+                                                   "-ok",
+                                                   "-okdir",
+                                                   "-quit",
+                                                   "-true",
+                                                   "-a",
+                                                   "-and",
+                                                   "-o",
+                                                   "-or",
+                                                   ",",
+                                                   "(",
+                                                   ")"};
     return std::find(std::begin(neutral), std::end(neutral), p) == std::end(neutral);
 }
 
@@ -372,8 +406,8 @@ Unwrapped find(const Argv& argv) {
         if (!argv[k].is_static()) continue;
         std::string t = argv[k].static_text();
         if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
-            while (k + 1 < argv.size() && !(argv[k + 1].is_static() && (argv[k + 1].static_text() == ";" ||
-                                                                       argv[k + 1].static_text() == "+"))) {
+            while (k + 1 < argv.size() && !(argv[k + 1].is_static() &&
+                                            (argv[k + 1].static_text() == ";" || argv[k + 1].static_text() == "+"))) {
                 ++k;
             }
             ++k;
@@ -429,8 +463,8 @@ Unwrapped find(const Argv& argv) {
 struct Simple {
     std::string_view name;
     Opts opts;
-    size_t skip;                // operands before the command (timeout DURATION, chrt PRIO, taskset MASK)
-    std::string_view no_cmd;    // short flags after which there is no command (ionice -p, taskset -p)
+    size_t skip;              // operands before the command (timeout DURATION, chrt PRIO, taskset MASK)
+    std::string_view no_cmd;  // short flags after which there is no command (ionice -p, taskset -p)
 };
 
 const Simple* simple_wrapper(std::string_view prog) {
@@ -484,8 +518,8 @@ Unwrapped unwrap(const std::vector<Field>& argv) {
     if (prog == "source" || prog == ".") return source(argv);
     if (prog == "xargs") return xargs(argv);
     if (prog == "find") return find(argv);
-    static constexpr std::string_view shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash",
-                                                  "posh", "lksh", "rbash"};
+    static constexpr std::string_view shells[] = {"sh",  "bash", "dash", "zsh",  "ksh",  "mksh",
+                                                  "ash", "yash", "posh", "lksh", "rbash"};
     if (std::find(std::begin(shells), std::end(shells), prog) != std::end(shells)) return shell(argv);
     const Simple* w = simple_wrapper(prog);
     if (!w) return {};
@@ -511,8 +545,10 @@ std::string quote_argv(const std::vector<std::string>& argv) {
         }
         out.push_back('\'');
         for (char c : a) {
-            if (c == '\'') out += "'\\''";
-            else out.push_back(c);
+            if (c == '\'')
+                out += "'\\''";
+            else
+                out.push_back(c);
         }
         out.push_back('\'');
     }

@@ -31,7 +31,9 @@ size_t find_segment(std::string_view seg, std::string_view s, size_t from, bool 
     return std::string_view::npos;
 }
 
-uint64_t char_bit(char ch) { return uint64_t{1} << (static_cast<unsigned char>(ch) & 63U); }
+uint64_t char_bit(char ch) {
+    return uint64_t{1} << (static_cast<unsigned char>(ch) & 63U);
+}
 
 }  // namespace
 
@@ -68,7 +70,9 @@ uint64_t Wildcard::chars_of(std::string_view s) {
     return chars;
 }
 
-bool Wildcard::matches(std::string_view s) const { return matches(s, need_ != 0 ? chars_of(s) : 0); }
+bool Wildcard::matches(std::string_view s) const {
+    return matches(s, need_ != 0 ? chars_of(s) : 0);
+}
 
 bool Wildcard::matches(std::string_view s, uint64_t s_chars) const {
     if (use_fnmatch_) return ::fnmatch(pattern_.c_str(), std::string(s).c_str(), 0) == 0;
@@ -91,6 +95,8 @@ bool Wildcard::matches(std::string_view s, uint64_t s_chars) const {
     return true;
 }
 
-bool wildcard_match(std::string_view pattern, std::string_view s) { return Wildcard(pattern).matches(s); }
+bool wildcard_match(std::string_view pattern, std::string_view s) {
+    return Wildcard(pattern).matches(s);
+}
 
 }  // namespace cordon

@@ -8,11 +8,21 @@ std::string json_quote(const std::string& s) {
     std::string out = "\"";
     for (unsigned char c : s) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (c < 0x20) {
                     char buf[8];
@@ -35,7 +45,9 @@ JsonObject& JsonObject::add(const std::string& k, const std::string& v) {
     body_ += json_quote(v);
     return *this;
 }
-JsonObject& JsonObject::add(const std::string& k, const char* v) { return add(k, std::string(v)); }
+JsonObject& JsonObject::add(const std::string& k, const char* v) {
+    return add(k, std::string(v));
+}
 JsonObject& JsonObject::add(const std::string& k, int64_t v) {
     key(k);
     body_ += std::to_string(v);

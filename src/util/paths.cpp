@@ -61,7 +61,8 @@ std::optional<PasswdEntry> passwd_entry(uid_t uid) {
         size_t n = 0, start = 0;
         while (n < 7) {
             const size_t colon = line.find(':', start);
-            fields[n++] = std::string_view(line).substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+            fields[n++] =
+                std::string_view(line).substr(start, colon == std::string::npos ? std::string::npos : colon - start);
             if (colon == std::string::npos) break;
             start = colon + 1;
         }

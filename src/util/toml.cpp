@@ -118,8 +118,10 @@ Result<toml::table> parse_toml(std::string_view text, const std::string& path) {
             } else {
                 i = start + 1;
             }
-            if (text[start] == '\n') line++, column = 1;
-            else column++;
+            if (text[start] == '\n')
+                line++, column = 1;
+            else
+                column++;
         }
         return make_error(path + ":" + std::to_string(line) + ":" + std::to_string(column),
                           "a private-use character (U+E000-U+EBED), which cordon does not accept");
@@ -132,9 +134,9 @@ Result<toml::table> parse_toml(std::string_view text, const std::string& path) {
         if (moved) unshield_node(tbl);
         return tbl;
     } catch (const toml::parse_error& e) {
-        return make_error(path + ":" + std::to_string(e.source().begin.line) + ":" +
-                              std::to_string(e.source().begin.column),
-                          unshield_unicode(e.description()));
+        return make_error(
+            path + ":" + std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column),
+            unshield_unicode(e.description()));
     }
 }
 

@@ -46,9 +46,13 @@ void put(ByteWriter& w, const TomlValue& v) {
     w.u32(v.line);
     w.u32(v.column);
     switch (v.kind) {
-        case TomlValue::Kind::String: w.str(v.str); break;
+        case TomlValue::Kind::String:
+            w.str(v.str);
+            break;
         case TomlValue::Kind::Integer:
-        case TomlValue::Kind::Boolean: w.raw(&v.number, sizeof v.number); break;
+        case TomlValue::Kind::Boolean:
+            w.raw(&v.number, sizeof v.number);
+            break;
         case TomlValue::Kind::Array:
         case TomlValue::Kind::Table:
             w.u32(static_cast<uint32_t>(v.items.size()));
@@ -61,7 +65,8 @@ void put(ByteWriter& w, const TomlValue& v) {
                 put(w, v.items[i]);
             }
             break;
-        case TomlValue::Kind::Other: break;
+        case TomlValue::Kind::Other:
+            break;
     }
 }
 
@@ -74,9 +79,13 @@ void get(ByteReader& r, TomlValue& v, int depth) {
     v.line = r.u32();
     v.column = r.u32();
     switch (v.kind) {
-        case TomlValue::Kind::String: v.str = r.str(); break;
+        case TomlValue::Kind::String:
+            v.str = r.str();
+            break;
         case TomlValue::Kind::Integer:
-        case TomlValue::Kind::Boolean: r.raw(&v.number, sizeof v.number); break;
+        case TomlValue::Kind::Boolean:
+            r.raw(&v.number, sizeof v.number);
+            break;
         case TomlValue::Kind::Array:
         case TomlValue::Kind::Table: {
             const size_t n = r.count(9);  // each item takes at least 9 bytes
@@ -92,7 +101,8 @@ void get(ByteReader& r, TomlValue& v, int depth) {
             }
             break;
         }
-        case TomlValue::Kind::Other: break;
+        case TomlValue::Kind::Other:
+            break;
     }
 }
 

@@ -1,4 +1,6 @@
 #include "cordon/version.hpp"
 namespace cordon {
-const char* version_string() { return "cordon " CORDON_VERSION; }
+const char* version_string() {
+    return "cordon " CORDON_VERSION;
+}
 }  // namespace cordon

@@ -89,8 +89,8 @@ TEST_CASE("cli: bwrap-style primitives keep the command line's order", "[cli]") 
 
 TEST_CASE("cli: repeated two-value primitives interleave correctly", "[cli]") {
     // --dir /x must come before the bind below it, and /z before its bind.
-    auto r = parse_ok({"--dir", "/x", "--bind", "a", "/x/y", "--dir", "/z", "--bind", "b", "/z/w",
-                       "--symlink", "t", "/l", "--remount-ro", "/x", "true"});
+    auto r = parse_ok({"--dir", "/x", "--bind", "a", "/x/y", "--dir", "/z", "--bind", "b", "/z/w", "--symlink", "t",
+                       "/l", "--remount-ro", "/x", "true"});
     auto ops = get_ops(r.layer);
     REQUIRE(ops.size() == 6);
     CHECK(ops[0].key == "dir");
@@ -113,8 +113,9 @@ TEST_CASE("cli: a two-value option with one value is an error, not dropped", "[c
 }
 
 TEST_CASE("cli: lists and pairs accumulate, scalars take the last value", "[cli]") {
-    auto r = parse_ok({"--ro", "/a", "--rw", "/b", "--ro", "/c", "--setenv", "A", "1", "--unsetenv", "X",
-                       "--setenv", "B", "two words", "--net", "none", "--net", "host", "--hostname", "box", "ls"});
+    auto r = parse_ok({"--ro",  "/a",   "--rw",       "/b",   "--ro",       "/c",  "--setenv",
+                       "A",     "1",    "--unsetenv", "X",    "--setenv",   "B",   "two words",
+                       "--net", "none", "--net",      "host", "--hostname", "box", "ls"});
     CHECK(get_list(r.layer, "ro") == Args{"/a", "/c"});
     CHECK(get_list(r.layer, "rw") == Args{"/b"});
     CHECK(get_list(r.layer, "unsetenv") == Args{"X"});

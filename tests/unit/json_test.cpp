@@ -30,9 +30,8 @@ TEST_CASE("JsonObject keeps insertion order and types", "[json]") {
         .add("denials", std::vector<std::string>{})
         .add("argv", std::vector<std::string>{"sh", "-c", "echo \"x\""})
         .add_raw("nested", JsonObject().add("a", std::string("b")).str());
-    CHECK(o.str() ==
-          R"({"exit_code":0,"reason":"exited","signal":-1,"oom":false,"ok":true,"error":null,)"
-          R"("denials":[],"argv":["sh","-c","echo \"x\""],"nested":{"a":"b"}})");
+    CHECK(o.str() == R"({"exit_code":0,"reason":"exited","signal":-1,"oom":false,"ok":true,"error":null,)"
+                     R"("denials":[],"argv":["sh","-c","echo \"x\""],"nested":{"a":"b"}})");
 }
 
 TEST_CASE("JsonObject escapes keys and large numbers", "[json]") {

@@ -18,7 +18,7 @@ namespace {
 
 struct FakeFs {
     std::map<std::string, std::pair<T, std::string>> entries;  // path -> (type, symlink target)
-    std::map<std::string, std::string> contents;                // small files' text
+    std::map<std::string, std::string> contents;               // small files' text
     void dir(const std::string& p) { entries[p] = {T::Dir, ""}; }
     void file(const std::string& p) { entries[p] = {T::File, ""}; }
     void link(const std::string& p, const std::string& target) { entries[p] = {T::Symlink, target}; }
@@ -226,10 +226,9 @@ TEST_CASE("mount plan: missing protected paths become placeholders", "[mount_pla
     // Only the first missing component: a read-only empty directory holds nothing below it.
     // A trailing '/' asks for a directory, as does a missing directory on the way; the path
     // itself without one is an empty file.
-    CHECK(ph == std::vector<std::pair<std::string, PT>>{{"/w/.git/hooks", PT::Dir},
-                                                       {"/w/.claude", PT::Dir},
-                                                       {"/w/.a", PT::Dir},
-                                                       {"/w/.git/config", PT::File}});
+    CHECK(ph ==
+          std::vector<std::pair<std::string, PT>>{
+              {"/w/.git/hooks", PT::Dir}, {"/w/.claude", PT::Dir}, {"/w/.a", PT::Dir}, {"/w/.git/config", PT::File}});
     // One read-only bind on the first missing component freezes everything below it.
     for (const char* dest : {"/w/.git/hooks", "/w/.claude", "/w/.a", "/w/.git/config"}) {
         INFO(dest);
@@ -320,8 +319,9 @@ TEST_CASE("mount plan: cordon's own directories are protected where a jail could
     auto rw = plan_ok(s, f);
     CHECK(find_op(rw, K::Bind, "/t/cordon-1000", "protect") >= 0);
     CHECK(find_op(rw, K::Bind, "/home/u/.cache/cordon", "protect") >= 0);
-    CHECK(std::any_of(rw.placeholders.begin(), rw.placeholders.end(),
-                      [](const Placeholder& p) { return p.path == "/t/cordon-1000" && p.type == Placeholder::Type::Dir; }));
+    CHECK(std::any_of(rw.placeholders.begin(), rw.placeholders.end(), [](const Placeholder& p) {
+        return p.path == "/t/cordon-1000" && p.type == Placeholder::Type::Dir;
+    }));
 }
 
 TEST_CASE("mount plan: placeholder marks", "[mount_plan]") {
@@ -335,7 +335,8 @@ TEST_CASE("mount plan: placeholder marks", "[mount_plan]") {
     CHECK_FALSE(is_placeholder_mode(S_IFDIR | kPlaceholderFileMode));
 }
 
-TEST_CASE("mount plan: every fresh /proc has its host-global knobs read-only and host-wide files masked", "[mount_plan]") {
+TEST_CASE("mount plan: every fresh /proc has its host-global knobs read-only and host-wide files masked",
+          "[mount_plan]") {
     FakeFs f;
     Spec s;  // a root caller (host_uid 0): its jail may be host root
     auto plan = plan_ok(s, f);
@@ -438,7 +439,8 @@ TEST_CASE("mount plan: a symlink on a protected path is covered, never followed"
     CHECK(count_dest(plan, "/w/.git/hooks") == 0);
     CHECK(count_dest(plan, "/home/u/.ssh") == 0);
     REQUIRE(plan.notes.size() == 2);
-    CHECK_THAT(plan.notes[0], Catch::Contains("/w/.git") && Catch::Contains("/home/u/.ssh") && Catch::Contains("not followed"));
+    CHECK_THAT(plan.notes[0],
+               Catch::Contains("/w/.git") && Catch::Contains("/home/u/.ssh") && Catch::Contains("not followed"));
 }
 
 TEST_CASE("mount plan: protect-existing entries that are missing add nothing", "[mount_plan]") {
@@ -644,8 +646,9 @@ TEST_CASE("mount plan: what git reads besides .git/hooks and .git/config", "[mou
     CHECK(find_op(plan, K::Bind, "/w/.git/modules/lib/hooks", "protect") >= 0);
     CHECK(find_op(plan, K::Bind, "/w/.git/worktrees", "pin") >= 0);
     // A missing .git/commondir is a placeholder; a repository's HEAD is not protected.
-    CHECK(std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
-                      [](const Placeholder& p) { return p.path == "/w/.git/commondir" && p.type == Placeholder::Type::File; }));
+    CHECK(std::any_of(plan.placeholders.begin(), plan.placeholders.end(), [](const Placeholder& p) {
+        return p.path == "/w/.git/commondir" && p.type == Placeholder::Type::File;
+    }));
     CHECK(count_dest(plan, "/w/HEAD") == 0);
     // config.worktree is configuration where .git/config turns it on.
     CHECK(count_dest(plan, "/w/.git/config.worktree") == 0);
@@ -672,15 +675,15 @@ TEST_CASE("root remap: the caller's trees are idmapped, the system's are not", "
         op.devices = dev;
         return op;
     };
-    CHECK(remap_idmaps(s, bind("/srv/proj", false)));          // the workdir
-    CHECK(remap_idmaps(s, bind("/root/.gitconfig", true)));    // a HOME entry
-    CHECK(remap_idmaps(s, bind("/data/repo", true)));          // --ro of the caller's data
-    CHECK(remap_idmaps(s, bind("/var/cache/x", false)));       // anything writable
+    CHECK(remap_idmaps(s, bind("/srv/proj", false)));        // the workdir
+    CHECK(remap_idmaps(s, bind("/root/.gitconfig", true)));  // a HOME entry
+    CHECK(remap_idmaps(s, bind("/data/repo", true)));        // --ro of the caller's data
+    CHECK(remap_idmaps(s, bind("/var/cache/x", false)));     // anything writable
     CHECK_FALSE(remap_idmaps(s, bind("/usr", true)));
     CHECK_FALSE(remap_idmaps(s, bind("/etc", true)));
     CHECK_FALSE(remap_idmaps(s, bind("/etc/ssl/certs", true)));
     CHECK_FALSE(remap_idmaps(s, bind("/opt", true)));
-    CHECK_FALSE(remap_idmaps(s, bind("/", true)));              // --ro-bind / /
+    CHECK_FALSE(remap_idmaps(s, bind("/", true)));                 // --ro-bind / /
     CHECK_FALSE(remap_idmaps(s, bind("/dev/fuse", false, true)));  // devices never
     MountOp prot = bind("/srv/proj/.git", true);
     prot.in_jail = true;

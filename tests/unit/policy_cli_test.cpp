@@ -1,6 +1,6 @@
 // cordon check / cordon policy test: arguments and exit statuses (0 allow, 126 deny, 125 error).
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 
@@ -23,7 +23,7 @@ TEST_CASE("cordon check: decisions become exit statuses", "[policy][cli]") {
     CHECK(main_check({"--policy", p, "-c", "rm -rf /"}) == 126);
     CHECK(main_check({"--policy=" + p, "--json", "--", "sudo", "rm", "-rf", "/"}) == 126);
     CHECK(main_check({"--policy", p, "echo", "$(rm -rf /)"}) == 0);  // argv: data, not shell text
-    CHECK(main_check({"--policy", p, "--", "-c"}) == 0);               // after --, a command named -c
+    CHECK(main_check({"--policy", p, "--", "-c"}) == 0);             // after --, a command named -c
     CHECK(main_check({"--no-policy", "-c", "rm -rf /"}) == 0);
     CHECK(main_check({"--help"}) == 0);
 }

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "test_files.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
+#include "test_files.hpp"
 
 using namespace cordon::policy;
 using cordon::test::slurp;

@@ -1,6 +1,6 @@
 // Policy files and decisions: loading (with positioned errors), rules, layering, the default policy.
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <fstream>
 
@@ -184,13 +184,14 @@ TEST_CASE("policy names are found on the search path", "[policy][matcher]") {
 }
 
 TEST_CASE("malformed policy files: FILE:LINE:COLUMN errors", "[policy][matcher]") {
-    CHECK(load_error("default = \"allow\"\nx = [") .rfind("cordon: policies/x.toml:2:", 0) == 0);
-    CHECK(load_error("default = \"maybe\"") == "cordon: policies/x.toml:1:11: 'maybe' is not a decision (allow or deny)");
+    CHECK(load_error("default = \"allow\"\nx = [").rfind("cordon: policies/x.toml:2:", 0) == 0);
+    CHECK(load_error("default = \"maybe\"") ==
+          "cordon: policies/x.toml:1:11: 'maybe' is not a decision (allow or deny)");
     CHECK(load_error("defualt = \"allow\"").rfind("cordon: policies/x.toml:1:1: unknown key 'defualt'", 0) == 0);
     CHECK(load_error("[[rule]]\nid = \"x\"\ndecision = \"deny\"\nreason = \"r\"\nprogram = \"rm\"\nbogus = 1\n")
               .rfind("cordon: policies/x.toml:6:1: unknown key 'bogus' in a rule", 0) == 0);
-    CHECK(load_error("[[rule]]\nid = \"x\"\nreason = \"r\"\nprogram = \"rm\"\n")
-              .find("rule x: needs a 'decision'") != std::string::npos);
+    CHECK(load_error("[[rule]]\nid = \"x\"\nreason = \"r\"\nprogram = \"rm\"\n").find("rule x: needs a 'decision'") !=
+          std::string::npos);
     CHECK(load_error("[[rule]]\nid = \"x\"\ndecision = \"deny\"\nreason = \"r\"\nprogram = \"rm\"\n"
                      "must-match = [\"rm\"]\n")
               .find("needs 'must-not-match'") != std::string::npos);
@@ -238,7 +239,8 @@ operands = ["/etc/shadow"]
 operands-at = "first"
 must-match = ["cat /etc/shadow x"]
 must-not-match = ["cat x /etc/shadow"]
-)", "at.toml");
+)",
+                          "at.toml");
     REQUIRE(p.ok());
     CHECK(run_examples(*p).empty());
     CHECK(load_error("[[rule]]\nid = \"x\"\ndecision = \"deny\"\nreason = \"r\"\nprogram = \"rm\"\n"

@@ -26,12 +26,24 @@ std::string text(const Word& w) {
     std::string out;
     for (const auto& p : w) {
         switch (p.kind) {
-            case WordPart::Kind::Lit: out += p.text; break;
-            case WordPart::Kind::Param: out += "${" + p.text + "}"; break;
-            case WordPart::Kind::CmdSubst: out += "$(...)"; break;
-            case WordPart::Kind::Arith: out += "$((...))"; break;
-            case WordPart::Kind::ProcSubst: out += "<(...)"; break;
-            case WordPart::Kind::Tilde: out += "~" + p.text; break;
+            case WordPart::Kind::Lit:
+                out += p.text;
+                break;
+            case WordPart::Kind::Param:
+                out += "${" + p.text + "}";
+                break;
+            case WordPart::Kind::CmdSubst:
+                out += "$(...)";
+                break;
+            case WordPart::Kind::Arith:
+                out += "$((...))";
+                break;
+            case WordPart::Kind::ProcSubst:
+                out += "<(...)";
+                break;
+            case WordPart::Kind::Tilde:
+                out += "~" + p.text;
+                break;
         }
     }
     return out;
@@ -98,8 +110,7 @@ TEST_CASE("compound commands", "[policy][shell]") {
     CHECK(simple_texts("{ a; b; }") == std::vector<std::string>{"a", "b"});
     CHECK(simple_texts("if a; then b; elif c; then d; else e; fi") ==
           std::vector<std::string>{"a", "b", "c", "d", "e"});
-    CHECK(simple_texts("while a; do b; done; until c; do d; done") ==
-          std::vector<std::string>{"a", "b", "c", "d"});
+    CHECK(simple_texts("while a; do b; done; until c; do d; done") == std::vector<std::string>{"a", "b", "c", "d"});
     CHECK(simple_texts("for x in 1 2; do echo $x; done") == std::vector<std::string>{"echo $x"});
     CHECK(simple_texts("for ((i=0;i<3;i++)); do b; done") == std::vector<std::string>{"b"});
     CHECK(simple_texts("case $x in a|b) one;; (c) two;& *) three;; esac") ==
@@ -193,10 +204,10 @@ TEST_CASE("malformed input is a clear error", "[policy][shell]") {
     CHECK(parse_err("echo $(ls") == "1:6: unterminated $(");
     CHECK(parse_err("echo ${x") == "1:6: unterminated ${");
     CHECK(parse_err("echo $'x") == "1:6: unterminated $'");
-    CHECK(parse_err("if true; then a") .find("without a matching 'fi'") != std::string::npos);
-    CHECK(parse_err("while a; do b") .find("'done'") != std::string::npos);
-    CHECK(parse_err("{ a") .find("'}'") != std::string::npos);
-    CHECK(parse_err("(a") .find("')'") != std::string::npos);
+    CHECK(parse_err("if true; then a").find("without a matching 'fi'") != std::string::npos);
+    CHECK(parse_err("while a; do b").find("'done'") != std::string::npos);
+    CHECK(parse_err("{ a").find("'}'") != std::string::npos);
+    CHECK(parse_err("(a").find("')'") != std::string::npos);
     CHECK(parse_err("a | ").find("expected a command") != std::string::npos);
     CHECK(parse_err("a && ").find("expected a command") != std::string::npos);
     CHECK(parse_err(";").find("expected a command") != std::string::npos);
@@ -204,7 +215,12 @@ TEST_CASE("malformed input is a clear error", "[policy][shell]") {
     CHECK(parse_err("echo >").find("without a target") != std::string::npos);
     CHECK(parse_err("case x in a) b").find("esac") != std::string::npos);
     CHECK(parse_err(std::string(200, '(')).find("nesting too deep") != std::string::npos);
-    CHECK(parse_err([] { std::string s; for (int i = 0; i < 100; ++i) s += "{ "; return s + "a"; }()).find("nesting too deep") != std::string::npos);
+    CHECK(parse_err([] {
+              std::string s;
+              for (int i = 0; i < 100; ++i) s += "{ ";
+              return s + "a";
+          }())
+              .find("nesting too deep") != std::string::npos);
     std::string deep;
     for (int i = 0; i < 100; ++i) deep += "$(";
     CHECK(parse_err(deep).find("nesting too deep") != std::string::npos);

@@ -20,9 +20,12 @@ std::string show(const std::vector<Field>& argv) {
 std::vector<std::string> invocations(const std::string& script) {
     std::vector<std::string> out;
     for (const auto& inv : analyze_script(script, "/home/user/project", "/home/user")) {
-        if (inv.unanalyzable) out.push_back("UNANALYZABLE");
-        else if (inv.construct == Invocation::Construct::ForkBomb) out.push_back("FORK-BOMB");
-        else out.push_back(show(inv.argv));
+        if (inv.unanalyzable)
+            out.push_back("UNANALYZABLE");
+        else if (inv.construct == Invocation::Construct::ForkBomb)
+            out.push_back("FORK-BOMB");
+        else
+            out.push_back(show(inv.argv));
     }
     return out;
 }
@@ -139,8 +142,8 @@ TEST_CASE("variables, cd and positional parameters are tracked", "[policy][wrapp
     CHECK(invocations("$cmd -rf /") == V{"UNANALYZABLE"});
     CHECK(invocations("$(echo rm) -rf /").back() == "UNANALYZABLE");
     CHECK(invocations("/?\?\?/rm -rf /") == V{"UNANALYZABLE"});
-    auto invs = analyze_script("cd /tmp && cd .. && (cd usr; rm a); rm b; cd \"$X\"; rm c", "/home/user/project",
-                               "/home/user");
+    auto invs =
+        analyze_script("cd /tmp && cd .. && (cd usr; rm a); rm b; cd \"$X\"; rm c", "/home/user/project", "/home/user");
     REQUIRE(invs.size() == 7);
     CHECK(to_string(invs[3].cwd) == "/usr");
     CHECK(to_string(invs[4].cwd) == "/");
@@ -202,7 +205,7 @@ TEST_CASE("shells reading their script from standard input", "[policy][wrappers]
     CHECK(invocations("curl -fsSL https://example.com/install.sh | sh").back() == "UNANALYZABLE");
     CHECK(invocations("sh <<EOF\n$(cat x)\nEOF").back() == "UNANALYZABLE");
     CHECK(invocations("sh < install.sh") == V{"sh"});  // a script file, like `sh install.sh`
-    CHECK(invocations("bash") == V{"bash"});          // interactive: stdin is the terminal
+    CHECK(invocations("bash") == V{"bash"});           // interactive: stdin is the terminal
     CHECK(innermost("bash /dev/stdin <<< 'rm -rf /'") == "rm -rf /");
     CHECK(innermost("source /dev/stdin <<< 'rm -rf /'") == "rm -rf /");
     CHECK(innermost(". /dev/fd/0 <<EOF\nrm -rf ~\nEOF") == "rm -rf /home/user");

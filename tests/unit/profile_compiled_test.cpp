@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "test_files.hpp"
 #include "cordon/profile.hpp"
 #include "cordon/toml_value.hpp"
+#include "test_files.hpp"
 
 using namespace cordon;
 using cordon::test::slurp;

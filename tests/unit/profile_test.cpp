@@ -14,9 +14,12 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-const Vars kVars = {{"HOME", "/home/u"},          {"UID", "1000"},
-                    {"USER", "u"},                {"WORKDIR", "/home/u/proj"},
-                    {"XDG_CACHE_HOME", "/home/u/.cache"}, {"XDG_CONFIG_HOME", ""}};
+const Vars kVars = {{"HOME", "/home/u"},
+                    {"UID", "1000"},
+                    {"USER", "u"},
+                    {"WORKDIR", "/home/u/proj"},
+                    {"XDG_CACHE_HOME", "/home/u/.cache"},
+                    {"XDG_CONFIG_HOME", ""}};
 
 Layer parse_ok(const std::string& text, Strings* extends = nullptr) {
     auto r = parse_profile(text, "p.toml", kVars, extends);
@@ -204,8 +207,10 @@ struct TempProfiles {
         ::setenv("CORDON_PROFILE_PATH", dir.c_str(), 1);
     }
     ~TempProfiles() {
-        if (had_old) ::setenv("CORDON_PROFILE_PATH", old_path.c_str(), 1);
-        else ::unsetenv("CORDON_PROFILE_PATH");
+        if (had_old)
+            ::setenv("CORDON_PROFILE_PATH", old_path.c_str(), 1);
+        else
+            ::unsetenv("CORDON_PROFILE_PATH");
         std::error_code ec;
         std::filesystem::remove_all(dir, ec);
     }

@@ -65,22 +65,51 @@ uint32_t run_bpf(const std::vector<sock_filter>& prog, int nr, uint32_t arch, st
                 REQUIRE(in.k + 4 <= sizeof data);
                 std::memcpy(&acc, bytes + in.k, 4);
                 break;
-            case BPF_LD | BPF_MEM: acc = mem[in.k]; break;
-            case BPF_LDX | BPF_MEM: x = mem[in.k]; break;
-            case BPF_ST: mem[in.k] = acc; break;
-            case BPF_STX: mem[in.k] = x; break;
-            case BPF_ALU | BPF_AND | BPF_K: acc &= in.k; break;
-            case BPF_ALU | BPF_OR | BPF_K: acc |= in.k; break;
-            case BPF_MISC | BPF_TAX: x = acc; break;
-            case BPF_MISC | BPF_TXA: acc = x; break;
-            case BPF_JMP | BPF_JA: pc += in.k; break;
-            case BPF_JMP | BPF_JEQ | BPF_K: pc += (acc == in.k) ? in.jt : in.jf; break;
-            case BPF_JMP | BPF_JGT | BPF_K: pc += (acc > in.k) ? in.jt : in.jf; break;
-            case BPF_JMP | BPF_JGE | BPF_K: pc += (acc >= in.k) ? in.jt : in.jf; break;
-            case BPF_JMP | BPF_JSET | BPF_K: pc += (acc & in.k) ? in.jt : in.jf; break;
-            case BPF_RET | BPF_K: return in.k;
-            case BPF_RET | BPF_A: return acc;
-            default: FAIL("unsupported BPF opcode " << in.code << " at " << pc);
+            case BPF_LD | BPF_MEM:
+                acc = mem[in.k];
+                break;
+            case BPF_LDX | BPF_MEM:
+                x = mem[in.k];
+                break;
+            case BPF_ST:
+                mem[in.k] = acc;
+                break;
+            case BPF_STX:
+                mem[in.k] = x;
+                break;
+            case BPF_ALU | BPF_AND | BPF_K:
+                acc &= in.k;
+                break;
+            case BPF_ALU | BPF_OR | BPF_K:
+                acc |= in.k;
+                break;
+            case BPF_MISC | BPF_TAX:
+                x = acc;
+                break;
+            case BPF_MISC | BPF_TXA:
+                acc = x;
+                break;
+            case BPF_JMP | BPF_JA:
+                pc += in.k;
+                break;
+            case BPF_JMP | BPF_JEQ | BPF_K:
+                pc += (acc == in.k) ? in.jt : in.jf;
+                break;
+            case BPF_JMP | BPF_JGT | BPF_K:
+                pc += (acc > in.k) ? in.jt : in.jf;
+                break;
+            case BPF_JMP | BPF_JGE | BPF_K:
+                pc += (acc >= in.k) ? in.jt : in.jf;
+                break;
+            case BPF_JMP | BPF_JSET | BPF_K:
+                pc += (acc & in.k) ? in.jt : in.jf;
+                break;
+            case BPF_RET | BPF_K:
+                return in.k;
+            case BPF_RET | BPF_A:
+                return acc;
+            default:
+                FAIL("unsupported BPF opcode " << in.code << " at " << pc);
         }
     }
     FAIL("BPF program fell off the end");
@@ -96,10 +125,28 @@ constexpr uint32_t kEnosys = SECCOMP_RET_ERRNO | ENOSYS;
 TEST_CASE("seccomp: the default policy's contents", "[seccomp]") {
     auto p = default_seccomp({});
     CHECK(p.name == "default");
-    for (const char* n : {"ptrace", "process_vm_readv", "process_vm_writev", "bpf", "perf_event_open", "userfaultfd",
-                          "io_uring_setup", "keyctl", "add_key", "mount", "umount2", "pivot_root", "chroot",
-                          "kexec_load", "init_module", "finit_module", "swapon", "reboot", "acct", "setns",
-                          "settimeofday", "clock_settime"}) {
+    for (const char* n : {"ptrace",
+                          "process_vm_readv",
+                          "process_vm_writev",
+                          "bpf",
+                          "perf_event_open",
+                          "userfaultfd",
+                          "io_uring_setup",
+                          "keyctl",
+                          "add_key",
+                          "mount",
+                          "umount2",
+                          "pivot_root",
+                          "chroot",
+                          "kexec_load",
+                          "init_module",
+                          "finit_module",
+                          "swapon",
+                          "reboot",
+                          "acct",
+                          "setns",
+                          "settimeofday",
+                          "clock_settime"}) {
         INFO(n);
         const SyscallRule* r = find_rule(p, n);
         REQUIRE(r != nullptr);
@@ -150,9 +197,10 @@ TEST_CASE("seccomp: --allow-ptrace and --allow-userns relax the default", "[secc
 }
 
 TEST_CASE("seccomp: policy files add and relax rules", "[seccomp]") {
-    auto p = parse_seccomp("description = \"x\"\nallow = [\"ptrace\", \"perf_event_open\"]\ndeny = [\"chmod\"]\n"
-                           "enosys = [\"io_uring_enter\"]\nkill = [\"kexec_load\"]\n",
-                           "dbg.seccomp.toml", {});
+    auto p = parse_seccomp(
+        "description = \"x\"\nallow = [\"ptrace\", \"perf_event_open\"]\ndeny = [\"chmod\"]\n"
+        "enosys = [\"io_uring_enter\"]\nkill = [\"kexec_load\"]\n",
+        "dbg.seccomp.toml", {});
     REQUIRE(p.ok());
     CHECK(p->name == "dbg.seccomp.toml");
     CHECK(count_rules(*p, "ptrace") == 0);
@@ -299,7 +347,8 @@ TEST_CASE("the built-in policy's precompiled programs are what libseccomp compil
     for (int combo = 0; combo < 8; ++combo) {
         {
             const SeccompOptions o{(combo & 1) != 0, (combo & 2) != 0, (combo & 4) != 0};
-            INFO("allow_userns " << o.allow_userns << ", allow_ptrace " << o.allow_ptrace << ", share_net " << o.share_net);
+            INFO("allow_userns " << o.allow_userns << ", allow_ptrace " << o.allow_ptrace << ", share_net "
+                                 << o.share_net);
             const SeccompPolicy policy = default_seccomp(o);
             auto fresh = compile_seccomp_fresh(policy);
             auto used = compile_seccomp(policy);

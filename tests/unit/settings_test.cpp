@@ -94,10 +94,17 @@ TEST_CASE("the key table has unique names and consistent arities", "[settings]")
         CHECK(find_key(k.name) == &k);
         CHECK(std::string(k.help).size() > 0);
         switch (k.type) {
-            case KeyType::Bool: CHECK(k.arity == 0); break;
-            case KeyType::PairList: CHECK(k.arity == 2); break;
-            case KeyType::Ops: CHECK((k.arity == 1 || k.arity == 2)); break;
-            default: CHECK(k.arity == 1);
+            case KeyType::Bool:
+                CHECK(k.arity == 0);
+                break;
+            case KeyType::PairList:
+                CHECK(k.arity == 2);
+                break;
+            case KeyType::Ops:
+                CHECK((k.arity == 1 || k.arity == 2));
+                break;
+            default:
+                CHECK(k.arity == 1);
         }
     }
     CHECK(find_key("nope") == nullptr);
@@ -124,7 +131,8 @@ TEST_CASE("the key table matches SPEC §3", "[settings]") {
         REQUIRE(find_key(later) != nullptr);
         CHECK_FALSE(find_key(later)->available);
     }
-    for (const char* now : {"memory", "memory-swap", "pids", "cpus", "limits", "workdir", "timeout", "rlimit", "seccomp", "status-json", "hostname", "policy"}) {
+    for (const char* now : {"memory", "memory-swap", "pids", "cpus", "limits", "workdir", "timeout", "rlimit",
+                            "seccomp", "status-json", "hostname", "policy"}) {
         INFO(now);
         REQUIRE(find_key(now) != nullptr);
         CHECK(find_key(now)->available);
@@ -154,8 +162,8 @@ TEST_CASE("merge_layer: scalars are overridden by the top layer", "[settings]") 
 }
 
 TEST_CASE("merge_layer: lists and pairs accumulate, base first", "[settings]") {
-    Layer base = layer_of({{"ro", std::vector<std::string>{"/usr", "/etc"}},
-                           {"setenv", std::vector<PairValue>{{"A", "1"}}}});
+    Layer base =
+        layer_of({{"ro", std::vector<std::string>{"/usr", "/etc"}}, {"setenv", std::vector<PairValue>{{"A", "1"}}}});
     Layer top = layer_of({{"ro", std::vector<std::string>{"/opt"}},
                           {"hide", std::vector<std::string>{"/etc/shadow"}},
                           {"setenv", std::vector<PairValue>{{"B", "2"}, {"A", "3"}}}});
@@ -168,7 +176,8 @@ TEST_CASE("merge_layer: lists and pairs accumulate, base first", "[settings]") {
 }
 
 TEST_CASE("merge_layer: ops accumulate in order across layers", "[settings]") {
-    Layer base = layer_of({{"ops", std::vector<OpValue>{{"dir", {"/a"}, "p.toml:2:1"}, {"bind", {"/x", "/y"}, "p.toml:3:1"}}}});
+    Layer base =
+        layer_of({{"ops", std::vector<OpValue>{{"dir", {"/a"}, "p.toml:2:1"}, {"bind", {"/x", "/y"}, "p.toml:3:1"}}}});
     Layer top = layer_of({{"ops", std::vector<OpValue>{{"symlink", {"t", "/l"}, "command line"}}}});
     merge_layer(base, top);
     auto ops = get_ops(base);

@@ -43,7 +43,7 @@ HostInfo host_at(const std::string& home, const std::string& cwd) {
     std::string home_kv = "HOME=";
     home_kv += home;
     h.environ = {"PATH=/usr/bin:/bin", home_kv, "GITHUB_TOKEN=ghp_x", "MY_API_KEY=k", "AWS_REGION=eu",
-                 "LANG=C.UTF-8", "EMPTY="};
+                 "LANG=C.UTF-8",       "EMPTY="};
     return h;
 }
 
@@ -67,7 +67,9 @@ Layer strip_profile() {
     return l;
 }
 
-bool has(const Strings& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const Strings& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 }  // namespace
 
@@ -92,14 +94,14 @@ TEST_CASE("normalize_path is lexical", "[spec]") {
 
 TEST_CASE("is_unsafe_workdir", "[spec]") {
     const std::string home = "/home/u";
-    for (const char* unsafe : {"/", "/home/u", "/home", "/usr", "/usr/local/src", "/etc", "/etc/nginx", "/bin",
-                               "/lib/x86_64-linux-gnu", "/proc/self", "/sys/fs", "/dev", "/tmp", "/var", "/opt",
-                               "/root", "/boot/grub"}) {
+    for (const char* unsafe :
+         {"/", "/home/u", "/home", "/usr", "/usr/local/src", "/etc", "/etc/nginx", "/bin", "/lib/x86_64-linux-gnu",
+          "/proc/self", "/sys/fs", "/dev", "/tmp", "/var", "/opt", "/root", "/boot/grub"}) {
         INFO(unsafe);
         CHECK(is_unsafe_workdir(unsafe, home));
     }
-    for (const char* safe : {"/tmp/x", "/home/u/proj", "/home/u/.cache/x", "/home/u2", "/home/other/proj",
-                             "/srv/app", "/usr2", "/opt/proj", "/etcetera"}) {
+    for (const char* safe : {"/tmp/x", "/home/u/proj", "/home/u/.cache/x", "/home/u2", "/home/other/proj", "/srv/app",
+                             "/usr2", "/opt/proj", "/etcetera"}) {
         INFO(safe);
         CHECK_FALSE(is_unsafe_workdir(safe, home));
     }
@@ -128,8 +130,8 @@ TEST_CASE("build_spec: command, identity, network defaults", "[spec]") {
     CHECK(s.chdir == host.cwd);
     CHECK_FALSE(s.timeout_ms.has_value());
 
-    Spec c = build_ok({"--uid", "0", "--gid", "0", "--net", "host", "--timeout", "90s", "-c", "echo hi"}, Layer{},
-                      host);
+    Spec c =
+        build_ok({"--uid", "0", "--gid", "0", "--net", "host", "--timeout", "90s", "-c", "echo hi"}, Layer{}, host);
     CHECK(c.argv == Strings{"/bin/sh", "-c", "echo hi"});
     CHECK(c.via_shell);
     CHECK(c.uid == 0);
@@ -208,12 +210,13 @@ TEST_CASE("build_spec: environment filtering", "[spec]") {
     CHECK_FALSE(has(p.env, "MY_API_KEY=k"));
 
     // --unsetenv and --setenv; setenv replaces, never duplicates.
-    Spec e = build_ok({"--unsetenv", "LANG", "--setenv", "PATH", "/x", "--setenv", "NEW", "a=b", "ls"},
-                      strip_profile(), host);
+    Spec e = build_ok({"--unsetenv", "LANG", "--setenv", "PATH", "/x", "--setenv", "NEW", "a=b", "ls"}, strip_profile(),
+                      host);
     CHECK_FALSE(has(e.env, "LANG=C.UTF-8"));
     CHECK(has(e.env_removed, "LANG"));
     CHECK(has(e.env, "PATH=/x"));
-    CHECK(std::count_if(e.env.begin(), e.env.end(), [](const std::string& kv) { return kv.rfind("PATH=", 0) == 0; }) == 1);
+    CHECK(std::count_if(e.env.begin(), e.env.end(), [](const std::string& kv) { return kv.rfind("PATH=", 0) == 0; }) ==
+          1);
     CHECK(has(e.env, "NEW=a=b"));
     // A name that is a prefix of another is not confused with it.
     Spec pre = build_ok({"--setenv", "PAT", "1", "ls"}, Layer{}, host);
@@ -233,9 +236,14 @@ TEST_CASE("build_spec: environment filtering", "[spec]") {
 TEST_CASE("build_spec: credentials match in any case, and URLs with passwords go", "[spec]") {
     TempTree t;
     auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
-    host.environ = {"npm_config__authToken=a", "Gh_Pat=b", "DATABASE_URL=postgres://app:s3cret@db:5432/app",
-                    "REDIS_URL=redis://:pw@cache:6379/0", "PUBLIC_URL=https://example.invalid/x",
-                    "MIRROR=https://user@example.invalid/", "NOTE=see http://a:b@h and more", "LANG=C"};
+    host.environ = {"npm_config__authToken=a",
+                    "Gh_Pat=b",
+                    "DATABASE_URL=postgres://app:s3cret@db:5432/app",
+                    "REDIS_URL=redis://:pw@cache:6379/0",
+                    "PUBLIC_URL=https://example.invalid/x",
+                    "MIRROR=https://user@example.invalid/",
+                    "NOTE=see http://a:b@h and more",
+                    "LANG=C"};
     Layer l;
     l.values["env-strip"] = Strings{"*token", "*_PAT"};
     l.values["env-strip-url-passwords"] = true;
@@ -254,7 +262,7 @@ TEST_CASE("build_spec: credentials match in any case, and URLs with passwords go
     CHECK(has_url_password("https://u:p@h/x"));
     CHECK(has_url_password("git+ssh://git:tok@h:22/r.git"));
     CHECK_FALSE(has_url_password("https://u@h/x"));
-    CHECK_FALSE(has_url_password("https://u:@h/x"));   // an empty password
+    CHECK_FALSE(has_url_password("https://u:@h/x"));       // an empty password
     CHECK_FALSE(has_url_password("https://h/p?q=a:b@c"));  // in the query, not the authority
     CHECK_FALSE(has_url_password("C:\\path:x@y"));
 }
@@ -301,8 +309,8 @@ TEST_CASE("build_spec: hostname, capabilities, status-json, tmpfs-size", "[spec]
     CHECK(build({"--hostname", std::string(65, 'h'), "ls"}, Layer{}, host).error().what == "--hostname");
     CHECK(build({"--hostname", "", "ls"}, Layer{}, host).error().what == "--hostname");
 
-    Spec c = build_ok({"--cap-add", "NET_RAW", "--cap-add", "cap_sys_admin", "--cap-add", "CAP_CHOWN", "ls"},
-                      Layer{}, host);
+    Spec c =
+        build_ok({"--cap-add", "NET_RAW", "--cap-add", "cap_sys_admin", "--cap-add", "CAP_CHOWN", "ls"}, Layer{}, host);
     CHECK(c.cap_keep == std::vector<int>{CAP_NET_RAW, CAP_SYS_ADMIN, CAP_CHOWN});
     CHECK(c.cap_keep_names == Strings{"cap_net_raw", "cap_sys_admin", "cap_chown"});
     auto badcap = build({"--cap-add", "make_coffee", "ls"}, Layer{}, host);
@@ -326,8 +334,8 @@ TEST_CASE("build_spec: paths", "[spec]") {
     Layer prof;
     prof.values["ro"] = Strings{"/usr/./lib/", "/no/such/path"};  // profile entries may be missing
     prof.values["protect"] = Strings{".git/hooks/"};
-    Spec s = build_ok({"--ro", ".", "--hide", "secret", "--tmpfs", "/scratch/", "--bind", "src", "dst",
-                       "--symlink", "usr/bin", "bin", "--chdir", "sub", "ls"},
+    Spec s = build_ok({"--ro", ".", "--hide", "secret", "--tmpfs", "/scratch/", "--bind", "src", "dst", "--symlink",
+                       "usr/bin", "bin", "--chdir", "sub", "ls"},
                       prof, host);
     CHECK(s.ro == Strings{"/usr/lib", "/no/such/path", proj});
     CHECK(s.hide == Strings{proj + "/secret"});
@@ -336,7 +344,7 @@ TEST_CASE("build_spec: paths", "[spec]") {
     CHECK(s.chdir == proj + "/sub");
     REQUIRE(s.ops.size() == 2);
     CHECK(s.ops[0].args == Strings{proj + "/src", "/dst"});  // SRC on the host, DEST in the jail
-    CHECK(s.ops[1].args == Strings{"usr/bin", "/bin"});     // a symlink target is kept as written
+    CHECK(s.ops[1].args == Strings{"usr/bin", "/bin"});      // a symlink target is kept as written
 
     // Command-line --ro/--rw entries must exist.
     auto missing = build({"--ro", "/no/such/path", "ls"}, Layer{}, host);

@@ -19,7 +19,8 @@ TEST_CASE("toml shield: the mapping round-trips and avoids the bad ranges", "[to
 }
 
 TEST_CASE("toml shield: parse_toml keeps strings and refuses bad documents cleanly", "[toml]") {
-    auto good = parse_toml("a = \"caf\xc3\xa9\"\nb = [\"\xd0\x96\", 'na\xc3\xafve']\n[t]\nc = \"\xe3\x80\x9c\"\n", "g.toml");
+    auto good =
+        parse_toml("a = \"caf\xc3\xa9\"\nb = [\"\xd0\x96\", 'na\xc3\xafve']\n[t]\nc = \"\xe3\x80\x9c\"\n", "g.toml");
     REQUIRE(good.ok());
     CHECK((*good)["a"].value_or(std::string()) == "caf\xc3\xa9");
     CHECK((*good)["b"][0].value_or(std::string()) == "\xd0\x96");

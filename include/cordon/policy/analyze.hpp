@@ -14,18 +14,17 @@ namespace cordon::policy {
 
 struct Invocation {
     enum class Construct : unsigned char { None, ForkBomb };
-    std::vector<Field> argv;     // empty for a bare redirection ("> /dev/sda")
-    Pattern cwd;                 // where it runs (may hold unknown parts after `cd "$x"`)
-    std::vector<Field> writes;   // targets of output redirections
-    std::string text;            // the simple command as written, for messages
+    std::vector<Field> argv;    // empty for a bare redirection ("> /dev/sda")
+    Pattern cwd;                // where it runs (may hold unknown parts after `cd "$x"`)
+    std::vector<Field> writes;  // targets of output redirections
+    std::string text;           // the simple command as written, for messages
     Construct construct = Construct::None;
-    bool unanalyzable = false;   // the command word (or a script) cannot be known statically
-    std::string why;             // for unanalyzable
+    bool unanalyzable = false;  // the command word (or a script) cannot be known statically
+    std::string why;            // for unanalyzable
 };
 
 std::vector<Invocation> analyze_script(std::string_view script, std::string_view cwd, std::string_view home);
-std::vector<Invocation> analyze_argv(const std::vector<std::string>& argv, std::string_view cwd,
-                                     std::string_view home);
+std::vector<Invocation> analyze_argv(const std::vector<std::string>& argv, std::string_view cwd, std::string_view home);
 
 // What a wrapper program runs (sudo, env, xargs, find -exec, sh -c, ...), from its argv.
 struct Unwrapped {

@@ -27,7 +27,7 @@ struct Field {
     // True when every piece is literal: the field is exactly static_text().
     [[nodiscard]] bool is_static() const;
     [[nodiscard]] bool has_unknown() const;
-    [[nodiscard]] std::string static_text() const;  // as written; exact when is_static()
+    [[nodiscard]] std::string static_text() const;             // as written; exact when is_static()
     [[nodiscard]] bool starts_with(std::string_view s) const;  // a literal prefix
     // The field with its first N literal characters removed (N within the first piece).
     [[nodiscard]] Field drop_prefix(size_t n) const;

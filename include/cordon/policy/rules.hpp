@@ -37,19 +37,19 @@ struct ProgramSpec {
 
 // A command line after normalisation for one program spec.
 struct CommandLine {
-    std::string program;                 // basename of argv[0]
-    std::string path;                    // argv[0] as given
-    std::vector<std::string> flags;      // canonical spellings; "?" for a flag not known statically
-    std::vector<Field> operands;         // in order
-    std::vector<std::string> kv_keys;    // parallel to operands: "of" for dd's of=PATH, else empty
+    std::string program;               // basename of argv[0]
+    std::string path;                  // argv[0] as given
+    std::vector<std::string> flags;    // canonical spellings; "?" for a flag not known statically
+    std::vector<Field> operands;       // in order
+    std::vector<std::string> kv_keys;  // parallel to operands: "of" for dd's of=PATH, else empty
 };
 CommandLine normalize(const std::vector<Field>& argv, const ProgramSpec* spec);
 
 struct OperandPattern {
-    std::string key;            // "of" in "of=/dev/sd*"; empty for plain operands
-    std::string path;           // the path pattern (policy syntax, see pattern.hpp)
-    bool home_relative = false; // starts with ~ or $HOME: compiled per check, for its HOME
-    Pattern fixed;              // otherwise compiled once, at load
+    std::string key;             // "of" in "of=/dev/sd*"; empty for plain operands
+    std::string path;            // the path pattern (policy syntax, see pattern.hpp)
+    bool home_relative = false;  // starts with ~ or $HOME: compiled per check, for its HOME
+    Pattern fixed;               // otherwise compiled once, at load
 
     static Result<OperandPattern> make(std::string key, std::string path);
     bool operator==(const OperandPattern&) const = default;
@@ -72,8 +72,8 @@ struct Rule {
     std::vector<std::string> without_flags;             // none present
     std::vector<OperandPattern> operands;               // any operand may denote any of them
     enum class At : unsigned char { Any, First, Last } operands_at = At::Any;  // which operands count
-    bool unknown_operands_match = true;                 // an operand not known statically may be anything
-    std::vector<OperandPattern> writes;                 // an output redirection target may denote one
+    bool unknown_operands_match = true;  // an operand not known statically may be anything
+    std::vector<OperandPattern> writes;  // an output redirection target may denote one
     bool has_construct = false;
     Invocation::Construct construct = Invocation::Construct::None;
     std::vector<Example> must_match, must_not_match;

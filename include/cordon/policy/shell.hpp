@@ -31,8 +31,8 @@ struct WordPart {
 };
 
 struct Redir {
-    std::string op;  // "<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>", "<<", "<<-", "<<<"
-    Word target;     // file, fd or here-document delimiter
+    std::string op;                 // "<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>", "<<", "<<-", "<<<"
+    Word target;                    // file, fd or here-document delimiter
     std::shared_ptr<Word> heredoc;  // the body of a here-document, filled in at its newline
 };
 
