@@ -1,4 +1,5 @@
-// cordon: parse -> build spec -> prepare -> supervise -> exit code. The only catch site.
+// cordon: parse -> build spec -> prepare -> supervise -> exit code. Exceptions from libraries
+// become Results where they are thrown (toml++, CLI11, the shell parser); this is the last resort.
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -250,6 +250,7 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
     if (!ops.empty()) {
         std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         std::vector<OpValue> ordered;
+        ordered.reserve(ops.size());
         for (auto& [pos, op] : ops) ordered.push_back(std::move(op));
         layer.values["ops"] = ordered;
     }

@@ -219,11 +219,11 @@ Result<uint64_t> parse_duration_ms(const std::string& text) {
         else if (unit == "ms")
             mult = 1;
         else if (unit == "m")
-            mult = 60 * 1000;
+            mult = uint64_t{60} * 1000;
         else if (unit == "h")
-            mult = 3600 * 1000;
+            mult = uint64_t{3600} * 1000;
         else if (unit == "d")
-            mult = 24 * 3600 * 1000;
+            mult = uint64_t{24} * 3600 * 1000;
         else
             return bad("unknown unit '" + unit + "'");
         if (unit.empty() && (any || pos != text.size())) return bad("a unit is needed between numbers");

@@ -13,8 +13,6 @@
 #include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
 
-extern char** environ;
-
 namespace cordon {
 
 HostInfo current_host() {
@@ -401,7 +399,8 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         if (name.empty() || name.find('=') != std::string::npos) {
             return make_error("--setenv", "invalid variable name '" + name + "'");
         }
-        std::erase_if(env, [&](const std::string& kv) { return kv.compare(0, name.size() + 1, name + "=") == 0; });
+        const std::string prefix = name + "=";
+        std::erase_if(env, [&prefix](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
         env.push_back(name + "=" + value);
     }
     s.env = env;
@@ -412,10 +411,9 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         if (!ms) return make_error("--timeout", ms.error().what + ": " + ms.error().why);
         s.timeout_ms = *ms;
     }
-    if (auto l = parse_limits(merged); !l)
-        return l.error();
-    else
-        s.limits = *l;
+    auto limits = parse_limits(merged);
+    if (!limits) return limits.error();
+    s.limits = *limits;
     s.rlimits.push_back(Rlimit{RLIMIT_CORE, "core", 0, 0});  // core dumps off unless asked
     for (const auto& text : get_list(merged, "rlimit")) {
         auto r = parse_rlimit(text);

@@ -25,7 +25,9 @@ std::span<const EmbeddedToml> embedded_profiles() {
 }
 }  // namespace cordon
 
-int main(int argc, char** argv) {
+namespace {
+
+int generate(int argc, char** argv) {
     using namespace cordon;
     if (argc < 2) {
         std::fprintf(stderr, "usage: embed_core OUT.cpp [NAME=PROFILE.toml]...\n");
@@ -97,4 +99,15 @@ int main(int argc, char** argv) {
         return 1;
     }
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return generate(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "embed_core: %s\n", e.what());
+        return 1;
+    }
 }

@@ -345,7 +345,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) setup_failed(sync, "create a pipe");
     PayloadPlan plan = plan_payload(ctx, report[1]);
-    constexpr size_t kStack = 64 * 1024;
+    constexpr size_t kStack = size_t{64} * 1024;
     void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) setup_failed(sync, "allocate the payload's stack");
     //    Signals: as pid 1 we only receive signals we handle. They stay blocked (the
@@ -396,7 +396,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
         if (retry_eintr([&] { return ::read(sigfd.get(), &si, sizeof si); }) != sizeof si) continue;
         if (si.ssi_signo == SIGCHLD) {
             int status = 0;
-            pid_t pid;
+            pid_t pid = 0;
             while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
                 if (pid == payload) {
                     // The command is over and so is the jail: end whatever it left behind and

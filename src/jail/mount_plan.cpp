@@ -36,7 +36,7 @@ HostFs real_host_fs() {
         UniqueFd fd(::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
         std::string out;
         char buf[4096];
-        for (ssize_t n; fd && out.size() < (64 << 10) && (n = ::read(fd.get(), buf, sizeof buf)) > 0;)
+        for (ssize_t n = 0; fd && out.size() < (64 << 10) && (n = ::read(fd.get(), buf, sizeof buf)) > 0;)
             out.append(buf, static_cast<size_t>(n));
         return out;
     };
@@ -44,7 +44,7 @@ HostFs real_host_fs() {
         std::vector<std::string> names;
         UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         alignas(8) char buf[8192];
-        for (long n; fd && (n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf)) > 0;) {
+        for (long n = 0; fd && (n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf)) > 0;) {
             for (long off = 0; off < n;) {
                 const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
                 names.emplace_back(d->d_name);

@@ -191,7 +191,7 @@ Placeholders::Pool& Placeholders::pool(int dirfd) {
             }
             p.dev = st.st_dev;
             alignas(8) char buf[4096];
-            for (long n; (n = ::syscall(SYS_getdents64, p.fd.get(), buf, sizeof buf)) > 0;) {
+            for (long n = 0; (n = ::syscall(SYS_getdents64, p.fd.get(), buf, sizeof buf)) > 0;) {
                 for (long off = 0; off < n;) {
                     const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
                     if (d->d_name[0] != '.') p.entries.emplace_back(d->d_name);

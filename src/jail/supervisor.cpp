@@ -1,7 +1,7 @@
 // The supervisor: the parent process. It prepares everything before clone, creates the
-// namespaces, writes the id maps, then runs one poll loop over the child's sync socket, a
-// signalfd and the timeout timer until the jail's init is gone. The loop is the place where
-// later event sources (seccomp user notifications, cgroup events) plug in.
+// namespaces (the child writes its own id maps), makes the placeholders, then runs one poll
+// loop over the child's sync socket, a signalfd and the timeout timer until the jail's init
+// is gone.
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/openat2.h>
@@ -245,7 +245,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     UniqueFd sync(sv[0]);
     UniqueFd child_end(sv[1]);
     bool late_cgroupns = false;
-    pid_t init;
+    pid_t init = -1;
     if (remap) {
         const long id = kRootJailId;
         if (::setgroups(0, nullptr) != 0 || ::syscall(SYS_setresgid, -1L, id, -1L) != 0 ||

@@ -198,7 +198,7 @@ bool Parser::skip_double_paren() {
 // Position after the "))" closing the "((" at FROM, or 0 when it is "( (" (a subshell in a
 // subshell). The scan is bounded so that many unclosed "((" cannot make parsing quadratic.
 size_t Parser::arith_end_from(size_t from) const {
-    constexpr size_t kMaxArith = 64 * 1024;
+    constexpr size_t kMaxArith = size_t{64} * 1024;
     int depth = 0;
     for (size_t i = from + 2; i < s_.size() && i < from + kMaxArith; ++i) {
         if (s_[i] == '(') {

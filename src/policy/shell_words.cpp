@@ -319,7 +319,7 @@ unsigned Parser::radix(unsigned base, int max) {
     unsigned v = 0;
     for (int i = 0; i < max && !eof(); ++i) {
         char c = at();
-        unsigned d;
+        unsigned d = 0;
         if (c >= '0' && c <= '9')
             d = static_cast<unsigned>(c - '0');
         else if (c >= 'a' && c <= 'f')

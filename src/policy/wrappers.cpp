@@ -304,7 +304,7 @@ Field substitute(const Field& f, std::string_view repl, const Field& value) {
             continue;
         }
         std::string_view t = piece.text;
-        size_t pos;
+        size_t pos = 0;
         while ((pos = t.find(repl)) != std::string_view::npos) {
             out.add(Piece::Kind::Lit, t.substr(0, pos));
             for (const auto& vp : value.pieces) out.add(vp.kind, vp.text);
