@@ -1,13 +1,37 @@
-// Where cordon finds its data files.
+// Paths: lexical operations on them, and where cordon finds its data files.
 #pragma once
 
 #include <sys/types.h>
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cordon {
+
+// Lexical operations: nothing here asks the file system. They expect absolute, normal paths
+// (what normalize_path returns), in which "/" is the ancestor of every other path; none allocates
+// but normalize_path and path_components' vector.
+
+// Normalise an absolute or cwd-relative path lexically: "//a/./b/../c/" -> "/a/c".
+std::string normalize_path(const std::string& path, const std::string& cwd);
+// PATH is DIR or below it: "/a/b" and "/a" are at or under "/a", "/ab" is not. (Inline: the
+// mount planner asks this hundreds of times.)
+inline bool path_at_or_under(std::string_view path, std::string_view dir) {
+    return path.size() >= dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+           (path.size() == dir.size() || path[dir.size()] == '/' || dir == "/");
+}
+// PATH is below DIR, not DIR itself.
+inline bool path_under(std::string_view path, std::string_view dir) {
+    return path.size() > dir.size() && path_at_or_under(path, dir);
+}
+// The directory that holds PATH: "/a/b" -> "/a", "/a" -> "/", "/" -> "/" (and "a" -> "/").
+std::string_view path_parent(std::string_view path);
+// What follows the last '/': "/a/b" -> "b", "a" -> "a"; "" for "/" and for "/a/".
+std::string_view path_basename(std::string_view path);
+// The names between the '/'s, in order, empty ones left out: "/a//b/" and "a/b" -> {"a", "b"}.
+std::vector<std::string_view> path_components(std::string_view path);
 
 // <prefix>/share/cordon for the running executable (/proc/self/exe/../../share/cordon),
 // so a build tree (<build>/bin/cordon, <build>/share/cordon) works like an installed one.

@@ -103,9 +103,6 @@ struct Spec {
     std::vector<std::string> profiles;
 };
 
-// Normalise an absolute or cwd-relative path lexically: "//a/./b/../c/" -> "/a/c".
-std::string normalize_path(const std::string& path, const std::string& cwd);
-
 // True for /, HOME, an ancestor of HOME, and system directories (/usr, /etc, /bin, ...).
 bool is_unsafe_workdir(const std::string& dir, const std::string& home);
 

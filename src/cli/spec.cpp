@@ -53,55 +53,7 @@ Result<uint64_t> parse_cpus(const std::string& text) {
     return quota;
 }
 
-std::string normalize_path(const std::string& path, const std::string& cwd) {
-    std::string out;
-    if (path.empty() || path[0] != '/') {
-        out.reserve(cwd.size() + 1 + path.size());
-        out = cwd;
-        if (out.empty() || out.back() != '/') out += '/';
-    }
-    out += path;
-    while (out.size() > 1 && out.back() == '/') out.pop_back();
-    // Most paths are normal already (the planner asks for hundreds): then nothing is rebuilt.
-    auto normal = [&] {
-        if (out.empty() || out[0] != '/') return false;
-        for (size_t i = 0; i < out.size(); ++i) {
-            if (out[i] != '/') continue;
-            if (i + 1 < out.size() && out[i + 1] == '/') return false;
-            if (out.compare(i, 3, "/./") == 0 || out.compare(i, 4, "/../") == 0) return false;
-            if (i + 2 == out.size() && out[i + 1] == '.') return false;
-            if (i + 3 == out.size() && out.compare(i + 1, 2, "..") == 0) return false;
-        }
-        return true;
-    };
-    if (normal()) return out;
-    // Component by component, in place: '.' and empty ones dropped, '..' takes one back
-    // (never above the root).
-    std::string norm;
-    norm.reserve(out.size());
-    size_t i = 0;
-    while (i <= out.size()) {
-        size_t j = out.find('/', i);
-        if (j == std::string::npos) j = out.size();
-        const std::string_view comp(out.data() + i, j - i);
-        if (comp == "..") {
-            norm.resize(norm.rfind('/') == std::string::npos ? 0 : norm.rfind('/'));
-        } else if (!comp.empty() && comp != ".") {
-            norm += '/';
-            norm += comp;
-        }
-        i = j + 1;
-    }
-    return norm.empty() ? "/" : norm;
-}
-
 namespace {
-
-bool is_under(const std::string& path, const std::string& dir) {
-    if (dir == "/") return true;
-    return path == dir ||
-           (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
-}
 
 const std::vector<std::string>& system_dirs() {
     static const std::vector<std::string> dirs = {
@@ -199,7 +151,7 @@ bool path_exists(const std::string& p) {
 
 bool is_unsafe_workdir(const std::string& dir, const std::string& home) {
     if (dir == "/") return true;
-    if (!home.empty() && is_under(home, dir)) return true;  // HOME itself or an ancestor
+    if (!home.empty() && path_at_or_under(home, dir)) return true;  // HOME itself or an ancestor
     for (const auto& sys : system_dirs()) {
         if (dir == sys) return true;
     }
@@ -207,7 +159,7 @@ bool is_unsafe_workdir(const std::string& dir, const std::string& home) {
     static const std::vector<std::string> deep = {"/usr",    "/bin", "/sbin", "/lib", "/lib32", "/lib64",
                                                   "/libx32", "/etc", "/boot", "/dev", "/proc",  "/sys"};
     for (const auto& d : deep) {
-        if (is_under(dir, d)) return true;
+        if (path_at_or_under(dir, d)) return true;
     }
     return false;
 }
@@ -454,7 +406,7 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
 std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
     if (cli.script || cli.command.empty()) return "default";
     const std::string& cmd = cli.command[0];
-    std::string base = cmd.substr(cmd.rfind('/') + 1);
+    const std::string base(path_basename(cmd));
     // The executable, as the host's PATH finds it.
     std::string exe;
     if (cmd.find('/') != std::string::npos) {
@@ -481,8 +433,7 @@ std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
     // to choose its own, possibly more permissive, profile.
     char real[PATH_MAX];
     std::string resolved = ::realpath(exe.c_str(), real) ? std::string(real) : exe;
-    std::string dir = resolved.substr(0, resolved.rfind('/'));
-    if (dir.empty()) dir = "/";
+    const std::string dir(path_parent(resolved));
     // Trusted: root-owned, not group/world-writable (file and directory), and not inside the
     // current directory, HOME or a temporary directory (root can write anywhere, so access(2)
     // alone cannot tell).
@@ -490,9 +441,7 @@ std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
         struct stat st {};
         return ::stat(p.c_str(), &st) == 0 && st.st_uid == 0 && (st.st_mode & 022) == 0;
     };
-    auto under = [](const std::string& p, const std::string& d) {
-        return !d.empty() && d != "/" && p.compare(0, d.size() + 1, d + "/") == 0;
-    };
+    auto under = [](const std::string& p, const std::string& d) { return !d.empty() && d != "/" && path_under(p, d); };
     if (!root_owned(resolved) || !root_owned(dir) || under(resolved, host.cwd) || under(resolved, host.home) ||
         under(resolved, "/tmp") || under(resolved, "/var/tmp") || under(resolved, "/dev/shm")) {
         return "default";

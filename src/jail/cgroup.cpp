@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "cordon/cgroup.hpp"
+#include "cordon/paths.hpp"
 
 namespace cordon {
 
@@ -95,7 +96,7 @@ private:
         // from the no-internal-processes rule.
         f.own_is_root = host.path == "/" && ::access((host.dir + "/cgroup.type").c_str(), F_OK) != 0;
         f.own_writable = manageable(host.dir);
-        std::string parent = host.dir.substr(0, host.dir.rfind('/'));
+        const std::string parent(path_parent(host.dir));
         f.parent_writable = host.path != "/" && manageable(parent);
         f.own_procs = procs_of(host.dir);
         f.self = ::getpid();
@@ -168,7 +169,7 @@ std::optional<std::string> cgroup_dir(const Cgroup2Mount& mount, const std::stri
         rel = path;
     else if (path == mount.root)
         rel = "/";
-    else if (path.compare(0, mount.root.size() + 1, mount.root + "/") == 0)
+    else if (path_under(path, mount.root))
         rel = path.substr(mount.root.size());
     else
         return std::nullopt;

@@ -13,6 +13,7 @@
 #include <csignal>
 
 #include "cordon/cgroup.hpp"
+#include "cordon/paths.hpp"
 
 namespace cordon {
 
@@ -136,7 +137,7 @@ void remove_stale_cgroups(const std::string& base, const Cgroup2Mount& mount) {
         if (!their.empty() && their == comm) continue;
         auto their_path = parse_cgroup2_path(read_or_empty("/proc/" + digits + "/cgroup"));
         auto their_dir = their_path ? cgroup_dir(mount, *their_path) : std::nullopt;
-        if (their_dir && (*their_dir == base || their_dir->rfind(base + "/", 0) == 0)) continue;
+        if (their_dir && path_at_or_under(*their_dir, base)) continue;
         std::string dir = base + "/" + name;
         if (suffix.empty()) {
             kill_tree(dir);

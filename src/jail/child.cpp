@@ -28,6 +28,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/paths.hpp"
 
 namespace cordon {
 
@@ -239,9 +240,8 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
         (void)::open(ph.path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);  // held until init exits
         std::string best;
         auto consider = [&](const std::string& r) {
-            if (r.size() > best.size() && ph.path.size() > r.size() && ph.path.compare(0, r.size() + 1, r + "/") == 0) {
-                best = r;
-            }
+            // A writable "/" does not count: its placeholders are detached one by one.
+            if (r.size() > best.size() && r != "/" && path_under(ph.path, r)) best = r;
         };
         if (spec.workdir) consider(*spec.workdir);
         for (const auto& r : spec.rw) consider(r);

@@ -1,6 +1,7 @@
 #include "cordon/mount_plan.hpp"
 
 #include "cordon/fd.hpp"
+#include "cordon/paths.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -122,12 +123,6 @@ void add_proc_protection(const std::string& dest, const std::string& why, bool r
     }
 }
 
-// PATH is DIR or below it (no allocation: the planner asks this a lot).
-bool at_or_under(std::string_view path, std::string_view dir) {
-    return path.size() >= dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-           (path.size() == dir.size() || path[dir.size()] == '/' || dir == "/");
-}
-
 size_t depth(const std::string& path) {
     return path == "/" ? 0 : static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
 }
@@ -241,11 +236,11 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
         // writable; elsewhere the jail cannot change them.
         std::vector<std::string> writable = spec.rw;
         if (spec.workdir && !spec.workdir_readonly) writable.push_back(*spec.workdir);
+        // A writable "/" is no base: entries are named BASE + "/" + ENTRY below.
         auto writable_base = [&](const std::string& dir) {
             std::string base;
             for (const auto& w : writable) {
-                if (w.size() > base.size() && dir.size() > w.size() && dir.compare(0, w.size() + 1, w + "/") == 0)
-                    base = w;
+                if (w.size() > base.size() && w != "/" && path_under(dir, w)) base = w;
             }
             return base;
         };
@@ -275,7 +270,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
             const bool base_first = spec.workdir && base == *spec.workdir;
             auto covers_if = [&](bool at_base_too) {
                 return [&, at_base_too](const std::string& c) {
-                    return (c == base ? at_base_too : at_or_under(c, base)) && at_or_under(path, c);
+                    return (c == base ? at_base_too : path_at_or_under(c, base)) && path_at_or_under(path, c);
                 };
             };
             return std::any_of(spec.tmpfs.begin(), spec.tmpfs.end(), covers_if(base_first)) ||
@@ -343,13 +338,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                 if (covered(wd, wd + "/" + normalize_path(entry, "/").substr(1))) continue;
                 bool want_dir = entry.back() == '/';
                 std::string rel = normalize_path(entry, "/").substr(1);
-                std::vector<std::string> comps;
-                for (size_t pos = 0; pos < rel.size();) {
-                    size_t next = rel.find('/', pos);
-                    if (next == std::string::npos) next = rel.size();
-                    comps.push_back(rel.substr(pos, next - pos));
-                    pos = next + 1;
-                }
+                const std::vector<std::string_view> comps = path_components(rel);
                 std::string cur = wd;
                 // Directories on the way are pinned once the entry turns out to need protecting
                 // (a missing protect-existing path needs nothing, nor do its parents).
@@ -362,7 +351,8 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
                     }
                 };
                 for (size_t i = 0; i < comps.size(); ++i) {
-                    cur += "/" + comps[i];
+                    cur += '/';
+                    cur += comps[i];
                     bool last = i + 1 == comps.size();
                     // What the workdir holds is read once: most protected names are not there.
                     const std::vector<std::string>& names = base_names(wd);

@@ -21,6 +21,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/paths.hpp"
 #include "cordon/root_remap.hpp"
 
 namespace cordon {
@@ -39,22 +40,14 @@ int openat2_in(int dirfd, const std::string& path, int flags, uint64_t resolve) 
 
 constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
 
-std::string parent_of(const std::string& p) {
-    size_t slash = p.rfind('/');
-    return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
-}
-std::string base_of(const std::string& p) {
-    return p.substr(p.rfind('/') + 1);
-}
-
 // mkdir -p DEST inside ROOT; returns an O_PATH fd of the directory.
 int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode) {
     int fd = openat2_in(root, dest, O_PATH | O_DIRECTORY, resolve);
     if (fd >= 0 || errno != ENOENT) return fd;
     if (dest == "/") return -1;
-    UniqueFd parent(ensure_dir(root, parent_of(dest), resolve, 0755));
+    UniqueFd parent(ensure_dir(root, std::string(path_parent(dest)), resolve, 0755));
     if (!parent) return -1;
-    if (::mkdirat(parent.get(), base_of(dest).c_str(), mode) != 0 && errno != EEXIST) return -1;
+    if (::mkdirat(parent.get(), std::string(path_basename(dest)).c_str(), mode) != 0 && errno != EEXIST) return -1;
     return openat2_in(root, dest, O_PATH | O_DIRECTORY, resolve);
 }
 
@@ -62,9 +55,10 @@ int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode)
 int ensure_file(int root, const std::string& dest, uint64_t resolve) {
     int fd = openat2_in(root, dest, O_PATH, resolve);
     if (fd >= 0 || errno != ENOENT) return fd;
-    UniqueFd parent(ensure_dir(root, parent_of(dest), resolve, 0755));
+    UniqueFd parent(ensure_dir(root, std::string(path_parent(dest)), resolve, 0755));
     if (!parent) return -1;
-    int created = ::openat(parent.get(), base_of(dest).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+    int created =
+        ::openat(parent.get(), std::string(path_basename(dest)).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
     if (created < 0 && errno != EEXIST) return -1;
     if (created >= 0) ::close(created);
     return openat2_in(root, dest, O_PATH, resolve);
@@ -244,9 +238,9 @@ int apply_one(const Ctx& c, const MountOp& op, int empty_root, int premounted) {
             return dest ? 0 : fail(c, "create directory", op.dest);
         }
         case K::Symlink: {
-            UniqueFd parent(ensure_dir(c.newroot, parent_of(op.dest), kInRoot, 0755));
-            if (!parent) return fail(c, "create", parent_of(op.dest));
-            if (::symlinkat(op.source.c_str(), parent.get(), base_of(op.dest).c_str()) != 0) {
+            UniqueFd parent(ensure_dir(c.newroot, std::string(path_parent(op.dest)), kInRoot, 0755));
+            if (!parent) return fail(c, "create", std::string(path_parent(op.dest)));
+            if (::symlinkat(op.source.c_str(), parent.get(), std::string(path_basename(op.dest)).c_str()) != 0) {
                 return fail(c, "create symlink", op.dest);
             }
             return 0;

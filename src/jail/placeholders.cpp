@@ -15,6 +15,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "cordon/paths.hpp"
+
 namespace cordon {
 
 namespace {
@@ -133,10 +135,12 @@ std::vector<std::string> pool_dirs() {
 // PATH, made if missing (with its parents), and opened if it is a directory only its owner,
 // this user, may use.
 UniqueFd open_private_dir(const std::string& path) {
-    for (size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-        (void)::mkdir(path.substr(0, slash).c_str(), 0700);
+    std::string dir;
+    for (const std::string_view name : path_components(path)) {
+        dir += '/';
+        dir += name;
+        (void)::mkdir(dir.c_str(), 0700);
     }
-    (void)::mkdir(path.c_str(), 0700);
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) return UniqueFd();
@@ -287,7 +291,7 @@ Status Placeholders::acquire(const std::vector<Placeholder>& todo, const Wait& w
         if (done[first]) continue;
         // One directory at a time, all its placeholders in one turn.
         const std::string& p0 = todo[first].path;
-        const std::string parent_path = p0.rfind('/') == 0 ? "/" : p0.substr(0, p0.rfind('/'));
+        const std::string parent_path(path_parent(p0));
         auto parent = open_parent(parent_path, p0);
         if (!parent) return parent.error();
         Parent& dir = parents_[*parent];
@@ -308,12 +312,9 @@ Status Placeholders::acquire(const std::vector<Placeholder>& todo, const Wait& w
         Status result;
         for (size_t i = first; i < todo.size() && result; ++i) {
             const std::string& path = todo[i].path;
-            if (done[i] || path.compare(0, parent_path.size() + 1, parent_path + "/") != 0 ||
-                path.find('/', parent_path.size() + 1) != std::string::npos) {
-                continue;
-            }
+            if (done[i] || path_parent(path) != parent_path) continue;
             done[i] = true;
-            const std::string name = path.substr(path.rfind('/') + 1);
+            const std::string name(path_basename(path));
             // Retries come from races with runs of another user (who do not share our turns)
             // making and removing the same placeholder: each means progress elsewhere, so the
             // bound only guards against a broken host.

@@ -17,16 +17,11 @@
 #include <utility>
 
 #include "cordon/jail.hpp"
+#include "cordon/paths.hpp"
 
 namespace cordon {
 
 namespace {
-
-bool under(const std::string& path, const std::string& dir) {
-    return !dir.empty() && dir != "/" &&
-           (path == dir ||
-            (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/'));
-}
 
 bool write_at(const std::string& path, const char* data) {
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
@@ -85,7 +80,7 @@ bool remap_idmaps(const Spec& spec, const MountOp& op) {
                                           "/run",    "/var", "/opt",  "/snap", "/nix"};
     if (op.source == "/") return false;
     for (const char* dir : kSystem) {
-        if (under(op.source, dir)) return false;
+        if (path_at_or_under(op.source, dir)) return false;
     }
     return true;
 }

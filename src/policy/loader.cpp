@@ -430,8 +430,8 @@ bool examples_known_good(const std::string& dir, const std::string& key, const s
 
 void remember_examples_good(const std::string& dir, const std::string& key, const std::string& stamp) {
     if (dir.empty()) return;
-    std::string parent = dir.substr(0, dir.rfind('/'));
-    ::mkdir(parent.substr(0, parent.rfind('/')).c_str(), 0700);  // ~/.cache
+    const std::string parent(path_parent(dir));
+    ::mkdir(std::string(path_parent(parent)).c_str(), 0700);  // ~/.cache
     ::mkdir(parent.c_str(), 0700);
     ::mkdir(dir.c_str(), 0700);
     std::string tmp = dir + "/." + key + "." + std::to_string(::getpid());

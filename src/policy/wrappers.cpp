@@ -3,6 +3,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "cordon/paths.hpp"
 #include "cordon/policy/analyze.hpp"
 
 namespace cordon::policy {
@@ -498,8 +499,7 @@ const Simple* simple_wrapper(std::string_view prog) {
 
 std::string_view basename(std::string_view path) {
     while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-    size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+    return path_basename(path);
 }
 
 Unwrapped unwrap(const std::vector<Field>& argv) {

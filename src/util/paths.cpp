@@ -10,14 +10,75 @@
 
 namespace cordon {
 
+std::string normalize_path(const std::string& path, const std::string& cwd) {
+    std::string out;
+    if (path.empty() || path[0] != '/') {
+        out.reserve(cwd.size() + 1 + path.size());
+        out = cwd;
+        if (out.empty() || out.back() != '/') out += '/';
+    }
+    out += path;
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    // Most paths are normal already (the planner asks for hundreds): then nothing is rebuilt.
+    auto normal = [&] {
+        if (out.empty() || out[0] != '/') return false;
+        for (size_t i = 0; i < out.size(); ++i) {
+            if (out[i] != '/') continue;
+            if (i + 1 < out.size() && out[i + 1] == '/') return false;
+            if (out.compare(i, 3, "/./") == 0 || out.compare(i, 4, "/../") == 0) return false;
+            if (i + 2 == out.size() && out[i + 1] == '.') return false;
+            if (i + 3 == out.size() && out.compare(i + 1, 2, "..") == 0) return false;
+        }
+        return true;
+    };
+    if (normal()) return out;
+    // Component by component, in place: '.' and empty ones dropped, '..' takes one back
+    // (never above the root).
+    std::string norm;
+    norm.reserve(out.size());
+    size_t i = 0;
+    while (i <= out.size()) {
+        size_t j = out.find('/', i);
+        if (j == std::string::npos) j = out.size();
+        const std::string_view comp(out.data() + i, j - i);
+        if (comp == "..") {
+            norm.resize(norm.rfind('/') == std::string::npos ? 0 : norm.rfind('/'));
+        } else if (!comp.empty() && comp != ".") {
+            norm += '/';
+            norm += comp;
+        }
+        i = j + 1;
+    }
+    return norm.empty() ? "/" : norm;
+}
+
+std::string_view path_parent(std::string_view path) {
+    const size_t slash = path.rfind('/');
+    return slash == 0 || slash == std::string_view::npos ? "/" : path.substr(0, slash);
+}
+
+std::string_view path_basename(std::string_view path) {
+    return path.substr(path.rfind('/') + 1);
+}
+
+std::vector<std::string_view> path_components(std::string_view path) {
+    std::vector<std::string_view> out;
+    for (size_t pos = 0; pos < path.size();) {
+        size_t next = path.find('/', pos);
+        if (next == std::string_view::npos) next = path.size();
+        if (next > pos) out.push_back(path.substr(pos, next - pos));
+        pos = next + 1;
+    }
+    return out;
+}
+
 std::string data_dir() {
     char buf[PATH_MAX];
     ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n <= 0) return "/usr/share/cordon";
-    std::string exe(buf, static_cast<size_t>(n));
-    std::string bindir = exe.substr(0, exe.rfind('/'));
-    std::string prefix = bindir.substr(0, bindir.rfind('/'));
-    return prefix + "/" CORDON_DATADIR_REL;
+    // <prefix>/bin/cordon; a prefix of "/" is spelled "" so the result does not start with "//".
+    const std::string_view prefix = path_parent(path_parent(std::string_view(buf, static_cast<size_t>(n))));
+    return std::string(prefix == "/" ? "" : prefix) + "/" CORDON_DATADIR_REL;
 }
 
 std::string config_home(const std::string& home) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cordon/paths.hpp"
 #include "cordon/spec.hpp"
 
 using namespace cordon;
