@@ -17,7 +17,7 @@
 #include "cordon/output.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/profile.hpp"
-#include "cordon/spec.hpp"
+#include "cordon/spec_builder.hpp"
 #include "cordon/version.hpp"
 
 namespace {

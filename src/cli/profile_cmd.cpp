@@ -11,7 +11,7 @@
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
-#include "cordon/spec.hpp"
+#include "cordon/spec_builder.hpp"
 #include "cordon/toml.hpp"
 
 namespace cordon {

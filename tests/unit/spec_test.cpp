@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "cordon/paths.hpp"
-#include "cordon/spec.hpp"
+#include "cordon/spec_builder.hpp"
 
 using namespace cordon;
 using Strings = std::vector<std::string>;

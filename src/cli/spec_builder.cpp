@@ -1,4 +1,4 @@
-#include "cordon/spec.hpp"
+#include "cordon/spec_builder.hpp"
 
 #include <sys/capability.h>
 #include <sys/resource.h>

@@ -1,0 +1,51 @@
+// Building the Spec (cordon/spec.hpp) from the command line and the merged profile layer: the
+// CLI's side of the Spec, which the jail never sees.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cordon/cli.hpp"
+#include "cordon/error.hpp"
+#include "cordon/settings.hpp"
+#include "cordon/spec.hpp"
+
+namespace cordon {
+
+// What cordon knows about the caller, gathered once (injected by tests).
+struct HostInfo {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string cwd;
+    std::string home;
+    std::string user;                  // $USER; empty: looked up when a profile needs it
+    std::vector<std::string> environ;  // NAME=VALUE
+};
+HostInfo current_host();
+
+// "0.5" -> 50000 (microseconds per 100 ms period); at least 0.01 CPU.
+Result<uint64_t> parse_cpus(const std::string& text);
+
+// True for /, HOME, an ancestor of HOME, and system directories (/usr, /etc, /bin, ...).
+bool is_unsafe_workdir(const std::string& dir, const std::string& home);
+
+// Environment filtering's pieces: ASCII upper case, and whether VALUE holds a URL with a password
+// (scheme://user:password@host; an empty password does not count).
+std::string ascii_upper(std::string_view s);
+bool has_url_password(std::string_view value);
+
+// Build and validate the Spec from the command line and the merged profile layer.
+Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host);
+
+// `--profile auto`: the profile named after COMMAND's basename when one exists and the
+// executable does not live in a location the caller can write; otherwise "default".
+std::string auto_profile(const CliRequest& cli, const HostInfo& host);
+
+// The full flow: load profiles named on the command line (or `default`), merge, build.
+Result<Spec> resolve_spec(const CliRequest& cli, const HostInfo& host);
+
+}  // namespace cordon
