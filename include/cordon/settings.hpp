@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cordon/error.hpp"
+#include "cordon/spec.hpp"  // MountRequest
 
 namespace cordon {
 
@@ -41,13 +42,15 @@ struct KeyInfo {
 const std::vector<KeyInfo>& all_keys();
 const KeyInfo* find_key(const std::string& name);
 
-// One ordered bwrap-style primitive: --bind SRC DEST, --dir DEST, ...
+// One ordered bwrap-style primitive (--bind SRC DEST, --dir DEST, ...) and where it was given.
 struct OpValue {
-    std::string key;                // "bind", "ro-bind-try", "dir", ...
-    std::vector<std::string> args;  // 1 or 2 values
-    std::string origin;             // "command line" or "file:line:col"
+    MountRequest request;
+    std::string origin;  // "command line" or "file:line:col"
     bool operator==(const OpValue&) const = default;
 };
+// The request that option KEY ("ro-bind-try", one of the keys of type Ops) makes with ARGS:
+// DEST, or SRC DEST (the key's arity).
+MountRequest mount_request(const std::string& key, std::vector<std::string> args);
 
 using PairValue = std::pair<std::string, std::string>;
 using Value =

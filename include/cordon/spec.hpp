@@ -8,10 +8,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
-
-#include "cordon/settings.hpp"  // OpValue
 
 namespace cordon {
 
@@ -32,6 +31,52 @@ struct CgroupLimits {
     bool best_effort = false;                         // --limits best-effort: warn instead of failing
     [[nodiscard]] bool any() const { return memory || pids || cpu_quota_us; }
 };
+
+// One bwrap-style primitive (--bind SRC DEST, --dir DEST, ...), typed where the command line or
+// profile is parsed, as bubblewrap's setup ops are: the planner replays them in order, after
+// everything else.
+struct MountRequest {
+    enum class Kind { Bind, RoBind, DevBind, Proc, Dev, Dir, Symlink, RemountRo };
+    Kind kind = Kind::Dir;
+    std::string source;     // the binds: the host path; Symlink: the link's target; else empty
+    std::string dest;       // inside the jail
+    bool optional = false;  // the binds' -try forms: nothing happens when SOURCE does not exist
+    bool operator==(const MountRequest&) const = default;
+};
+
+// The option that asks for KIND, without "--" or "-try": "ro-bind", "dir", ...
+constexpr std::string_view mount_request_name(MountRequest::Kind kind) {
+    using K = MountRequest::Kind;
+    switch (kind) {
+        case K::Bind:
+            return "bind";
+        case K::RoBind:
+            return "ro-bind";
+        case K::DevBind:
+            return "dev-bind";
+        case K::Proc:
+            return "proc";
+        case K::Dev:
+            return "dev";
+        case K::Dir:
+            return "dir";
+        case K::Symlink:
+            return "symlink";
+        case K::RemountRo:
+            return "remount-ro";
+    }
+    return "?";
+}
+// Whether KIND takes SRC DEST (else DEST alone).
+constexpr bool mount_request_has_source(MountRequest::Kind kind) {
+    using K = MountRequest::Kind;
+    return kind == K::Bind || kind == K::RoBind || kind == K::DevBind || kind == K::Symlink;
+}
+// The option that asks for REQUEST, with its -try: "ro-bind-try".
+inline std::string mount_request_option(const MountRequest& request) {
+    std::string name(mount_request_name(request.kind));
+    return request.optional ? name + "-try" : name;
+}
 
 struct Spec {
     // The command: argv[0] is looked up on the jail's PATH.
@@ -57,9 +102,9 @@ struct Spec {
     std::string cache_dir;    // $XDG_CACHE_HOME/cordon: read-only inside the jail where it is writable
     std::string private_tmp;  // /tmp/cordon-UID (placeholder pool, lock files): the same
     uint64_t tmpfs_size = 1ULL << 30;
-    std::vector<OpValue> ops;     // bwrap-style primitives, in order
-    std::string chdir;            // working directory inside the jail
-    bool chdir_explicit = false;  // --chdir given: failing to enter it is an error
+    std::vector<MountRequest> mount_requests;  // bwrap-style primitives, in order
+    std::string chdir;                         // working directory inside the jail
+    bool chdir_explicit = false;               // --chdir given: failing to enter it is an error
 
     // Environment after filtering, and what was removed (for --dry-run).
     std::vector<std::string> env;

@@ -182,7 +182,7 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
             std::vector<std::string> occ(vals.begin() + static_cast<long>(idx * a),
                                          vals.begin() + static_cast<long>((idx + 1) * a));
             if (key.type == KeyType::Ops) {
-                ops.push_back(OpValue{key.name, occ, "command line"});
+                ops.push_back(OpValue{mount_request(key.name, std::move(occ)), "command line"});
             } else if (key.type == KeyType::PairList) {
                 auto& v = layer.values.try_emplace(key.name, std::vector<PairValue>{}).first->second;
                 std::get<std::vector<PairValue>>(v).emplace_back(occ[0], occ[1]);

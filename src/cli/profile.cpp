@@ -241,7 +241,8 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
                             args.push_back(*s);
                         }
                     }
-                    ops.emplace_back(std::make_pair(e.line, e.column), OpValue{key, args, where(path, e)});
+                    ops.emplace_back(std::make_pair(e.line, e.column),
+                                     OpValue{mount_request(key, std::move(args)), where(path, e)});
                 }
                 break;
             }

@@ -87,6 +87,12 @@ std::string value_text(const Value& v) {
     return "";
 }
 
+// A primitive's arguments as a profile writes them: DEST, or SRC DEST.
+std::vector<std::string> op_args(const MountRequest& r) {
+    if (mount_request_has_source(r.kind)) return {r.source, r.dest};
+    return {r.dest};
+}
+
 int show(const std::string& name, bool json) {
     HostInfo host = current_host();
     auto layer = load_profiles({name}, profile_vars(host.home, host.user, host.uid, host.cwd), true);
@@ -110,7 +116,9 @@ int show(const std::string& name, bool json) {
                 bool first = true;
                 for (const auto& op : std::get<std::vector<OpValue>>(v)) {
                     JsonObject o;
-                    o.add("key", op.key).add("args", op.args).add("from", op.origin);
+                    o.add("key", mount_request_option(op.request))
+                        .add("args", op_args(op.request))
+                        .add("from", op.origin);
                     arr += (first ? "" : ",") + o.str();
                     first = false;
                 }
@@ -145,8 +153,9 @@ int show(const std::string& name, bool json) {
         if (key == "ops") {
             for (const auto& op : std::get<std::vector<OpValue>>(v)) {
                 std::string args;
-                for (const auto& a : op.args) args += (args.empty() ? "" : ", ") + json_quote(a);
-                std::printf("%s = [%s]  # %s\n", op.key.c_str(), args.c_str(), op.origin.c_str());
+                for (const auto& a : op_args(op.request)) args += (args.empty() ? "" : ", ") + json_quote(a);
+                std::printf("%s = [%s]  # %s\n", mount_request_option(op.request).c_str(), args.c_str(),
+                            op.origin.c_str());
             }
         } else if (auto* list = std::get_if<std::vector<std::string>>(&v)) {
             std::printf("%s = [\n", key.c_str());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
+#include <utility>
 
 namespace cordon {
 
@@ -94,6 +96,20 @@ const KeyInfo* find_key(const std::string& name) {
         if (name == k.name) return &k;
     }
     return nullptr;
+}
+
+MountRequest mount_request(const std::string& key, std::vector<std::string> args) {
+    using K = MountRequest::Kind;
+    MountRequest r;
+    std::string_view name = key;
+    r.optional = name.size() > 4 && name.substr(name.size() - 4) == "-try";
+    if (r.optional) name.remove_suffix(4);
+    for (K kind : {K::Bind, K::RoBind, K::DevBind, K::Proc, K::Dev, K::Dir, K::Symlink, K::RemountRo}) {
+        if (mount_request_name(kind) == name) r.kind = kind;
+    }
+    r.dest = std::move(args.back());
+    if (args.size() == 2) r.source = std::move(args.front());
+    return r;
 }
 
 void merge_layer(Layer& base, const Layer& top) {

@@ -274,15 +274,18 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         if (*r < 4096) return make_error("--tmpfs-size", "invalid value '" + *sz + "': at least 4K");
         s.tmpfs_size = *r;
     }
-    for (auto op : get_ops(merged)) {
-        for (auto& a : op.args) {
-            if (a.empty()) return make_error("--" + op.key, "empty path (" + op.origin + ")");
+    for (auto& [request, origin] : get_ops(merged)) {
+        using K = MountRequest::Kind;
+        if (request.dest.empty() || (mount_request_has_source(request.kind) && request.source.empty())) {
+            return make_error("--" + mount_request_option(request), "empty path (" + origin + ")");
         }
-        // DEST is always inside the jail; a relative DEST is relative to the jail's root.
-        std::string& dest = op.args.back();
-        if (op.key != "symlink" || op.args.size() == 2) dest = normalize_path(dest, "/");
-        if (op.key.find("bind") != std::string::npos) op.args[0] = normalize_path(op.args[0], host.cwd);
-        s.ops.push_back(op);
+        // DEST is always inside the jail; a relative DEST is relative to the jail's root. A bind's
+        // SRC is the host's; a symlink's target is kept as written.
+        request.dest = normalize_path(request.dest, "/");
+        if (request.kind == K::Bind || request.kind == K::RoBind || request.kind == K::DevBind) {
+            request.source = normalize_path(request.source, host.cwd);
+        }
+        s.mount_requests.push_back(std::move(request));
     }
 
     // The workdir: explicit (--workdir / profile) is honoured; the implicit current directory

@@ -439,27 +439,36 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
         if (!dup) plan.ops.push_back(std::move(r.op));
     }
 
-    for (const auto& op : spec.ops) {
-        const std::string& k = op.key;
-        std::string why = "--" + k;
-        bool is_try = k.size() > 4 && k.compare(k.size() - 4, 4, "-try") == 0;
-        std::string base = is_try ? k.substr(0, k.size() - 4) : k;
-        if (base == "bind" || base == "ro-bind" || base == "dev-bind") {
-            plan.ops.push_back(MountOp{MountOp::Kind::Bind, op.args[0], op.args[1], base == "ro-bind",
-                                       base == "dev-bind", is_try, false, 0, 0, why});
-        } else if (base == "proc") {
-            plan.ops.push_back(MountOp{MountOp::Kind::Proc, "", op.args[0], false, false, false, false, 0, 0555, why});
-            add_proc_protection(op.args[0], why, spec.host_uid == 0,
-                                [&](MountOp o) { plan.ops.push_back(std::move(o)); });
-        } else if (base == "dev") {
-            plan.ops.push_back(MountOp{MountOp::Kind::Dev, "", op.args[0], false, false, false, false, 0, 0755, why});
-        } else if (base == "dir") {
-            plan.ops.push_back(MountOp{MountOp::Kind::Dir, "", op.args[0], false, false, false, false, 0, 0755, why});
-        } else if (base == "symlink") {
-            plan.ops.push_back(
-                MountOp{MountOp::Kind::Symlink, op.args[0], op.args[1], false, false, false, false, 0, 0777, why});
-        } else if (base == "remount-ro") {
-            plan.ops.push_back(MountOp{MountOp::Kind::RemountRo, "", op.args[0], true, false, false, false, 0, 0, why});
+    for (const MountRequest& req : spec.mount_requests) {
+        using R = MountRequest::Kind;
+        const std::string why = "--" + mount_request_option(req);
+        switch (req.kind) {
+            case R::Bind:
+            case R::RoBind:
+            case R::DevBind:
+                plan.ops.push_back(MountOp{MountOp::Kind::Bind, req.source, req.dest, req.kind == R::RoBind,
+                                           req.kind == R::DevBind, req.optional, false, 0, 0, why});
+                break;
+            case R::Proc:
+                plan.ops.push_back(
+                    MountOp{MountOp::Kind::Proc, "", req.dest, false, false, false, false, 0, 0555, why});
+                add_proc_protection(req.dest, why, spec.host_uid == 0,
+                                    [&](MountOp o) { plan.ops.push_back(std::move(o)); });
+                break;
+            case R::Dev:
+                plan.ops.push_back(MountOp{MountOp::Kind::Dev, "", req.dest, false, false, false, false, 0, 0755, why});
+                break;
+            case R::Dir:
+                plan.ops.push_back(MountOp{MountOp::Kind::Dir, "", req.dest, false, false, false, false, 0, 0755, why});
+                break;
+            case R::Symlink:
+                plan.ops.push_back(
+                    MountOp{MountOp::Kind::Symlink, req.source, req.dest, false, false, false, false, 0, 0777, why});
+                break;
+            case R::RemountRo:
+                plan.ops.push_back(
+                    MountOp{MountOp::Kind::RemountRo, "", req.dest, true, false, false, false, 0, 0, why});
+                break;
         }
     }
     return plan;

@@ -5,6 +5,7 @@
 
 using namespace cordon;
 using Args = std::vector<std::string>;
+using K = cordon::MountRequest::Kind;
 
 namespace {
 
@@ -77,12 +78,12 @@ TEST_CASE("cli: bwrap-style primitives keep the command line's order", "[cli]") 
     auto r = parse_ok({"--bind", "a", "b", "--dir", "d", "--ro-bind", "c", "e", "true"});
     auto ops = get_ops(r.layer);
     REQUIRE(ops.size() == 3);
-    CHECK(ops[0].key == "bind");
-    CHECK(ops[0].args == Args{"a", "b"});
-    CHECK(ops[1].key == "dir");
-    CHECK(ops[1].args == Args{"d"});
-    CHECK(ops[2].key == "ro-bind");
-    CHECK(ops[2].args == Args{"c", "e"});
+    CHECK(mount_request_option(ops[0].request) == "bind");
+    CHECK(ops[0].request == MountRequest{K::Bind, "a", "b"});
+    CHECK(mount_request_option(ops[1].request) == "dir");
+    CHECK(ops[1].request == MountRequest{K::Dir, "", "d"});
+    CHECK(mount_request_option(ops[2].request) == "ro-bind");
+    CHECK(ops[2].request == MountRequest{K::RoBind, "c", "e"});
     for (const auto& op : ops) CHECK(op.origin == "command line");
     CHECK(r.command == Args{"true"});
 }
@@ -93,17 +94,17 @@ TEST_CASE("cli: repeated two-value primitives interleave correctly", "[cli]") {
                        "/l", "--remount-ro", "/x", "true"});
     auto ops = get_ops(r.layer);
     REQUIRE(ops.size() == 6);
-    CHECK(ops[0].key == "dir");
-    CHECK(ops[0].args == Args{"/x"});
-    CHECK(ops[1].key == "bind");
-    CHECK(ops[1].args == Args{"a", "/x/y"});
-    CHECK(ops[2].key == "dir");
-    CHECK(ops[2].args == Args{"/z"});
-    CHECK(ops[3].key == "bind");
-    CHECK(ops[3].args == Args{"b", "/z/w"});
-    CHECK(ops[4].key == "symlink");
-    CHECK(ops[4].args == Args{"t", "/l"});
-    CHECK(ops[5].key == "remount-ro");
+    CHECK(mount_request_option(ops[0].request) == "dir");
+    CHECK(ops[0].request == MountRequest{K::Dir, "", "/x"});
+    CHECK(mount_request_option(ops[1].request) == "bind");
+    CHECK(ops[1].request == MountRequest{K::Bind, "a", "/x/y"});
+    CHECK(mount_request_option(ops[2].request) == "dir");
+    CHECK(ops[2].request == MountRequest{K::Dir, "", "/z"});
+    CHECK(mount_request_option(ops[3].request) == "bind");
+    CHECK(ops[3].request == MountRequest{K::Bind, "b", "/z/w"});
+    CHECK(mount_request_option(ops[4].request) == "symlink");
+    CHECK(ops[4].request == MountRequest{K::Symlink, "t", "/l"});
+    CHECK(ops[5].request == MountRequest{K::RemountRo, "", "/x"});
 }
 
 TEST_CASE("cli: a two-value option with one value is an error, not dropped", "[cli]") {

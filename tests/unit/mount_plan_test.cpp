@@ -13,6 +13,7 @@
 using namespace cordon;
 using K = MountOp::Kind;
 using T = HostFs::Type;
+using R = MountRequest::Kind;
 
 namespace {
 
@@ -384,7 +385,7 @@ TEST_CASE("mount plan: every fresh /proc has its host-global knobs read-only and
     // The bwrap-style --proc gets the same, right after it, wherever it goes.
     Spec b;
     b.no_profile = true;
-    b.ops = {OpValue{"proc", {"/p"}, "command line"}, OpValue{"dir", {"/x"}, "command line"}};
+    b.mount_requests = {{R::Proc, "", "/p"}, {R::Dir, "", "/x"}};
     auto bplan = plan_ok(b, f);
     REQUIRE(bplan.ops.front().kind == K::Proc);
     CHECK(bplan.ops[1].kind == K::RebindRo);
@@ -489,14 +490,14 @@ TEST_CASE("mount plan: bwrap-style primitives come last, in command-line order",
     Spec s;
     s.ro = {"/usr/share/deep/path"};
     f.dir("/usr/share/deep/path");
-    s.ops = {OpValue{"dir", {"/a"}, "command line"},
-             OpValue{"ro-bind-try", {"/x", "/a/b"}, "command line"},
-             OpValue{"dev-bind", {"/dev/fuse", "/dev/fuse"}, "command line"},
-             OpValue{"symlink", {"usr/lib", "/lib"}, "command line"},
-             OpValue{"proc", {"/proc2"}, "command line"},
-             OpValue{"dev", {"/dev2"}, "command line"},
-             OpValue{"bind", {"/y", "/z"}, "command line"},
-             OpValue{"remount-ro", {"/a"}, "command line"}};
+    s.mount_requests = {{R::Dir, "", "/a"},
+                        {R::RoBind, "/x", "/a/b", true},
+                        {R::DevBind, "/dev/fuse", "/dev/fuse"},
+                        {R::Symlink, "usr/lib", "/lib"},
+                        {R::Proc, "", "/proc2"},
+                        {R::Dev, "", "/dev2"},
+                        {R::Bind, "/y", "/z"},
+                        {R::RemountRo, "", "/a"}};
     auto plan = plan_ok(s, f);
     // The /proc protection that follows --proc is left out here (tested above).
     std::vector<MountOp> ops;
@@ -539,7 +540,7 @@ TEST_CASE("mount plan: --no-profile yields only the primitives", "[mount_plan]")
     s.private_home = true;
     s.home = "/home/u";
     s.protect = {".git/hooks/"};
-    s.ops = {OpValue{"ro-bind", {"/usr", "/usr"}, "command line"}, OpValue{"proc", {"/proc"}, "command line"}};
+    s.mount_requests = {{R::RoBind, "/usr", "/usr"}, {R::Proc, "", "/proc"}};
     auto plan = plan_ok(s, f);
     REQUIRE(plan.ops.size() == 2 + proc_protection().size());
     CHECK(plan.ops[0].kind == K::Bind);

@@ -73,7 +73,7 @@ bind = [["/src", "/dst"], ["${WORKDIR}", "/w"]]
     int binds = 0;
     for (const auto& op : ops) {
         CHECK_THAT(op.origin, Catch::StartsWith("p.toml:"));
-        if (op.key == "bind") ++binds;
+        if (op.request.kind == MountRequest::Kind::Bind && !op.request.optional) ++binds;
     }
     CHECK(binds == 2);
     CHECK(l.where.at("net") == "p.toml:4:7");
@@ -84,13 +84,14 @@ TEST_CASE("profile: ops from one file keep the file's order", "[profile]") {
     Layer l = parse_ok("symlink = [[\"usr/bin\", \"/b\"]]\nro-bind = [[\"/x\", \"/b/x\"]]\ndir = [\"/d\", \"/d/e\"]\n");
     auto ops = get_ops(l);
     REQUIRE(ops.size() == 4);
-    CHECK(ops[0].key == "symlink");
-    CHECK(ops[0].args == Strings{"usr/bin", "/b"});
+    using K = MountRequest::Kind;
+    CHECK(ops[0].request.kind == K::Symlink);
+    CHECK(ops[0].request == MountRequest{K::Symlink, "usr/bin", "/b"});
     CHECK(ops[0].origin == "p.toml:1:12");
-    CHECK(ops[1].key == "ro-bind");
-    CHECK(ops[2].key == "dir");
-    CHECK(ops[2].args == Strings{"/d"});
-    CHECK(ops[3].args == Strings{"/d/e"});
+    CHECK(ops[1].request.kind == K::RoBind);
+    CHECK(ops[2].request.kind == K::Dir);
+    CHECK(ops[2].request == MountRequest{K::Dir, "", "/d"});
+    CHECK(ops[3].request == MountRequest{K::Dir, "", "/d/e"});
 }
 
 TEST_CASE("profile: unknown keys get a suggestion for near misses", "[profile]") {

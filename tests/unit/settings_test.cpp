@@ -176,16 +176,17 @@ TEST_CASE("merge_layer: lists and pairs accumulate, base first", "[settings]") {
 }
 
 TEST_CASE("merge_layer: ops accumulate in order across layers", "[settings]") {
-    Layer base =
-        layer_of({{"ops", std::vector<OpValue>{{"dir", {"/a"}, "p.toml:2:1"}, {"bind", {"/x", "/y"}, "p.toml:3:1"}}}});
-    Layer top = layer_of({{"ops", std::vector<OpValue>{{"symlink", {"t", "/l"}, "command line"}}}});
+    using K = MountRequest::Kind;
+    Layer base = layer_of(
+        {{"ops", std::vector<OpValue>{{{K::Dir, "", "/a"}, "p.toml:2:1"}, {{K::Bind, "/x", "/y"}, "p.toml:3:1"}}}});
+    Layer top = layer_of({{"ops", std::vector<OpValue>{{{K::Symlink, "t", "/l"}, "command line"}}}});
     merge_layer(base, top);
     auto ops = get_ops(base);
     REQUIRE(ops.size() == 3);
-    CHECK(ops[0].key == "dir");
-    CHECK(ops[1].key == "bind");
-    CHECK(ops[1].args == std::vector<std::string>{"/x", "/y"});
-    CHECK(ops[2].key == "symlink");
+    CHECK(ops[0].request.kind == K::Dir);
+    CHECK(ops[1].request.kind == K::Bind);
+    CHECK(ops[1].request == MountRequest{K::Bind, "/x", "/y"});
+    CHECK(ops[2].request.kind == K::Symlink);
     CHECK(ops[2].origin == "command line");
 
     // Merging into an empty layer copies.
@@ -207,4 +208,24 @@ TEST_CASE("accessors fall back on missing keys and wrong types", "[settings]") {
     CHECK(get_list(l, "net").empty());
     CHECK(get_pairs(l, "setenv").empty());
     CHECK(get_ops(l).empty());
+}
+
+TEST_CASE("mount_request: every primitive's key is typed, and named back", "[settings]") {
+    using K = MountRequest::Kind;
+    int primitives = 0;
+    for (const auto& key : all_keys()) {
+        if (key.type != KeyType::Ops) continue;
+        ++primitives;
+        const bool two = key.arity == 2;
+        MountRequest r =
+            mount_request(key.name, two ? std::vector<std::string>{"s", "d"} : std::vector<std::string>{"d"});
+        CHECK(mount_request_option(r) == key.name);
+        CHECK(mount_request_has_source(r.kind) == two);
+        CHECK(r.source == (two ? "s" : ""));
+        CHECK(r.dest == "d");
+    }
+    CHECK(primitives == 11);
+    CHECK(mount_request("ro-bind-try", {"/a", "/b"}) == MountRequest{K::RoBind, "/a", "/b", true});
+    CHECK(mount_request("dev-bind", {"/a", "/b"}) == MountRequest{K::DevBind, "/a", "/b", false});
+    CHECK(mount_request("remount-ro", {"/a"}) == MountRequest{K::RemountRo, "", "/a", false});
 }

@@ -343,9 +343,11 @@ TEST_CASE("build_spec: paths", "[spec]") {
     CHECK(s.tmpfs == Strings{"/scratch"});
     CHECK(s.protect == Strings{".git/hooks/"});
     CHECK(s.chdir == proj + "/sub");
-    REQUIRE(s.ops.size() == 2);
-    CHECK(s.ops[0].args == Strings{proj + "/src", "/dst"});  // SRC on the host, DEST in the jail
-    CHECK(s.ops[1].args == Strings{"usr/bin", "/bin"});      // a symlink target is kept as written
+    using K = MountRequest::Kind;
+    REQUIRE(s.mount_requests.size() == 2);
+    // SRC on the host, DEST in the jail; a symlink target is kept as written.
+    CHECK(s.mount_requests[0] == MountRequest{K::Bind, proj + "/src", "/dst"});
+    CHECK(s.mount_requests[1] == MountRequest{K::Symlink, "usr/bin", "/bin"});
 
     // Command-line --ro/--rw entries must exist.
     auto missing = build({"--ro", "/no/such/path", "ls"}, Layer{}, host);
