@@ -14,9 +14,9 @@
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
-#include "cordon/output.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/profile.hpp"
+#include "cordon/report.hpp"
 #include "cordon/spec_builder.hpp"
 #include "cordon/version.hpp"
 

@@ -1,4 +1,4 @@
-#include "cordon/output.hpp"
+#include "cordon/report.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

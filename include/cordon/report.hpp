@@ -1,4 +1,5 @@
-// What cordon prints about a run: --dry-run's resolved jail and --status-json's object.
+// Reporting, the CLI's: what cordon prints about a run, --dry-run's resolved jail and
+// --status-json's object.
 #pragma once
 
 #include <string>
