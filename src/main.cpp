@@ -52,17 +52,19 @@ int run(const std::vector<std::string>& args) {
         std::printf("%s\n", cordon::version_string());
         return 0;
     }
-    auto spec = cordon::resolve_spec(*cli, cordon::current_host());
-    if (!spec) return report(spec.error());
+    auto resolved = cordon::resolve_spec(*cli, cordon::current_host());
+    if (!resolved) return report(resolved.error());
+    const cordon::Spec& spec = resolved->spec;
+    const cordon::RunOptions& options = resolved->options;
     // The default profile lists "default"; with --no-profile and no --policy it still applies.
     const std::vector<std::string> policy_names =
-        spec->policies.empty() ? std::vector<std::string>{"default"} : spec->policies;
-    auto prepared = cordon::prepare(*spec);
+        spec.policies.empty() ? std::vector<std::string>{"default"} : spec.policies;
+    auto prepared = cordon::prepare(spec);
     if (!prepared) return report(prepared.error());
-    if (spec->dry_run) {
-        std::fputs(cordon::format_dry_run(*spec, *prepared).c_str(), stdout);
+    if (options.dry_run) {
+        std::fputs(cordon::format_dry_run(spec, options, *prepared).c_str(), stdout);
         std::string files;
-        if (!spec->no_policy) {
+        if (!spec.no_policy) {
             auto loaded = cordon::policy::load(policy_names);
             if (!loaded) return report(loaded.error());
             for (const auto& f : loaded->files()) files += " " + f;
@@ -70,14 +72,14 @@ int run(const std::vector<std::string>& args) {
         std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
         return 0;
     }
-    if (!spec->workdir_note.empty() && spec->verbosity >= 0) {
-        std::fprintf(stderr, "cordon: note: %s\n", spec->workdir_note.c_str());
+    if (!options.workdir_note.empty() && options.verbosity >= 0) {
+        std::fprintf(stderr, "cordon: note: %s\n", options.workdir_note.c_str());
     }
     // The command policy decides while the child builds the jail: nothing of the command runs,
     // and no placeholder is made on the host, before it allows the command.
     auto gate = [&]() -> std::optional<cordon::Outcome> {
         cordon::policy::PolicySet policies;
-        if (!spec->no_policy) {
+        if (!spec.no_policy) {
             auto loaded = cordon::policy::load(policy_names);
             if (!loaded) {
                 cordon::Outcome failed;
@@ -86,9 +88,9 @@ int run(const std::vector<std::string>& args) {
                 return failed;
             }
             policies = std::move(*loaded);
-            const std::string cwd = spec->chdir;
-            auto decision = spec->via_shell ? policies.check_script(spec->argv[2], cwd, spec->home)
-                                            : policies.check_argv(spec->argv, cwd, spec->home);
+            const std::string cwd = spec.chdir;
+            auto decision = spec.via_shell ? policies.check_script(spec.argv[2], cwd, spec.home)
+                                           : policies.check_argv(spec.argv, cwd, spec.home);
             if (!decision.allow) {
                 std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
                 cordon::Outcome denied;
@@ -98,24 +100,25 @@ int run(const std::vector<std::string>& args) {
                 return denied;
             }
         }
-        if (spec->verbosity > 0) {
+        if (options.verbosity > 0) {
             std::string names;
-            for (const auto& p : spec->profiles) names += (names.empty() ? "" : ",") + p;
+            for (const auto& p : options.profiles) names += (names.empty() ? "" : ",") + p;
             std::fprintf(stderr,
                          "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
-                         names.empty() ? "(none)" : names.c_str(), spec->workdir ? spec->workdir->c_str() : "none",
-                         spec->share_net ? "host" : "none", prepared->mounts.ops.size(), prepared->seccomp.name.c_str(),
+                         names.empty() ? "(none)" : names.c_str(), spec.workdir ? spec.workdir->c_str() : "none",
+                         spec.share_net ? "host" : "none", prepared->mounts.ops.size(), prepared->seccomp.name.c_str(),
                          policies.empty() ? "off" : "checked, allowed");
         }
         return std::nullopt;
     };
-    cordon::Outcome outcome = cordon::run_jail(*spec, *prepared, gate);
+    const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value()};
+    cordon::Outcome outcome = cordon::run_jail(spec, *prepared, supervisor, gate);
     if (outcome.error) report(*outcome.error);
-    if (outcome.reason == cordon::Outcome::Reason::Timeout && spec->verbosity >= 0) {
+    if (outcome.reason == cordon::Outcome::Reason::Timeout && options.verbosity >= 0) {
         std::fprintf(stderr, "cordon: timeout: the command ran longer than --timeout and was killed\n");
     }
-    if (spec->status_json) {
-        if (auto s = cordon::write_status_json(*spec->status_json, outcome); !s) {
+    if (options.status_json) {
+        if (auto s = cordon::write_status_json(*options.status_json, outcome); !s) {
             report(s.error());
             return finish(125);
         }

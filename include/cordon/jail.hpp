@@ -76,10 +76,18 @@ struct Outcome {
     std::vector<std::string> denials;  // JSON objects, one per policy denial
 };
 
+// What the supervisor is told of how cordon runs (main.cpp's RunOptions), passed beside the Spec
+// rather than kept in it: how much cordon says is no part of what the jail is.
+struct SupervisorOptions {
+    int verbosity = 0;        // -1: errors only; 0: notes and warnings too; 1+: also verbose notes
+    bool report_cpu = false;  // --status-json: init is reaped, for the jail's CPU time
+};
+
 // The supervisor: create the namespaces, feed the child, wait, clean up. GATE, if given, runs
 // while the child builds the jail and before anything of the command can run (nor any
 // placeholder exists on the host): an Outcome from it ends the run there (the command policy).
-Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function<std::optional<Outcome>()>& gate = {});
+Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOptions& options,
+                 const std::function<std::optional<Outcome>()>& gate = {});
 
 // Child side (src/jail/child.cpp): runs as pid 1 of the new pid namespace; never returns.
 struct ChildContext {

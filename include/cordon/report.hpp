@@ -6,10 +6,11 @@
 
 #include "cordon/error.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/spec_builder.hpp"
 
 namespace cordon {
 
-std::string format_dry_run(const Spec& spec, const Prepared& prepared);
+std::string format_dry_run(const Spec& spec, const RunOptions& options, const Prepared& prepared);
 std::string status_json(const Outcome& outcome);
 // TARGET is a path or fd:N.
 Status write_status_json(const std::string& target, const Outcome& outcome);

@@ -94,7 +94,6 @@ struct Spec {
     bool no_profile = false;
     std::optional<std::string> workdir;  // nullopt: nothing writable
     bool workdir_readonly = false;       // the workdir is shown read-only
-    std::string workdir_note;            // why the current directory was not made writable
     std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
     std::vector<std::pair<std::string, std::string>> placeholder_content;  // relative path -> text
     bool private_home = false;
@@ -126,12 +125,6 @@ struct Spec {
     // Command policy (checked while the jail is built, before the command can run).
     bool no_policy = false;
     std::vector<std::string> policies;  // names or paths; empty: "default"
-
-    // Output.
-    std::optional<std::string> status_json;
-    bool dry_run = false;
-    int verbosity = 0;
-    std::vector<std::string> profiles;
 };
 
 }  // namespace cordon

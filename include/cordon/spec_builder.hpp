@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,14 +39,31 @@ bool is_unsafe_workdir(const std::string& dir, const std::string& home);
 std::string ascii_upper(std::string_view s);
 bool has_url_password(std::string_view value);
 
-// Build and validate the Spec from the command line and the merged profile layer.
-Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host);
+// How cordon runs and reports, beside what the jail is: main.cpp's, never the jail's (the
+// supervisor is given what it needs of them: SupervisorOptions in cordon/jail.hpp).
+struct RunOptions {
+    bool dry_run = false;
+    int verbosity = 0;                       // -1 quiet, 0 normal, 1+ verbose
+    std::optional<std::string> status_json;  // --status-json PATH or fd:N
+    std::vector<std::string> profiles;       // the profiles named, for --dry-run and -v
+    std::string workdir_note;                // why the current directory was not made writable
+};
+
+// What the command line and profiles resolve to: the jail and how to run it.
+struct ResolvedRun {
+    Spec spec;
+    RunOptions options;
+};
+
+// Build and validate the Spec and the run's options from the command line and the merged
+// profile layer.
+Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host);
 
 // `--profile auto`: the profile named after COMMAND's basename when one exists and the
 // executable does not live in a location the caller can write; otherwise "default".
 std::string auto_profile(const CliRequest& cli, const HostInfo& host);
 
 // The full flow: load profiles named on the command line (or `default`), merge, build.
-Result<Spec> resolve_spec(const CliRequest& cli, const HostInfo& host);
+Result<ResolvedRun> resolve_spec(const CliRequest& cli, const HostInfo& host);
 
 }  // namespace cordon

@@ -32,12 +32,12 @@ const char* reason_name(Outcome::Reason r) {
 
 }  // namespace
 
-std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
+std::string format_dry_run(const Spec& spec, const RunOptions& options, const Prepared& prepared) {
     std::string o;
     o += "command:    ";
     for (const auto& a : spec.argv) o += json_quote(a) + " ";
     o += "\nprofiles:   ";
-    for (const auto& p : spec.profiles) o += p + " ";
+    for (const auto& p : options.profiles) o += p + " ";
     if (spec.no_profile) o += "(none: --no-profile)";
     o += "\nnamespaces: user mount pid ipc uts cgroup";
     o += spec.share_net ? " (network: host)" : " net (loopback only)";
@@ -48,7 +48,7 @@ std::string format_dry_run(const Spec& spec, const Prepared& prepared) {
     if (remap) o += "            (a root caller's jail runs as host uid and gid " + std::to_string(kRootJailId) + ")\n";
     o += "workdir:    " + (spec.workdir ? *spec.workdir + " (read-write)" : std::string("none (nothing writable)")) +
          "\n";
-    if (!spec.workdir_note.empty()) o += "            note: " + spec.workdir_note + "\n";
+    if (!options.workdir_note.empty()) o += "            note: " + options.workdir_note + "\n";
     o += "chdir:      " + spec.chdir + "\n";
     o += "hostname:   " + spec.hostname.value_or("(unchanged)") + "\n";
     o += "mounts (in order):\n";

@@ -186,13 +186,15 @@ bool has_url_password(std::string_view value) {
     return false;
 }
 
-Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host) {
-    Spec s;
+Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host) {
+    ResolvedRun run;
+    Spec& s = run.spec;
+    RunOptions& o = run.options;
     s.host_uid = host.uid;
     s.host_gid = host.gid;
     s.home = host.home;
-    s.dry_run = cli.dry_run;
-    s.verbosity = cli.verbosity;
+    o.dry_run = cli.dry_run;
+    o.verbosity = cli.verbosity;
     s.no_profile = cli.no_profile;
 
     // Command.
@@ -307,7 +309,7 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         // HOME may be spelled through a symlink; compare its resolved form too.
         std::string home_real = ::realpath(host.home.c_str(), real) ? std::string(real) : host.home;
         if (is_unsafe_workdir(cwd, host.home) || is_unsafe_workdir(cwd, home_real)) {
-            s.workdir_note = "the current directory " + cwd +
+            o.workdir_note = "the current directory " + cwd +
                              " is /, HOME, an ancestor of HOME or a system directory; nothing is writable "
                              "(pass --workdir DIR to choose one)";
         } else {
@@ -393,17 +395,17 @@ Result<Spec> build_spec(const CliRequest& cli, const Layer& merged, const HostIn
         s.cap_keep_names.push_back(lower);
     }
     s.seccomp = get_string(merged, "seccomp").value_or("default");
-    s.status_json = get_string(merged, "status-json");
-    if (s.status_json && s.status_json->rfind("fd:", 0) == 0) {
-        std::string n = s.status_json->substr(3);
+    o.status_json = get_string(merged, "status-json");
+    if (o.status_json && o.status_json->rfind("fd:", 0) == 0) {
+        std::string n = o.status_json->substr(3);
         if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 6) {
-            return make_error("--status-json", "invalid value '" + *s.status_json + "': expected PATH or fd:N");
+            return make_error("--status-json", "invalid value '" + *o.status_json + "': expected PATH or fd:N");
         }
     }
     s.no_policy = cli.no_policy;
     s.policies = get_list(merged, "policy");
-    s.profiles = cli.profiles;
-    return s;
+    o.profiles = cli.profiles;
+    return run;
 }
 
 std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
@@ -453,7 +455,7 @@ std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
     return "default";
 }
 
-Result<Spec> resolve_spec(const CliRequest& cli, const HostInfo& host) {
+Result<ResolvedRun> resolve_spec(const CliRequest& cli, const HostInfo& host) {
     Layer merged;
     std::vector<std::string> names;
     if (!cli.no_profile) {
@@ -468,9 +470,9 @@ Result<Spec> resolve_spec(const CliRequest& cli, const HostInfo& host) {
         merged = *layer;
     }
     merge_layer(merged, cli.layer);
-    auto spec = build_spec(cli, merged, host);
-    if (spec && !cli.no_profile) spec->profiles = names;
-    return spec;
+    auto run = build_spec(cli, merged, host);
+    if (run && !cli.no_profile) run->options.profiles = names;
+    return run;
 }
 
 }  // namespace cordon

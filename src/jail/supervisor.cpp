@@ -184,7 +184,8 @@ std::vector<SyscallRule> seccomp_rules(const Prepared& prepared) {
     return prepared.seccomp.rules;
 }
 
-Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function<std::optional<Outcome>()>& gate) {
+Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOptions& options,
+                 const std::function<std::optional<Outcome>()>& gate) {
     Outcome out;
     auto t0 = std::chrono::steady_clock::now();
     auto fail = [&](Error e) {
@@ -199,7 +200,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     // only at their own mounts), and released when run_jail returns, after the cgroup is gone.
     Placeholders placeholders;
 
-    if (spec.verbosity >= 0) {
+    if (options.verbosity >= 0) {
         for (const auto& n : prepared.mounts.notes) std::fprintf(stderr, "cordon: note: %s\n", n.c_str());
         for (const auto& w : prepared.warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
     }
@@ -212,7 +213,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
             cgroup = std::move(*cg);
         } else if (!spec.limits.best_effort) {
             return fail(cg.error());
-        } else if (spec.verbosity >= 0) {
+        } else if (options.verbosity >= 0) {
             const Error& e = cg.error();
             std::fprintf(stderr, "cordon: warning: limits not applied (--limits best-effort): %s: %s%s%s\n",
                          e.what.c_str(), e.why.c_str(), e.err ? ": " : "", e.err ? std::strerror(e.err) : "");
@@ -234,7 +235,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         auto p = Premounts::make(spec, prepared.mounts);
         if (p) {
             premounts.emplace(std::move(*p));
-        } else if (spec.verbosity > 0) {
+        } else if (options.verbosity > 0) {
             std::fprintf(stderr, "cordon: note: %s; the jail runs as host root (cordon(1), ROOT CALLERS)\n",
                          p.error().message().substr(8).c_str());
         }
@@ -308,7 +309,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     // a stranger may hold one: wait, but a signal to cordon ends the wait, and the run, at once.
     bool noted_wait = false;
     auto wait = [&](const std::string& path, int waited_ms) {
-        if (waited_ms >= 1000 && !noted_wait && spec.verbosity >= 0) {
+        if (waited_ms >= 1000 && !noted_wait && options.verbosity >= 0) {
             noted_wait = true;
             std::fprintf(stderr, "cordon: note: waiting for %s, locked by another process\n", path.c_str());
         }
@@ -377,7 +378,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
     // down the namespaces, a few hundred microseconds, and the kernel kills it with us:
     // PDEATHSIG). A cgroup must be empty before it is removed, and --status-json reports the
     // jail's CPU time from init's rusage: then init is reaped first.
-    const bool reap_init = cgroup != nullptr || spec.status_json.has_value();
+    const bool reap_init = cgroup != nullptr || options.report_cpu;
     while (!init_done && !(have_exit && !reap_init)) {
         struct pollfd fds[3] = {{sync.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
         int n = ::poll(fds, 3, -1);
@@ -509,7 +510,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const std::function
         out.signal = SIGKILL;
         out.exit_code = 128 + SIGKILL;
     }
-    if (out.oom_kills > 0 && spec.verbosity >= 0) {
+    if (out.oom_kills > 0 && options.verbosity >= 0) {
         std::string limit = spec.limits.memory ? format_size(*spec.limits.memory) : std::string("?");
         if (out.reason == Outcome::Reason::Oom) {
             std::fprintf(stderr,

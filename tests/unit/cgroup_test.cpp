@@ -25,7 +25,9 @@ Result<Spec> build(const Strings& args) {
     host.gid = 1000;
     host.home = "/nonexistent-home";
     host.cwd = "/";
-    return build_spec(*cli, cli->layer, host);
+    auto run = build_spec(*cli, cli->layer, host);
+    if (!run) return run.error();
+    return std::move(run->spec);
 }
 
 // A directory that looks like a cgroup to the planner: the files it reads, nothing more.

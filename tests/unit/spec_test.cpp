@@ -49,17 +49,27 @@ HostInfo host_at(const std::string& home, const std::string& cwd) {
 }
 
 // Build from command-line args on top of a profile layer, like resolve_spec does.
-Result<Spec> build(const Strings& args, Layer profile, const HostInfo& host) {
+Result<ResolvedRun> build_run(const Strings& args, Layer profile, const HostInfo& host) {
     auto cli = parse_command_line(args);
     if (!cli) FAIL("bad command line: " << cli.error().why);
     merge_layer(profile, cli->layer);
     return build_spec(*cli, profile, host);
 }
 
-Spec build_ok(const Strings& args, const Layer& profile, const HostInfo& host) {
-    auto r = build(args, profile, host);
+Result<Spec> build(const Strings& args, const Layer& profile, const HostInfo& host) {
+    auto r = build_run(args, profile, host);
+    if (!r) return r.error();
+    return std::move(r->spec);
+}
+
+ResolvedRun run_ok(const Strings& args, const Layer& profile, const HostInfo& host) {
+    auto r = build_run(args, profile, host);
     if (!r) FAIL("unexpected error: " << r.error().what << ": " << r.error().why);
     return std::move(r).value();
+}
+
+Spec build_ok(const Strings& args, const Layer& profile, const HostInfo& host) {
+    return run_ok(args, profile, host).spec;
 }
 
 Layer strip_profile() {
@@ -151,21 +161,21 @@ TEST_CASE("build_spec: the implicit workdir", "[spec]") {
     TempTree t;
     std::string home = t.root + "/home/u";
     // A project directory is writable.
-    Spec p = build_ok({"ls"}, Layer{}, host_at(home, home + "/proj"));
-    CHECK(p.workdir == home + "/proj");
-    CHECK(p.workdir_note.empty());
+    ResolvedRun p = run_ok({"ls"}, Layer{}, host_at(home, home + "/proj"));
+    CHECK(p.spec.workdir == home + "/proj");
+    CHECK(p.options.workdir_note.empty());
 
     // HOME, its ancestors and / are refused, with a note.
     for (const std::string& cwd : {home, t.root + "/home", std::string("/"), std::string("/usr")}) {
         INFO(cwd);
-        Spec s = build_ok({"ls"}, Layer{}, host_at(home, cwd));
-        CHECK_FALSE(s.workdir.has_value());
-        CHECK_THAT(s.workdir_note, Catch::Contains("--workdir"));
+        ResolvedRun s = run_ok({"ls"}, Layer{}, host_at(home, cwd));
+        CHECK_FALSE(s.spec.workdir.has_value());
+        CHECK_THAT(s.options.workdir_note, Catch::Contains("--workdir"));
     }
     // --workdir none: nothing writable, nothing to explain.
-    Spec none = build_ok({"--workdir", "none", "ls"}, Layer{}, host_at(home, home + "/proj"));
-    CHECK_FALSE(none.workdir.has_value());
-    CHECK(none.workdir_note.empty());
+    ResolvedRun none = run_ok({"--workdir", "none", "ls"}, Layer{}, host_at(home, home + "/proj"));
+    CHECK_FALSE(none.spec.workdir.has_value());
+    CHECK(none.options.workdir_note.empty());
     // --no-profile: bwrap semantics, no implicit workdir.
     CHECK_FALSE(build_ok({"--no-profile", "ls"}, Layer{}, host_at(home, home + "/proj")).workdir.has_value());
     // An explicit --workdir is honoured, even HOME, and resolved.
@@ -319,8 +329,9 @@ TEST_CASE("build_spec: hostname, capabilities, status-json, tmpfs-size", "[spec]
     CHECK(badcap.error().what == "--cap-add");
     CHECK_THAT(badcap.error().why, Catch::Contains("'make_coffee'"));
 
-    CHECK(build_ok({"--status-json", "fd:3", "ls"}, Layer{}, host).status_json == std::string("fd:3"));
-    CHECK(build_ok({"--status-json", "/tmp/s.json", "ls"}, Layer{}, host).status_json == std::string("/tmp/s.json"));
+    CHECK(run_ok({"--status-json", "fd:3", "ls"}, Layer{}, host).options.status_json == std::string("fd:3"));
+    CHECK(run_ok({"--status-json", "/tmp/s.json", "ls"}, Layer{}, host).options.status_json ==
+          std::string("/tmp/s.json"));
     CHECK(build({"--status-json", "fd:x", "ls"}, Layer{}, host).error().what == "--status-json");
     CHECK(build({"--status-json", "fd:", "ls"}, Layer{}, host).error().what == "--status-json");
 
