@@ -21,8 +21,8 @@ enum class KeyType {
     String,    // --net none
     Bool,      // --allow-userns
     UInt,      // --uid 1000
-    Size,      // --memory 2G (stored as the text; validated when the spec is built)
-    Duration,  // --timeout 90s
+    Size,      // --memory 2G (a Quantity: bytes)
+    Duration,  // --timeout 90s (a Quantity: milliseconds)
     List,      // --ro PATH (repeatable, accumulates)
     PairList,  // --setenv NAME VALUE
     Ops,       // --bind SRC DEST and the other bwrap-style primitives: ordered, accumulate
@@ -52,9 +52,17 @@ struct OpValue {
 // DEST, or SRC DEST (the key's arity).
 MountRequest mount_request(const std::string& key, std::vector<std::string> args);
 
+// A Size or Duration key's value, converted once where it is given (the command line or a
+// profile) and kept with its text, which messages and `cordon profile show` quote.
+struct Quantity {
+    uint64_t value = 0;  // bytes (Size) or milliseconds (Duration)
+    std::string text;    // as written
+    bool operator==(const Quantity&) const = default;
+};
+
 using PairValue = std::pair<std::string, std::string>;
-using Value =
-    std::variant<std::string, bool, uint64_t, std::vector<std::string>, std::vector<PairValue>, std::vector<OpValue>>;
+using Value = std::variant<std::string, bool, uint64_t, Quantity, std::vector<std::string>, std::vector<PairValue>,
+                           std::vector<OpValue>>;
 
 struct Layer {
     std::string origin;  // "command line" or the profile's path
@@ -71,10 +79,14 @@ void merge_layer(Layer& base, const Layer& top);
 std::optional<std::string> get_string(const Layer& l, const std::string& key);
 bool get_bool(const Layer& l, const std::string& key, bool fallback = false);
 std::optional<uint64_t> get_uint(const Layer& l, const std::string& key);
+std::optional<Quantity> get_quantity(const Layer& l, const std::string& key);
 std::vector<std::string> get_list(const Layer& l, const std::string& key);
 std::vector<PairValue> get_pairs(const Layer& l, const std::string& key);
 std::vector<OpValue> get_ops(const Layer& l);
 
+// TEXT as the value of a key of TYPE Size or Duration: the one converter for the command line
+// and profiles. Errors are parse_size's or parse_duration_ms's.
+Result<Quantity> parse_quantity(KeyType type, const std::string& text);
 // "512K", "64M", "2G", "1048576" -> bytes.
 Result<uint64_t> parse_size(const std::string& text);
 // "90s", "10m", "1h", "1h30m", "250ms", "5" (seconds) -> milliseconds.

@@ -206,16 +206,11 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
                 layer.values[key.name] = n;
                 break;
             }
-            case KeyType::Size: {
-                auto r = parse_size(val);
-                if (!r) return make_error(optname, r.error().what + ": " + r.error().why);
-                layer.values[key.name] = val;
-                break;
-            }
+            case KeyType::Size:
             case KeyType::Duration: {
-                auto r = parse_duration_ms(val);
-                if (!r) return make_error(optname, r.error().what + ": " + r.error().why);
-                layer.values[key.name] = val;
+                auto q = parse_quantity(key.type, val);
+                if (!q) return make_error(optname, q.error().what + ": " + q.error().why);
+                layer.values[key.name] = std::move(*q);
                 break;
             }
             default:

@@ -193,10 +193,9 @@ Result<Layer> parse_profile(const std::string& text, const std::string& path, co
             case KeyType::Size:
             case KeyType::Duration: {
                 if (node.kind != K::String) return wrong_type();
-                const std::string& str = node.str;
-                auto r = info->type == KeyType::Size ? parse_size(str) : parse_duration_ms(str);
-                if (!r) return make_error(at, "'" + key + "': " + r.error().what + ": " + r.error().why);
-                layer.values[key] = str;
+                auto q = parse_quantity(info->type, node.str);
+                if (!q) return make_error(at, "'" + key + "': " + q.error().what + ": " + q.error().why);
+                layer.values[key] = std::move(*q);
                 break;
             }
             case KeyType::List: {

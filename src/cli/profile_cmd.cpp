@@ -84,6 +84,7 @@ std::string value_text(const Value& v) {
     if (auto* s = std::get_if<std::string>(&v)) return json_quote(*s);
     if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
     if (auto* u = std::get_if<uint64_t>(&v)) return std::to_string(*u);
+    if (auto* q = std::get_if<Quantity>(&v)) return json_quote(q->text);
     return "";
 }
 

@@ -158,6 +158,13 @@ std::optional<uint64_t> get_uint(const Layer& l, const std::string& key) {
     return std::nullopt;
 }
 
+std::optional<Quantity> get_quantity(const Layer& l, const std::string& key) {
+    auto it = l.values.find(key);
+    if (it == l.values.end()) return std::nullopt;
+    if (auto* q = std::get_if<Quantity>(&it->second)) return *q;
+    return std::nullopt;
+}
+
 std::vector<std::string> get_list(const Layer& l, const std::string& key) {
     auto it = l.values.find(key);
     if (it == l.values.end()) return {};
@@ -177,6 +184,12 @@ std::vector<OpValue> get_ops(const Layer& l) {
     if (it == l.values.end()) return {};
     if (auto* v = std::get_if<std::vector<OpValue>>(&it->second)) return *v;
     return {};
+}
+
+Result<Quantity> parse_quantity(KeyType type, const std::string& text) {
+    auto r = type == KeyType::Size ? parse_size(text) : parse_duration_ms(text);
+    if (!r) return r.error();
+    return Quantity{*r, text};
 }
 
 Result<uint64_t> parse_size(const std::string& text) {

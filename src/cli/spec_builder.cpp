@@ -83,11 +83,9 @@ Result<uint64_t> parse_rlimit_value(const std::string& v) {
 // --memory, --memory-swap, --pids, --cpus and --limits (SPEC §7).
 Result<CgroupLimits> parse_limits(const Layer& merged) {
     CgroupLimits l;
-    if (auto m = get_string(merged, "memory")) {
-        auto r = parse_size(*m);
-        if (!r) return make_error("--memory", r.error().what + ": " + r.error().why);
-        if (*r < (1ULL << 20)) return make_error("--memory", "invalid value '" + *m + "': at least 1M");
-        l.memory = *r;
+    if (auto m = get_quantity(merged, "memory")) {
+        if (m->value < (1ULL << 20)) return make_error("--memory", "invalid value '" + m->text + "': at least 1M");
+        l.memory = m->value;
     }
     if (auto m = get_string(merged, "memory-swap")) {
         if (*m == "max") {
@@ -270,11 +268,9 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
         s.cache_dir = normalize_path(cache, "/") + "/cordon";
     }
     s.private_tmp = "/tmp/cordon-" + std::to_string(host.uid);
-    if (auto sz = get_string(merged, "tmpfs-size")) {
-        auto r = parse_size(*sz);
-        if (!r) return make_error("--tmpfs-size", r.error().what + ": " + r.error().why);
-        if (*r < 4096) return make_error("--tmpfs-size", "invalid value '" + *sz + "': at least 4K");
-        s.tmpfs_size = *r;
+    if (auto sz = get_quantity(merged, "tmpfs-size")) {
+        if (sz->value < 4096) return make_error("--tmpfs-size", "invalid value '" + sz->text + "': at least 4K");
+        s.tmpfs_size = sz->value;
     }
     for (auto& [request, origin] : get_ops(merged)) {
         using K = MountRequest::Kind;
@@ -363,11 +359,7 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
     s.env = env;
 
     // Limits.
-    if (auto t = get_string(merged, "timeout")) {
-        auto ms = parse_duration_ms(*t);
-        if (!ms) return make_error("--timeout", ms.error().what + ": " + ms.error().why);
-        s.timeout_ms = *ms;
-    }
+    if (auto t = get_quantity(merged, "timeout")) s.timeout_ms = t->value;
     auto limits = parse_limits(merged);
     if (!limits) return limits.error();
     s.limits = *limits;

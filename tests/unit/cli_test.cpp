@@ -134,8 +134,9 @@ TEST_CASE("cli: typed values are checked and stored", "[cli]") {
                        "--allow-userns", "--clearenv", "ls"});
     CHECK(get_uint(r.layer, "uid") == uint64_t{0});
     CHECK(get_uint(r.layer, "gid") == uint64_t{4294967294});
-    CHECK(get_string(r.layer, "timeout") == std::string("1h30m"));  // validated, kept as text
-    CHECK(get_string(r.layer, "tmpfs-size") == std::string("64M"));
+    // Converted once, kept with the text as written.
+    CHECK(get_quantity(r.layer, "timeout") == Quantity{5400000, "1h30m"});
+    CHECK(get_quantity(r.layer, "tmpfs-size") == Quantity{64ULL << 20, "64M"});
     CHECK(get_bool(r.layer, "allow-userns"));
     CHECK(get_bool(r.layer, "clearenv"));
     CHECK_FALSE(get_bool(r.layer, "allow-ptrace"));

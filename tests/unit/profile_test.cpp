@@ -56,8 +56,8 @@ bind = [["/src", "/dst"], ["${WORKDIR}", "/w"]]
     CHECK(get_string(l, "net") == std::string("host"));
     CHECK(get_bool(l, "private-home"));
     CHECK(get_uint(l, "uid") == uint64_t{1234});
-    CHECK(get_string(l, "tmpfs-size") == std::string("64M"));
-    CHECK(get_string(l, "timeout") == std::string("1h30m"));
+    CHECK(get_quantity(l, "tmpfs-size") == Quantity{64ULL << 20, "64M"});
+    CHECK(get_quantity(l, "timeout") == Quantity{5400000, "1h30m"});
     CHECK(get_list(l, "ro") == Strings{"/usr", "/home/u/.gitconfig"});
     // Values of setenv are not paths: no expansion. Table order is the TOML library's.
     auto env = get_pairs(l, "setenv");

@@ -229,3 +229,13 @@ TEST_CASE("mount_request: every primitive's key is typed, and named back", "[set
     CHECK(mount_request("dev-bind", {"/a", "/b"}) == MountRequest{K::DevBind, "/a", "/b", false});
     CHECK(mount_request("remount-ro", {"/a"}) == MountRequest{K::RemountRo, "", "/a", false});
 }
+
+TEST_CASE("parse_quantity: one converter for the command line's and profiles' sizes and durations", "[settings]") {
+    CHECK(parse_quantity(KeyType::Size, "2G").value() == Quantity{2ULL << 30, "2G"});
+    CHECK(parse_quantity(KeyType::Duration, "1m30s").value() == Quantity{90000, "1m30s"});
+    auto bad = parse_quantity(KeyType::Size, "1x");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().what == "invalid size '1x'");
+    CHECK_THAT(bad.error().why, Catch::Contains("unknown suffix 'x'"));
+    CHECK_FALSE(parse_quantity(KeyType::Duration, "0"));
+}
