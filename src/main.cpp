@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/check_cmd.hpp"
 #include "cordon/cli.hpp"
 #include "cordon/doctor.hpp"
 #include "cordon/fd.hpp"
@@ -132,8 +133,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         // Subcommands are recognised only as the first argument ("cordon -- check" runs check).
-        if (!args.empty() && args[0] == "check") return cordon::policy::main_check({args.begin() + 1, args.end()});
-        if (!args.empty() && args[0] == "policy") return cordon::policy::main_policy({args.begin() + 1, args.end()});
+        if (!args.empty() && args[0] == "check") return cordon::main_check({args.begin() + 1, args.end()});
+        if (!args.empty() && args[0] == "policy") return cordon::main_policy({args.begin() + 1, args.end()});
         if (!args.empty() && args[0] == "profile") return cordon::main_profile({args.begin() + 1, args.end()});
         if (!args.empty() && args[0] == "doctor") return cordon::main_doctor({args.begin() + 1, args.end()});
         return run(args);

@@ -1,6 +1,10 @@
 // The command line of SPEC §3, parsed with CLI11 into a Layer plus run-level choices.
 #pragma once
 
+#ifdef CORDON_JAIL
+#error "the jail does not see the CLI: it takes a Spec (CMakeLists.txt defines CORDON_JAIL for src/jail)"
+#endif
+
 #include <optional>
 #include <string>
 #include <vector>

@@ -1,6 +1,10 @@
 // `cordon doctor [--json]`.
 #pragma once
 
+#ifdef CORDON_JAIL
+#error "the jail does not see the CLI: it takes a Spec (CMakeLists.txt defines CORDON_JAIL for src/jail)"
+#endif
+
 #include <string>
 #include <vector>
 

@@ -65,11 +65,4 @@ std::string format_denial(const Decision& d);
 // The decision as one JSON object (cordon check --json, status and audit output).
 std::string to_json(const Decision& d);
 
-// Subcommands; ARGS exclude the subcommand name. They print and return the exit status:
-//   cordon check [--policy P]... [--no-policy] [--json] (-c SCRIPT | [--] COMMAND [ARG...])
-//     0 allow, 126 deny, 125 error
-//   cordon policy test FILE...   0 all examples pass, 1 an example fails, 125 a file cannot load
-int main_check(const std::vector<std::string>& args);
-int main_policy(const std::vector<std::string>& args);
-
 }  // namespace cordon::policy

@@ -1,6 +1,10 @@
 // Profiles: TOML files whose keys are the long option names (SPEC §5).
 #pragma once
 
+#ifdef CORDON_JAIL
+#error "the jail does not see the CLI: it takes a Spec (CMakeLists.txt defines CORDON_JAIL for src/jail)"
+#endif
+
 #include <functional>
 #include <map>
 #include <string>

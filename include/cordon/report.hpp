@@ -2,6 +2,10 @@
 // --status-json's object.
 #pragma once
 
+#ifdef CORDON_JAIL
+#error "the jail does not see the CLI: it takes a Spec (CMakeLists.txt defines CORDON_JAIL for src/jail)"
+#endif
+
 #include <string>
 
 #include "cordon/error.hpp"

@@ -5,6 +5,10 @@
 // list keys accumulate. The merged layer is then validated into an immutable Spec.
 #pragma once
 
+#ifdef CORDON_JAIL
+#error "the jail does not see the CLI: it takes a Spec (CMakeLists.txt defines CORDON_JAIL for src/jail)"
+#endif
+
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -2,6 +2,10 @@
 // CLI's side of the Spec, which the jail never sees.
 #pragma once
 
+#ifdef CORDON_JAIL
+#error "the jail does not see the CLI: it takes a Spec (CMakeLists.txt defines CORDON_JAIL for src/jail)"
+#endif
+
 #include <sys/types.h>
 
 #include <cstdint>

@@ -403,7 +403,7 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
 std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
     if (cli.script || cli.command.empty()) return "default";
     const std::string& cmd = cli.command[0];
-    const std::string base(path_basename(cmd));
+    std::string base(path_basename(cmd));
     // The executable, as the host's PATH finds it.
     std::string exe;
     if (cmd.find('/') != std::string::npos) {

@@ -1,6 +1,5 @@
-// `cordon check` and `cordon policy test`: the policy engine on the command line. Nothing here
-// runs the command being checked.
-#include <fmt/format.h>
+#include "cordon/check_cmd.hpp"
+
 #include <unistd.h>
 
 #include <climits>
@@ -12,7 +11,10 @@
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
 
-namespace cordon::policy {
+namespace cordon {
+
+using namespace policy;
+
 namespace {
 
 constexpr int kExitAllow = 0;
@@ -164,4 +166,4 @@ int main_policy(const std::vector<std::string>& args) {
     return status;
 }
 
-}  // namespace cordon::policy
+}  // namespace cordon

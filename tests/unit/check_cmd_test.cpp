@@ -4,9 +4,9 @@
 
 #include <cstdlib>
 
-#include "cordon/policy.hpp"
+#include "cordon/check_cmd.hpp"
 
-using namespace cordon::policy;
+using namespace cordon;
 
 namespace {
 
