@@ -77,3 +77,20 @@ using Status = Result<void>;
             return std::move(cordon_try_r_.error());       \
         }                                                  \
     } while (0)
+
+#define CORDON_CONCAT_INNER_(a, b) a##b
+#define CORDON_CONCAT_(a, b) CORDON_CONCAT_INNER_(a, b)
+
+// Assign the value of an expression yielding Result<T> to LHS (a declaration such as `auto x`
+// or an existing variable), or return its error:
+//   CORDON_ASSIGN_OR_RETURN(auto fd, open_dir(path));
+// Expands to more than one statement: not for the body of an unbraced if.
+// NOLINTBEGIN(bugprone-macro-parentheses): LHS is a declaration and TMP a name, neither can be
+// parenthesised.
+#define CORDON_ASSIGN_OR_RETURN(lhs, expr) \
+    CORDON_ASSIGN_OR_RETURN_IMPL_(CORDON_CONCAT_(cordon_assign_r_, __LINE__), lhs, expr)
+#define CORDON_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
+    auto tmp = (expr);                                \
+    if (!tmp) return std::move(tmp.error());          \
+    lhs = std::move(*tmp)
+// NOLINTEND(bugprone-macro-parentheses)
