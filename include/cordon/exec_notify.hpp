@@ -1,0 +1,99 @@
+// Exec-time checks (SPEC §6, last point): every execve and execveat inside the jail stops at a
+// seccomp user notification until the supervisor has read what it asks and answered.
+//
+//   payload (in the jail)                      supervisor (on the host)
+//   install_exec_listener() -> listener fd  -> ExecListener(fd), polled with its other fds
+//   execve(...) blocks                      <- receive(): path, argv, cwd read from the process
+//                                              the gate decides; allow() or deny()
+//   the kernel runs execve, or fails it with EACCES
+//
+// The kernel reads argv again after the answer: a second thread of the process can change it in
+// between (seccomp_unotify(2)). The check guards against a confused agent; the jail is the wall.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.hpp"
+#include "cordon/fd.hpp"
+
+namespace cordon {
+
+// How much the supervisor reads from a process that asks to exec. The kernel's own limits are
+// MAX_ARG_STRLEN (128 KiB) per string and about a quarter of the stack limit in all.
+struct ExecReadLimits {
+    size_t max_args = 65536;
+    size_t max_arg_bytes = 131072;
+    size_t max_total_bytes = 4u << 20;
+    size_t max_path_bytes = 4096;
+};
+
+// Reading another process's memory through its /proc/PID/mem (MEM_FD). A string longer than
+// MAX, or an array past the limits, is an error with err E2BIG; unreadable memory gives EFAULT.
+Result<std::string> read_c_string(int mem_fd, uint64_t addr, size_t max);
+Result<std::vector<std::string>> read_argv(int mem_fd, uint64_t addr, const ExecReadLimits& limits);
+
+// The filter that notifies on execve and execveat, as a BPF program for this architecture.
+std::vector<sock_filter> exec_filter();
+
+// Whether this process could install a listener: false under an outer runtime that already
+// has one (cordon inside cordon, some container runtimes) or that forbids them. Costs a vfork
+// only when this process already runs under a seccomp filter.
+struct ListenerProbe {
+    bool available = true;
+    std::string why;  // when not
+};
+ListenerProbe probe_exec_listener();
+
+// In the payload, before the jail's own filter: install EXEC_FILTER (a sock_fprog) with a new
+// listener and return its descriptor, or -errno. No allocation (the payload shares init's memory).
+int install_exec_listener(const void* sock_fprog);
+
+// One exec that waits for an answer, as the supervisor reads it.
+struct ExecRequest {
+    uint64_t id = 0;
+    pid_t pid = 0;                  // in the supervisor's pid namespace
+    pid_t jail_pid = 0;             // in the jail's (0 if unknown)
+    std::string path;               // the file to run, as given (execveat: joined to its dirfd)
+    std::vector<std::string> argv;  // as given; argv[0] may name anything
+    std::string cwd;                // the process's working directory, in the jail's terms
+    std::string exe;                // PATH resolved inside the jail's root (empty: not found)
+    UniqueFd root;                  // the process's root directory (O_PATH), for resolving paths
+    std::string error;              // set when what it asks could not be read: judge as a denial
+};
+
+class ExecListener {
+public:
+    ExecListener() = default;
+    explicit ExecListener(UniqueFd fd, ExecReadLimits limits = {});
+    [[nodiscard]] int fd() const { return fd_.get(); }
+    [[nodiscard]] bool active() const { return fd_.valid(); }
+    // Take one notification. nullopt: nothing to judge (the process died meanwhile, or the call
+    // was answered here); an error: the listener is unusable.
+    Result<std::optional<ExecRequest>> receive();
+    void allow(uint64_t id);
+    void deny(uint64_t id, int err);
+    void close() { fd_.reset(); }
+
+private:
+    UniqueFd fd_;
+    ExecReadLimits limits_;
+    size_t notif_size_ = 0, resp_size_ = 0;
+    void respond(uint64_t id, int err, bool cont);
+};
+
+// PATH as the process sees it, resolved inside ROOT (an O_PATH descriptor of its root
+// directory): relative to CWD, '.' and '..' folded, symlinks followed (the last one only when
+// FOLLOW_LAST), never above the root. /proc/self, /proc/thread-self and /proc/N/root and cwd
+// of the process itself (JAIL_PID) are taken as what they show. Components that do not exist
+// are kept as written. The result is absolute, in the jail's terms.
+std::string resolve_in_root(int root, const std::string& cwd, const std::string& path, bool follow_last,
+                            pid_t jail_pid = 0);
+
+}  // namespace cordon

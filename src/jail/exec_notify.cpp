@@ -1,0 +1,354 @@
+// Exec-time checks: the execve/execveat notification filter, its listener, and reading what a
+// waiting exec asks from the process's memory and /proc entries (cordon/exec_notify.hpp).
+#include "cordon/exec_notify.hpp"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "cordon/paths.hpp"
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+namespace cordon {
+
+namespace {
+
+constexpr size_t kPage = 4096;
+
+// pread from another process's memory, as much as is mapped from ADDR on.
+ssize_t read_mem(int mem_fd, uint64_t addr, char* buf, size_t len) {
+    return retry_eintr([&] { return ::pread(mem_fd, buf, len, static_cast<off_t>(addr)); });
+}
+
+long sys_seccomp(unsigned op, unsigned flags, const void* args) {
+    return ::syscall(SYS_seccomp, op, flags, args);
+}
+
+}  // namespace
+
+Result<std::string> read_c_string(int mem_fd, uint64_t addr, size_t max) {
+    std::string out;
+    std::array<char, kPage> buf{};
+    while (true) {
+        // Never cross a page boundary in one read: the next page may be unmapped.
+        size_t chunk = kPage - static_cast<size_t>(addr % kPage);
+        ssize_t n = read_mem(mem_fd, addr, buf.data(), chunk);
+        if (n <= 0) return sys_error("read exec arguments", n < 0 ? errno : EFAULT);
+        const auto* nul = static_cast<const char*>(std::memchr(buf.data(), 0, static_cast<size_t>(n)));
+        size_t len = nul ? static_cast<size_t>(nul - buf.data()) : static_cast<size_t>(n);
+        if (out.size() + len > max) return sys_error("read exec arguments", E2BIG);
+        out.append(buf.data(), len);
+        if (nul) return out;
+        addr += static_cast<uint64_t>(n);
+    }
+}
+
+Result<std::vector<std::string>> read_argv(int mem_fd, uint64_t addr, const ExecReadLimits& limits) {
+    std::vector<std::string> argv;
+    if (addr == 0) return argv;  // execve(path, NULL, ...): the kernel takes an empty argv
+    size_t total = 0;
+    std::array<uint64_t, kPage / sizeof(uint64_t)> ptrs{};
+    while (true) {
+        size_t room = (kPage - static_cast<size_t>(addr % kPage)) / sizeof(uint64_t);
+        if (room == 0) room = 1;
+        ssize_t n = read_mem(mem_fd, addr, reinterpret_cast<char*>(ptrs.data()), room * sizeof(uint64_t));
+        if (n < static_cast<ssize_t>(sizeof(uint64_t))) return sys_error("read exec arguments", n < 0 ? errno : EFAULT);
+        size_t got = static_cast<size_t>(n) / sizeof(uint64_t);
+        for (size_t i = 0; i < got; ++i) {
+            if (ptrs[i] == 0) return argv;
+            if (argv.size() >= limits.max_args) return sys_error("read exec arguments", E2BIG);
+            size_t left = limits.max_total_bytes - total;
+            auto s = read_c_string(mem_fd, ptrs[i], std::min(limits.max_arg_bytes, left));
+            if (!s) return s.error();
+            total += s->size() + 1;
+            if (total > limits.max_total_bytes) return sys_error("read exec arguments", E2BIG);
+            argv.push_back(std::move(*s));
+        }
+        addr += got * sizeof(uint64_t);
+    }
+}
+
+std::vector<sock_filter> exec_filter() {
+    // Other architectures never get here: the jail's own filter kills them first.
+    return {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+    };
+}
+
+int install_exec_listener(const void* sock_fprog) {
+    // Killable while the supervisor decides (5.19+): a SIGKILL to the jail never waits on us.
+    long fd = sys_seccomp(SECCOMP_SET_MODE_FILTER,
+                          SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, sock_fprog);
+    if (fd < 0 && errno == EINVAL)
+        fd = sys_seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, sock_fprog);
+    return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
+namespace {
+
+int probe_child(void* arg) {
+    const auto* prog = static_cast<const sock_fprog*>(arg);
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(errno);
+    int fd = install_exec_listener(prog);
+    ::_exit(fd < 0 ? -fd : 0);
+}
+
+}  // namespace
+
+ListenerProbe probe_exec_listener() {
+    ListenerProbe probe;
+    struct seccomp_notif_sizes sizes {};
+    if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) {
+        probe.available = false;
+        probe.why = std::string("the kernel has no seccomp user notification: ") + std::strerror(errno);
+        return probe;
+    }
+    // Under no filter at all, nothing can refuse a listener.
+    if (::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0) return probe;
+    // An allow-all filter with a listener, tried in a throwaway process sharing our memory.
+    static const sock_filter allow_all[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    sock_fprog prog{1, const_cast<sock_filter*>(allow_all)};
+    alignas(16) static std::array<char, 16384> stack{};
+    pid_t pid = ::clone(probe_child, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &prog);
+    int status = 0;
+    if (pid < 0 || retry_eintr([&] { return ::waitpid(pid, &status, 0); }) != pid || !WIFEXITED(status)) {
+        probe.available = false;
+        probe.why = "could not test for a seccomp listener";
+        return probe;
+    }
+    if (int err = WEXITSTATUS(status); err != 0) {
+        probe.available = false;
+        probe.why = err == EBUSY || err == EPERM
+                        ? "cordon already runs under a seccomp listener (cordon inside cordon, or a container "
+                          "runtime that has one) and the kernel allows only one"
+                        : std::string("a seccomp listener cannot be installed: ") + std::strerror(err);
+    }
+    return probe;
+}
+
+ExecListener::ExecListener(UniqueFd fd, ExecReadLimits limits) : fd_(std::move(fd)), limits_(limits) {
+    struct seccomp_notif_sizes sizes {};
+    if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0) {
+        notif_size_ = std::max<size_t>(sizes.seccomp_notif, sizeof(struct seccomp_notif));
+        resp_size_ = std::max<size_t>(sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp));
+    } else {
+        notif_size_ = sizeof(struct seccomp_notif);
+        resp_size_ = sizeof(struct seccomp_notif_resp);
+    }
+}
+
+void ExecListener::respond(uint64_t id, int err, bool cont) {
+    std::vector<char> buf(resp_size_, 0);
+    auto* resp = reinterpret_cast<struct seccomp_notif_resp*>(buf.data());
+    resp->id = id;
+    resp->error = cont ? 0 : -err;
+    resp->val = 0;
+    resp->flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+    // ENOENT: the process is gone (killed while we decided); nothing to answer.
+    (void)retry_eintr([&] { return ::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_SEND, resp); });
+}
+
+void ExecListener::allow(uint64_t id) {
+    respond(id, 0, true);
+}
+void ExecListener::deny(uint64_t id, int err) {
+    respond(id, err, false);
+}
+
+namespace {
+
+std::string read_link(const std::string& path) {
+    std::array<char, 4096> buf{};
+    ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
+    return n > 0 && static_cast<size_t>(n) < buf.size() ? std::string(buf.data(), static_cast<size_t>(n)) : "";
+}
+
+pid_t jail_pid_of(pid_t pid) {
+    auto status = read_file("/proc/" + std::to_string(pid) + "/status");
+    if (!status) return 0;
+    size_t at = status->find("\nNSpid:");
+    if (at == std::string::npos) return 0;
+    size_t end = status->find('\n', at + 1);
+    std::string line = status->substr(at + 7, end - at - 7);
+    size_t last = line.find_last_not_of(" \t");
+    if (last == std::string::npos) return 0;
+    size_t first = line.find_last_of(" \t", last);
+    return static_cast<pid_t>(std::atoi(line.c_str() + (first == std::string::npos ? 0 : first + 1)));
+}
+
+// What the process asks, read from /proc/PID: only trusted once the id is still valid after.
+void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits& limits) {
+    const std::string proc = "/proc/" + std::to_string(r.pid);
+    UniqueFd mem(::open((proc + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+    r.root.reset(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!mem || !r.root) {
+        r.error = std::string("cannot read the process: ") + std::strerror(errno);
+        return;
+    }
+    r.cwd = read_link(proc + "/cwd");
+    if (r.cwd.empty() || r.cwd[0] != '/') r.cwd = "/";
+    r.jail_pid = jail_pid_of(r.pid);
+    const bool at = data.nr == __NR_execveat;
+    auto path = read_c_string(mem.get(), data.args[at ? 1 : 0], limits.max_path_bytes);
+    auto argv = read_argv(mem.get(), data.args[at ? 2 : 1], limits);
+    if (!path || !argv) {
+        const Error& e = !path ? path.error() : argv.error();
+        r.error = e.err == E2BIG ? "its arguments exceed what cordon reads to check them" : e.message();
+        return;
+    }
+    r.path = std::move(*path);
+    r.argv = std::move(*argv);
+    if (at) {
+        // execveat(dirfd, path, ..., flags): an empty path with AT_EMPTY_PATH runs dirfd itself.
+        const auto dirfd = static_cast<int>(data.args[0]);
+        std::string base = dirfd == AT_FDCWD ? r.cwd : read_link(proc + "/fd/" + std::to_string(dirfd));
+        if (r.path.empty()) {
+            r.path = base;
+        } else if (r.path[0] != '/') {
+            r.path = base + "/" + r.path;
+        }
+    }
+    r.exe = resolve_in_root(r.root.get(), r.cwd, r.path, true, r.jail_pid);
+    struct stat st {};
+    if (::fstatat(r.root.get(), r.exe == "/" ? "." : r.exe.c_str() + 1, &st, 0) != 0) r.exe.clear();
+}
+
+}  // namespace
+
+Result<std::optional<ExecRequest>> ExecListener::receive() {
+    std::vector<char> buf(notif_size_, 0);
+    auto* notif = reinterpret_cast<struct seccomp_notif*>(buf.data());
+    if (retry_eintr([&] { return ::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_RECV, notif); }) != 0) {
+        // ENOENT: the process was killed before we took it.
+        if (errno == ENOENT) return std::optional<ExecRequest>{};
+        return sys_error("receive an exec notification");
+    }
+    ExecRequest r;
+    r.id = notif->id;
+    r.pid = static_cast<pid_t>(notif->pid);
+    if (notif->data.nr != __NR_execve && notif->data.nr != __NR_execveat) {
+        allow(r.id);  // the filter notifies only these two
+        return std::optional<ExecRequest>{};
+    }
+    read_request(r, notif->data, limits_);
+    // The process may have died and its pid been reused while we read: judge nothing then.
+    __u64 id = r.id;
+    if (::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return std::optional<ExecRequest>{};
+    return std::optional<ExecRequest>(std::move(r));
+}
+
+// ---- resolving inside the jail's root ----
+
+namespace {
+
+bool is_number(const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+    std::string out;
+    for (const auto& p : parts) out += "/" + p;
+    return out.empty() ? "/" : out;
+}
+
+}  // namespace
+
+std::string resolve_in_root(int root, const std::string& cwd, const std::string& path, bool follow_last,
+                            pid_t jail_pid) {
+    std::vector<std::string> todo;  // components still to walk, last first
+    auto push_path = [&todo](const std::string& p) {
+        auto comps = path_components(p);
+        for (auto it = comps.rbegin(); it != comps.rend(); ++it) todo.emplace_back(*it);
+    };
+    std::vector<std::string> done;
+    push_path(path);
+    if (path.empty() || path[0] != '/') {
+        auto base = path_components(cwd);
+        done.assign(base.begin(), base.end());
+    }
+    const bool trailing_slash = !path.empty() && path.back() == '/';
+    const std::string self = jail_pid > 0 ? std::to_string(jail_pid) : "";
+    int links = 0;
+    bool resolving = true;  // false once a component does not exist: keep the rest as written
+    while (!todo.empty()) {
+        std::string comp = std::move(todo.back());
+        todo.pop_back();
+        if (comp == ".") continue;
+        if (comp == "..") {
+            if (!done.empty()) done.pop_back();
+            continue;
+        }
+        const bool last = todo.empty();
+        if (!resolving || (last && !follow_last && !trailing_slash)) {
+            done.push_back(std::move(comp));
+            continue;
+        }
+        // /proc as the process sees it: its self links and its own root and cwd.
+        if (done.size() == 1 && done[0] == "proc" && (comp == "self" || comp == "thread-self") && !self.empty()) {
+            done.push_back(self);
+            continue;
+        }
+        if (done.size() == 1 && done[0] == "proc" && is_number(comp)) {
+            done.push_back(std::move(comp));  // another process of the jail: judged as if it exists
+            continue;
+        }
+        if (done.size() == 2 && done[0] == "proc" && is_number(done[1]) && (comp == "root" || comp == "cwd")) {
+            if (comp == "root") {
+                done.clear();
+                continue;
+            }
+            if (done[1] == self) {
+                auto base = path_components(cwd);
+                done.assign(base.begin(), base.end());
+                continue;
+            }
+        }
+        done.push_back(comp);
+        std::string rel = join(done).substr(1);
+        struct stat st {};
+        if (::fstatat(root, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            resolving = false;
+            continue;
+        }
+        if (!S_ISLNK(st.st_mode)) continue;
+        if (++links > 40) {
+            resolving = false;
+            continue;
+        }
+        std::array<char, 4096> buf{};
+        ssize_t n = ::readlinkat(root, rel.c_str(), buf.data(), buf.size() - 1);
+        if (n <= 0) {
+            resolving = false;
+            continue;
+        }
+        std::string target(buf.data(), static_cast<size_t>(n));
+        done.pop_back();
+        if (target[0] == '/') done.clear();
+        push_path(target);
+    }
+    return join(done);
+}
+
+}  // namespace cordon

@@ -1,0 +1,231 @@
+// Exec-time checks: reading argv from a process's memory within limits, and resolving paths
+// inside a root the way the process sees them (src/jail/exec_notify.cpp).
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cordon/exec_notify.hpp"
+#include "cordon/fd.hpp"
+
+using namespace cordon;
+
+namespace {
+
+uint64_t addr_of(const void* p) {
+    return reinterpret_cast<uint64_t>(p);
+}
+
+struct SelfMem {
+    UniqueFd fd{::open("/proc/self/mem", O_RDONLY | O_CLOEXEC)};
+};
+
+}  // namespace
+
+TEST_CASE("read_argv reads a NULL-terminated argv from process memory", "[exec_notify]") {
+    SelfMem mem;
+    REQUIRE(mem.fd.valid());
+    std::string a = "rm", b = "-rf", c = "/";
+    std::vector<const char*> argv{a.c_str(), b.c_str(), c.c_str(), nullptr};
+    auto got = read_argv(mem.fd.get(), addr_of(argv.data()), ExecReadLimits{});
+    REQUIRE(got);
+    CHECK(*got == std::vector<std::string>{"rm", "-rf", "/"});
+    CHECK(read_argv(mem.fd.get(), 0, ExecReadLimits{})->empty());
+}
+
+TEST_CASE("read_c_string crosses page boundaries and stops at the limit", "[exec_notify]") {
+    SelfMem mem;
+    std::string big(10000, 'x');  // spans at least two pages
+    auto s = read_c_string(mem.fd.get(), addr_of(big.c_str()), 20000);
+    REQUIRE(s);
+    CHECK(*s == big);
+    auto over = read_c_string(mem.fd.get(), addr_of(big.c_str()), 9999);
+    REQUIRE_FALSE(over);
+    CHECK(over.error().err == E2BIG);
+    auto unmapped = read_c_string(mem.fd.get(), 8, 100);
+    REQUIRE_FALSE(unmapped);
+}
+
+TEST_CASE("read_argv enforces the count and size limits", "[exec_notify]") {
+    SelfMem mem;
+    std::vector<std::string> words(50, "word");
+    std::vector<const char*> argv;
+    for (const auto& w : words) argv.push_back(w.c_str());
+    argv.push_back(nullptr);
+    ExecReadLimits limits;
+    limits.max_args = 49;
+    auto r = read_argv(mem.fd.get(), addr_of(argv.data()), limits);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().err == E2BIG);
+    limits.max_args = 50;
+    CHECK(read_argv(mem.fd.get(), addr_of(argv.data()), limits)->size() == 50);
+    limits.max_total_bytes = 50 * 5 - 1;  // each "word" costs 5 bytes with its NUL
+    CHECK_FALSE(read_argv(mem.fd.get(), addr_of(argv.data()), limits));
+    limits.max_total_bytes = 50 * 5;
+    CHECK(read_argv(mem.fd.get(), addr_of(argv.data()), limits));
+    limits.max_arg_bytes = 3;
+    CHECK_FALSE(read_argv(mem.fd.get(), addr_of(argv.data()), limits));
+}
+
+TEST_CASE("resolve_in_root follows symlinks without leaving the root", "[exec_notify]") {
+    namespace fs = std::filesystem;
+    fs::path root = fs::temp_directory_path() / ("cordon-resolve-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root / "usr/bin");
+    fs::create_directories(root / "home/me/project");
+    fs::create_directories(root / "proc/42");
+    fs::create_symlink("usr/bin", root / "bin");
+    fs::create_symlink("/", root / "home/me/project/up");
+    fs::create_symlink("../../..", root / "home/me/project/rel");
+    fs::create_symlink("/usr/bin/busybox", root / "usr/bin/rm");
+    fs::create_symlink("loop2", root / "loop1");
+    fs::create_symlink("loop1", root / "loop2");
+    { UniqueFd f(::open((root / "usr/bin/busybox").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755)); }
+    UniqueFd r(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(r.valid());
+    const std::string cwd = "/home/me/project";
+    CHECK(resolve_in_root(r.get(), cwd, "/bin/rm", true) == "/usr/bin/busybox");
+    CHECK(resolve_in_root(r.get(), cwd, "/bin/rm", false) == "/usr/bin/rm");
+    CHECK(resolve_in_root(r.get(), cwd, "up", false) == "/home/me/project/up");  // rm removes the link
+    CHECK(resolve_in_root(r.get(), cwd, "up/", false) == "/");                   // rm -r up/ : the target
+    CHECK(resolve_in_root(r.get(), cwd, "up/usr", false) == "/usr");
+    CHECK(resolve_in_root(r.get(), cwd, "rel/usr", false) == "/usr");
+    CHECK(resolve_in_root(r.get(), cwd, "../../../../../..", false) == "/");
+    CHECK(resolve_in_root(r.get(), cwd, "missing/../x/./y", false) == "/home/me/project/x/y");
+    CHECK(resolve_in_root(r.get(), cwd, "/proc/self/root/usr", false, 42) == "/usr");
+    CHECK(resolve_in_root(r.get(), cwd, "/proc/42/root", true, 42) == "/");
+    CHECK(resolve_in_root(r.get(), cwd, "/proc/self/cwd/..", false, 42) == "/home/me");
+    CHECK(resolve_in_root(r.get(), cwd, "/proc/7/root/etc", false, 42) == "/etc");
+    CHECK(resolve_in_root(r.get(), cwd, "/loop1/x", false) == "/loop1/x");  // a loop stops resolution
+    fs::remove_all(root);
+}
+
+TEST_CASE("the exec filter notifies execve and execveat only", "[exec_notify]") {
+    auto f = exec_filter();
+    REQUIRE(f.size() == 8);
+    CHECK(f.back().k == 0x7fc00000U);  // SECCOMP_RET_USER_NOTIF
+}
+
+namespace {
+
+// A child that installs the exec filter with a listener, hands the listener over, and execs
+// /bin/true with ARGV0; its exit status is 0 when the exec ran, else the errno it got.
+struct Execer {
+    pid_t pid = -1;
+    UniqueFd listener;
+};
+
+Execer start_execer(const char* argv0) {
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    auto filter = exec_filter();
+    sock_fprog prog{static_cast<unsigned short>(filter.size()), filter.data()};
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::close(sv[0]);
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(100);
+        int fd = install_exec_listener(&prog);
+        if (fd < 0) ::_exit(101);
+        char byte = 0;
+        iovec iov{&byte, 1};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+        if (::sendmsg(sv[1], &msg, 0) != 1) ::_exit(102);
+        ::close(fd);
+        char* const argv[] = {const_cast<char*>(argv0), const_cast<char*>("-x"), nullptr};
+        char* const envp[] = {nullptr};
+        ::execve("/bin/true", argv, envp);
+        ::_exit(errno);
+    }
+    ::close(sv[1]);
+    char byte = 0;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    Execer e;
+    e.pid = pid;
+    if (::recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) == 1) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof fd);
+        e.listener.reset(fd);
+    }
+    ::close(sv[0]);
+    return e;
+}
+
+int wait_exit(pid_t pid) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("a listener sees each exec's path, argv and cwd, and its answer stands", "[exec_notify]") {
+    for (bool allow : {true, false}) {
+        Execer e = start_execer(allow ? "true" : "not-true");
+        REQUIRE(e.listener.valid());
+        ExecListener listener(std::move(e.listener));
+        auto req = listener.receive();
+        REQUIRE(req);
+        REQUIRE(req->has_value());
+        const ExecRequest& r = **req;
+        CHECK(r.error.empty());
+        CHECK(r.pid == e.pid);
+        CHECK(r.path == "/bin/true");
+        CHECK(r.argv == std::vector<std::string>{allow ? "true" : "not-true", "-x"});
+        CHECK(r.cwd == std::filesystem::current_path().string());
+        CHECK(r.exe == std::filesystem::canonical("/bin/true").string());
+        if (allow) {
+            listener.allow(r.id);
+        } else {
+            listener.deny(r.id, EACCES);
+        }
+        CHECK(wait_exit(e.pid) == (allow ? 0 : EACCES));
+    }
+}
+
+TEST_CASE("a dead process's notification is not judged", "[exec_notify]") {
+    Execer e = start_execer("true");
+    REQUIRE(e.listener.valid());
+    ExecListener listener(std::move(e.listener));
+    // Wait until the exec is pending, then kill the process before receiving.
+    pollfd p{listener.fd(), POLLIN, 0};
+    REQUIRE(::poll(&p, 1, 5000) == 1);
+    ::kill(e.pid, SIGKILL);
+    wait_exit(e.pid);
+    auto req = listener.receive();
+    REQUIRE(req);
+    CHECK_FALSE(req->has_value());
+}
+
+TEST_CASE("probe_exec_listener finds a listener available outside any filter", "[exec_notify]") {
+    CHECK(probe_exec_listener().available);
+}
