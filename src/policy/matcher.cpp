@@ -176,10 +176,26 @@ struct Verdict {
     const Rule* rule = nullptr;  // null: the policy's default or on-unanalyzable
 };
 
-// A denial by this rule happens in the shell itself (a redirection) or is a shape of the script
-// (a fork bomb): no exec follows that the exec-time check could judge instead.
-bool never_deferred(const Rule& r) {
-    return !r.writes.empty() || r.has_construct;
+// A shell builtin that runs no other program: the shell does it without an exec. (exec,
+// command, builtin and eval run what follows them, which is an invocation of its own.)
+bool is_shell_builtin(const Invocation& inv) {
+    static constexpr std::string_view builtins[] = {
+        ".",       ":",        "[",         "alias",    "bg",      "bind",    "break",   "caller", "cd",
+        "compgen", "complete", "compopt",   "continue", "declare", "dirs",    "disown",  "echo",   "enable",
+        "exit",    "export",   "false",     "fc",       "fg",      "getopts", "hash",    "help",   "history",
+        "jobs",    "kill",     "let",       "local",    "logout",  "mapfile", "popd",    "printf", "pushd",
+        "pwd",     "read",     "readarray", "readonly", "return",  "set",     "shift",   "shopt",  "source",
+        "suspend", "test",     "times",     "trap",     "true",    "type",    "typeset", "ulimit", "umask",
+        "unalias", "unset",    "wait"};
+    if (inv.argv.empty() || !inv.argv[0].is_static()) return false;
+    const std::string word = inv.argv[0].static_text();
+    return std::find(std::begin(builtins), std::end(builtins), word) != std::end(builtins);
+}
+
+// A denial by this rule of INV happens in the shell itself (a redirection, a builtin) or is a
+// shape of the script (a fork bomb): no exec follows that the exec-time check could judge.
+bool never_deferred(const Rule& r, const Invocation& inv) {
+    return !r.writes.empty() || r.has_construct || is_shell_builtin(inv);
 }
 
 // The deny rule that decides INV. Static mode: the first that may match. Deferral: the first
@@ -188,7 +204,7 @@ Verdict deny_verdict(Matcher& m, const Policy& p, const Invocation& inv, CheckOp
     const Rule* uncertain = nullptr;
     for (const auto& r : p.rules) {
         if (!r.deny || !m.matches(p, r, inv)) continue;
-        if (!options.defer_uncertain || p.uncertain_deny || never_deferred(r) ||
+        if (!options.defer_uncertain || p.uncertain_deny || never_deferred(r, inv) ||
             m.matches(p, r, inv, Unknowns::MatchNothing)) {
             return {true, true, &r};
         }

@@ -245,3 +245,27 @@ TEST_CASE("the JSON form lists what was deferred", "[policy][deferral]") {
     CHECK(to_json(d).find(R"j("deferred":["rm -rf \"$X\" (rule rm-recursive-protected)"])j") != std::string::npos);
     CHECK(to_json(check("ls", kDefer)).find(R"("deferred":[])") != std::string::npos);
 }
+
+TEST_CASE("a shell builtin's denial is never deferred: no exec follows", "[policy][deferral]") {
+    PolicySet set = one(R"(
+[[rule]]
+id = "no-untrusted-source"
+decision = "deny"
+reason = "r"
+program = ["source", "."]
+operands = ["/untrusted/**"]
+must-match = "source /untrusted/env.sh"
+must-not-match = "source ./env.sh"
+[[rule]]
+id = "no-untrusted-cat"
+decision = "deny"
+reason = "r"
+program = "cat"
+operands = ["/untrusted/**"]
+must-match = "cat /untrusted/env.sh"
+must-not-match = "cat ./env.sh"
+)");
+    CHECK_FALSE(set.check_script(". \"$F\"", "/", "/root", kDefer).allow);
+    CHECK_FALSE(set.check_script("source \"$F\"", "/", "/root", kDefer).allow);
+    CHECK(set.check_script("cat \"$F\"", "/", "/root", kDefer).allow);  // cat is executed: checked then
+}
