@@ -22,6 +22,22 @@ struct Decision {
     std::string reason;       // the rule's human reason
     std::string command;      // the simple command that triggered it, as text
     std::string policy_file;  // the file the deciding rule came from (empty: no policy)
+    // An allowed command's uncertain denials, left to the exec-time check (CheckOptions), each
+    // "COMMAND (rule ID)". Always empty in static mode and for a denial.
+    std::vector<std::string> deferred;
+};
+
+// How a check treats what it cannot know statically (cordon-policy(5), UNCERTAINTY). A denial is
+// certain when its rule still matches with every unknown piece (a variable, a command
+// substitution, the directory after `cd "$x"`) matching nothing, and uncertain otherwise; an
+// unanalyzable command is uncertain. Denials by `writes` and `construct` rules, a policy's
+// default deny of a known program, and every denial of a policy with on-uncertain = "deny" are
+// certain.
+struct CheckOptions {
+    // Static mode (false): every denial denies. Deferral (true): uncertain denials do not deny
+    // but are listed in Decision::deferred, because each exec they lead to is checked with its
+    // real argv inside the jail; a certain denial anywhere still denies.
+    bool defer_uncertain = false;
 };
 
 // Immutable after loading; several policies are layered and any deny wins. Safe to share
@@ -31,9 +47,9 @@ public:
     PolicySet() = default;  // no policy at all: everything is allowed (--no-policy)
 
     [[nodiscard]] Decision check_argv(const std::vector<std::string>& argv, const std::string& cwd,
-                                      const std::string& home) const;
-    [[nodiscard]] Decision check_script(const std::string& script, const std::string& cwd,
-                                        const std::string& home) const;
+                                      const std::string& home, CheckOptions options = {}) const;
+    [[nodiscard]] Decision check_script(const std::string& script, const std::string& cwd, const std::string& home,
+                                        CheckOptions options = {}) const;
 
     [[nodiscard]] bool empty() const { return layers_.empty(); }
     // The files loaded, in layer order (for --dry-run and the audit log).
@@ -52,7 +68,7 @@ private:
     };
     std::vector<Layer> layers_;
     [[nodiscard]] Decision check(const std::vector<struct Invocation>& invs, const std::string& home,
-                                 const std::string& whole) const;
+                                 const std::string& whole, CheckOptions options) const;
 };
 
 // NAMES_OR_PATHS: a value containing '/' is a path; anything else is NAME.toml looked up on

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <string_view>
 
 #include "cordon/paths.hpp"
 #include "cordon/policy.hpp"
@@ -22,8 +23,14 @@ constexpr int kExitDeny = 126;
 constexpr int kExitError = 125;
 
 constexpr const char* kCheckUsage =
-    "usage: cordon check [--policy NAME|PATH]... [--no-policy] [--json] (-c SCRIPT | [--] COMMAND [ARG...])\n"
+    "usage: cordon check [--policy NAME|PATH]... [--no-policy] [--static] [--json]\n"
+    "                    (-c SCRIPT | [--] COMMAND [ARG...])\n"
     "Decide allow or deny for a command line with the command policy; nothing is run.\n"
+    "As a run does, leave what cannot be known statically (an unknown operand or directory,\n"
+    "eval of unknown text, a pipe into a shell) to the check of each exec inside the jail:\n"
+    "such a command prints 'allow (deferred: ...)'. What is certain is denied at once.\n"
+    "  --static   deny what may be dangerous, as a check without exec-time checks must\n"
+    "  --json     print the decision as one JSON object (with \"deferred\": [...])\n"
     "Exit status: 0 allow, 126 deny, 125 error.\n";
 
 constexpr const char* kPolicyUsage =
@@ -48,10 +55,20 @@ std::string home_dir() {
     return "/";
 }
 
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+    std::string out;
+    for (const auto& i : items) {
+        if (!out.empty()) out += sep;
+        out += i;
+    }
+    return out;
+}
+
 struct CheckArgs {
     std::vector<std::string> policies;
     bool no_policy = false;
     bool json = false;
+    bool static_only = false;  // --static: uncertain denials deny
     bool help = false;
     std::optional<std::string> script;
     std::vector<std::string> argv;
@@ -80,6 +97,8 @@ Result<CheckArgs> parse_check(const std::vector<std::string>& args) {
             c.no_policy = true;
         } else if (a == "--json") {
             c.json = true;
+        } else if (a == "--static") {
+            c.static_only = true;
         } else if (a == "-h" || a == "--help") {
             c.help = true;
             return c;
@@ -119,11 +138,15 @@ int main_check(const std::vector<std::string>& args) {
         set = std::move(*loaded);
     }
     std::string cwd = current_dir(), home = home_dir();
-    Decision d = c.script ? set.check_script(*c.script, cwd, home) : set.check_argv(c.argv, cwd, home);
+    const CheckOptions options{.defer_uncertain = !c.static_only};
+    Decision d =
+        c.script ? set.check_script(*c.script, cwd, home, options) : set.check_argv(c.argv, cwd, home, options);
     if (c.json) {
         std::printf("%s\n", to_json(d).c_str());
-    } else if (d.allow) {
+    } else if (d.allow && d.deferred.empty()) {
         std::printf("allow: %s\n", d.command.c_str());
+    } else if (d.allow) {
+        std::printf("allow (deferred: %s): %s\n", join(d.deferred, "; ").c_str(), d.command.c_str());
     } else {
         std::printf("deny: %s (rule %s: %s)\n", d.command.c_str(), d.rule_id.c_str(), d.reason.c_str());
         std::printf("policy: %s\n", d.policy_file.c_str());

@@ -12,7 +12,7 @@
 namespace cordon::policy {
 namespace {
 
-constexpr std::string_view kMagic = "cordon-policy/2\n";
+constexpr std::string_view kMagic = "cordon-policy/3\n";
 
 class Writer : public ByteWriter {
 public:
@@ -108,6 +108,7 @@ std::string serialize_policy(const Policy& p) {
     w.str(p.description);
     w.flag(p.default_deny);
     w.flag(p.unanalyzable_deny);
+    w.flag(p.uncertain_deny);
     w.u32(static_cast<uint32_t>(p.programs.size()));
     for (const auto& [name, spec] : p.programs) {
         Writer rec(p.file);
@@ -204,6 +205,7 @@ Result<Policy> decode(std::string_view bytes, const std::string& origin, WantPro
     p.description = r.str();
     p.default_deny = r.flag();
     p.unanalyzable_deny = r.flag();
+    p.uncertain_deny = r.flag();
     for (size_t n = r.count(8); n > 0 && !r.bad(); --n) {
         std::string name = r.str();
         std::string_view rec = r.view();

@@ -29,20 +29,18 @@ public:
         for (const auto& [key, node] : root) {
             std::string_view k = key.str();
             if (k == "description") {
-                auto v = str(node, "description");
-                if (!v) return v.error();
-                p.description = *v;
+                CORDON_ASSIGN_OR_RETURN(p.description, str(node, "description"));
             } else if (k == "default" || k == "on-unanalyzable") {
-                auto v = decision(node);
-                if (!v) return v.error();
-                (k == "default" ? p.default_deny : p.unanalyzable_deny) = *v;
+                CORDON_ASSIGN_OR_RETURN((k == "default" ? p.default_deny : p.unanalyzable_deny), decision(node));
+            } else if (k == "on-uncertain") {
+                CORDON_ASSIGN_OR_RETURN(p.uncertain_deny, uncertainty(node));
             } else if (k == "paths") {
                 CORDON_TRY(paths(node));
             } else if (k == "programs") {
                 CORDON_TRY(programs(node, p));
             } else if (k != "rule") {
                 return err(key.source(), fmt::format("unknown key '{}' (expected description, default, "
-                                                     "on-unanalyzable, paths, programs or rule)",
+                                                     "on-unanalyzable, on-uncertain, paths, programs or rule)",
                                                      k));
             }
         }
@@ -83,11 +81,18 @@ private:
 
     // true for deny
     Result<bool> decision(const toml::node& n) const {
-        auto v = str(n, "decision");
-        if (!v) return v.error();
-        if (*v == "allow") return false;
-        if (*v == "deny") return true;
-        return err(n.source(), fmt::format("'{}' is not a decision (allow or deny)", *v));
+        CORDON_ASSIGN_OR_RETURN(std::string v, str(n, "decision"));
+        if (v == "allow") return false;
+        if (v == "deny") return true;
+        return err(n.source(), fmt::format("'{}' is not a decision (allow or deny)", v));
+    }
+
+    // true for deny: on-uncertain = "defer" | "deny"
+    Result<bool> uncertainty(const toml::node& n) const {
+        CORDON_ASSIGN_OR_RETURN(std::string v, str(n, "on-uncertain"));
+        if (v == "defer") return false;
+        if (v == "deny") return true;
+        return err(n.source(), fmt::format("'{}' is not a way to treat uncertainty (defer or deny)", v));
     }
 
     // A string or an array of strings; positions of each element for examples.
@@ -244,90 +249,87 @@ private:
         return out;
     }
 
+    // "git push" alternatives: each a space-separated prefix of the operands.
+    Status subcommands(const toml::node& v, Rule& r) const {
+        CORDON_ASSIGN_OR_RETURN(auto alts, plain_strings(v, "subcommand"));
+        for (const auto& alt : alts) {
+            std::vector<std::string> words;
+            size_t i = 0;
+            while (i < alt.size()) {
+                size_t e = alt.find(' ', i);
+                if (e == std::string::npos) e = alt.size();
+                if (e > i) words.push_back(alt.substr(i, e - i));
+                i = e + 1;
+            }
+            if (words.empty()) return err(v.source(), "empty subcommand");
+            r.subcommands.push_back(std::move(words));
+        }
+        return {};
+    }
+
+    Result<Rule::At> operands_at(const toml::node& v) const {
+        CORDON_ASSIGN_OR_RETURN(std::string s, str(v, "operands-at"));
+        if (s == "any") return Rule::At::Any;
+        if (s == "first") return Rule::At::First;
+        if (s == "last") return Rule::At::Last;
+        return err(v.source(), "'operands-at' is any, first or last");
+    }
+
+    // One key of a [[rule]] table into R.
+    Status rule_key(const toml::key& key, const toml::node& v, Rule& r, bool& have_decision) const {
+        std::string_view k = key.str();
+        if (k == "id" || k == "reason") {
+            CORDON_ASSIGN_OR_RETURN((k == "id" ? r.id : r.reason), str(v, k));
+        } else if (k == "decision") {
+            CORDON_ASSIGN_OR_RETURN(r.deny, decision(v));
+            have_decision = true;
+        } else if (k == "program") {
+            CORDON_ASSIGN_OR_RETURN(r.programs, plain_strings(v, k));
+        } else if (k == "subcommand") {
+            CORDON_TRY(subcommands(v, r));
+        } else if (k == "flags" || k == "without-flags") {
+            CORDON_ASSIGN_OR_RETURN(auto flags, plain_strings(v, k));
+            for (const auto& f : flags) {
+                if (f.size() < 2 || f[0] != '-') return err(v.source(), fmt::format("'{}' is not a flag", f));
+            }
+            (k == "flags" ? r.flags : r.without_flags) = std::move(flags);
+        } else if (k == "operands") {
+            CORDON_TRY(operands(v, r));
+        } else if (k == "writes") {
+            CORDON_ASSIGN_OR_RETURN(auto paths, path_list(v, k));
+            for (auto& w : paths) {
+                auto op = OperandPattern::make({}, std::move(w));
+                if (!op) return err(v.source(), op.error().why);
+                r.writes.push_back(std::move(*op));
+            }
+        } else if (k == "operands-at") {
+            CORDON_ASSIGN_OR_RETURN(r.operands_at, operands_at(v));
+        } else if (k == "unknown-operands") {
+            CORDON_ASSIGN_OR_RETURN(std::string s, str(v, k));
+            if (s != "match" && s != "ignore") return err(v.source(), "'unknown-operands' is match or ignore");
+            r.unknown_operands_match = s == "match";
+        } else if (k == "construct") {
+            CORDON_ASSIGN_OR_RETURN(std::string s, str(v, k));
+            if (s != "fork-bomb") return err(v.source(), fmt::format("unknown construct '{}' (fork-bomb)", s));
+            r.has_construct = true;
+            r.construct = Invocation::Construct::ForkBomb;
+        } else if (k == "must-match" || k == "must-not-match") {
+            CORDON_ASSIGN_OR_RETURN(auto examples, strings(v, k));
+            auto& dst = k == "must-match" ? r.must_match : r.must_not_match;
+            for (auto& [script, w] : examples) dst.push_back({std::move(script), std::move(w)});
+        } else {
+            return err(key.source(), fmt::format("unknown key '{}' in a rule", k));
+        }
+        return {};
+    }
+
     Result<Rule> rule(const toml::node& n) const {
         const toml::table* t = n.as_table();
         if (!t) return err(n.source(), "each rule must be a table ([[rule]])");
         Rule r;
         r.where = where(n.source());
         bool have_decision = false;
-        for (const auto& [key, v] : *t) {
-            std::string_view k = key.str();
-            if (k == "id" || k == "reason") {
-                auto s = str(v, k);
-                if (!s) return s.error();
-                (k == "id" ? r.id : r.reason) = *s;
-            } else if (k == "decision") {
-                auto d = decision(v);
-                if (!d) return d.error();
-                r.deny = *d;
-                have_decision = true;
-            } else if (k == "program") {
-                auto s = plain_strings(v, k);
-                if (!s) return s.error();
-                r.programs = std::move(*s);
-            } else if (k == "subcommand") {
-                auto s = plain_strings(v, k);
-                if (!s) return s.error();
-                for (const auto& alt : *s) {
-                    std::vector<std::string> words;
-                    size_t i = 0;
-                    while (i < alt.size()) {
-                        size_t e = alt.find(' ', i);
-                        if (e == std::string::npos) e = alt.size();
-                        if (e > i) words.push_back(alt.substr(i, e - i));
-                        i = e + 1;
-                    }
-                    if (words.empty()) return err(v.source(), "empty subcommand");
-                    r.subcommands.push_back(std::move(words));
-                }
-            } else if (k == "flags" || k == "without-flags") {
-                auto s = plain_strings(v, k);
-                if (!s) return s.error();
-                for (const auto& f : *s) {
-                    if (f.size() < 2 || f[0] != '-') return err(v.source(), fmt::format("'{}' is not a flag", f));
-                }
-                (k == "flags" ? r.flags : r.without_flags) = std::move(*s);
-            } else if (k == "operands") {
-                CORDON_TRY(operands(v, r));
-            } else if (k == "writes") {
-                auto s = path_list(v, k);
-                if (!s) return s.error();
-                for (auto& w : *s) {
-                    auto op = OperandPattern::make({}, std::move(w));
-                    if (!op) return err(v.source(), op.error().why);
-                    r.writes.push_back(std::move(*op));
-                }
-            } else if (k == "operands-at") {
-                auto s = str(v, k);
-                if (!s) return s.error();
-                if (*s == "any")
-                    r.operands_at = Rule::At::Any;
-                else if (*s == "first")
-                    r.operands_at = Rule::At::First;
-                else if (*s == "last")
-                    r.operands_at = Rule::At::Last;
-                else
-                    return err(v.source(), "'operands-at' is any, first or last");
-            } else if (k == "unknown-operands") {
-                auto s = str(v, k);
-                if (!s) return s.error();
-                if (*s != "match" && *s != "ignore") return err(v.source(), "'unknown-operands' is match or ignore");
-                r.unknown_operands_match = *s == "match";
-            } else if (k == "construct") {
-                auto s = str(v, k);
-                if (!s) return s.error();
-                if (*s != "fork-bomb") return err(v.source(), fmt::format("unknown construct '{}' (fork-bomb)", *s));
-                r.has_construct = true;
-                r.construct = Invocation::Construct::ForkBomb;
-            } else if (k == "must-match" || k == "must-not-match") {
-                auto s = strings(v, k);
-                if (!s) return s.error();
-                auto& dst = k == "must-match" ? r.must_match : r.must_not_match;
-                for (auto& [script, w] : *s) dst.push_back({std::move(script), std::move(w)});
-            } else {
-                return err(key.source(), fmt::format("unknown key '{}' in a rule", k));
-            }
-        }
+        for (const auto& [key, v] : *t) CORDON_TRY(rule_key(key, v, r, have_decision));
         if (r.id.empty()) return err(n.source(), "a rule needs an 'id'");
         auto need = [&](bool ok, std::string_view what) -> Status {
             if (ok) return {};

@@ -80,78 +80,85 @@ bool has_flag(const CommandLine& cl, const ProgramSpec* spec, const std::string&
 
 }  // namespace
 
-bool Matcher::matches(const Policy& p, const Rule& r, const Invocation& inv) {
+namespace {
+
+// Whether F denotes one path whatever the unknowns of the script are: no unknown piece, and
+// not relative to a working directory that is unknown. Globs count as known: the agent wrote
+// them, and "/u*" is a spelling of /usr.
+bool known_path(const Field& f, const Pattern& cwd) {
+    if (f.has_unknown()) return false;
+    return f.starts_with("/") || !has_any(cwd);
+}
+
+bool subcommand_matches(const Rule& r, const CommandLine& cl, size_t& first_operand) {
+    for (const auto& sub : r.subcommands) {
+        if (sub.size() > cl.operands.size()) continue;
+        bool ok = true;
+        for (size_t i = 0; i < sub.size() && ok; ++i) {
+            ok = cl.operands[i].is_static() && cl.operands[i].static_text() == sub[i];
+        }
+        if (ok) {
+            first_operand = sub.size();
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+bool Matcher::operands_match(const Rule& r, const CommandLine& cl, const Invocation& inv, size_t from,
+                             Unknowns unknowns) {
+    size_t to = cl.operands.size();
+    if (r.operands_at == Rule::At::First) to = std::min(to, from + 1);
+    if (r.operands_at == Rule::At::Last && to > from) from = to - 1;
+    for (size_t i = from; i < to; ++i) {
+        if (!r.unknown_operands_match && has_any(resolved_[i].path)) continue;
+        if (unknowns == Unknowns::MatchNothing && !known_path(cl.operands[i], inv.cwd)) continue;
+        for (const auto& op : r.operands) {
+            if (op.key == cl.kv_keys[i] && may_denote(resolved_[i], compiled(op))) return true;
+        }
+    }
+    return false;
+}
+
+bool Matcher::writes_match(const Rule& r, const Invocation& inv, Unknowns unknowns) {
+    for (const auto& w : inv.writes) {
+        if (unknowns == Unknowns::MatchNothing && !known_path(w, inv.cwd)) continue;
+        PathOperand target = resolve_path(w, inv.cwd);
+        if (!r.unknown_operands_match && has_any(target.path)) continue;
+        for (const auto& pat : r.writes) {
+            if (may_denote(target, compiled(pat))) return true;
+        }
+    }
+    return false;
+}
+
+bool Matcher::command_matches(const Policy& p, const Rule& r, const Invocation& inv, Unknowns unknowns) {
+    if (!r.programs.empty() && !program_may_match(r.programs, inv.argv[0])) return false;
+    const CommandLine& cl = line(p, inv);
+    const ProgramSpec* spec = p.spec(cl.program);
+    if (!r.programs.empty() && !program_matches(r.programs, cl)) return false;
+    size_t first_operand = 0;
+    if (!r.subcommands.empty() && !subcommand_matches(r, cl, first_operand)) return false;
+    for (const auto& f : r.flags) {
+        if (!has_flag(cl, spec, f)) return false;
+    }
+    for (const auto& f : r.without_flags) {
+        if (has_flag(cl, spec, f)) return false;
+    }
+    return r.operands.empty() || operands_match(r, cl, inv, first_operand, unknowns);
+}
+
+bool Matcher::matches(const Policy& p, const Rule& r, const Invocation& inv, Unknowns unknowns) {
     if (r.has_construct || inv.construct != Invocation::Construct::None) {
         return r.has_construct && inv.construct == r.construct;
     }
     if (inv.unanalyzable) return false;
-    if (!r.programs.empty() && inv.argv.empty()) return false;
-    size_t first_operand = 0;
     bool needs_line = !r.programs.empty() || !r.subcommands.empty() || !r.flags.empty() || !r.without_flags.empty() ||
                       !r.operands.empty();
-    if (!inv.argv.empty() && needs_line) {
-        if (!r.programs.empty() && !program_may_match(r.programs, inv.argv[0])) return false;
-        const CommandLine& cl = line(p, inv);
-        const ProgramSpec* spec = p.spec(cl.program);
-        if (!r.programs.empty() && !program_matches(r.programs, cl)) return false;
-        if (!r.subcommands.empty()) {
-            bool any = false;
-            for (const auto& sub : r.subcommands) {
-                if (sub.size() > cl.operands.size()) continue;
-                bool ok = true;
-                for (size_t i = 0; i < sub.size() && ok; ++i) {
-                    ok = cl.operands[i].is_static() && cl.operands[i].static_text() == sub[i];
-                }
-                if (ok) {
-                    any = true;
-                    first_operand = sub.size();
-                    break;
-                }
-            }
-            if (!any) return false;
-        }
-        for (const auto& f : r.flags) {
-            if (!has_flag(cl, spec, f)) return false;
-        }
-        for (const auto& f : r.without_flags) {
-            if (has_flag(cl, spec, f)) return false;
-        }
-        if (!r.operands.empty()) {
-            bool any = false;
-            size_t from = first_operand, to = cl.operands.size();
-            if (r.operands_at == Rule::At::First) to = std::min(to, from + 1);
-            if (r.operands_at == Rule::At::Last && to > from) from = to - 1;
-            for (size_t i = from; i < to && !any; ++i) {
-                if (!r.unknown_operands_match && has_any(resolved_[i].path)) continue;
-                for (const auto& op : r.operands) {
-                    if (op.key != cl.kv_keys[i]) continue;
-                    if (may_denote(resolved_[i], compiled(op))) {
-                        any = true;
-                        break;
-                    }
-                }
-            }
-            if (!any) return false;
-        }
-    } else if (needs_line) {
-        return false;
-    }
-    if (!r.writes.empty()) {
-        bool any = false;
-        for (const auto& w : inv.writes) {
-            PathOperand target = resolve_path(w, inv.cwd);
-            if (!r.unknown_operands_match && has_any(target.path)) continue;
-            for (const auto& pat : r.writes) {
-                if (may_denote(target, compiled(pat))) {
-                    any = true;
-                    break;
-                }
-            }
-            if (any) break;
-        }
-        if (!any) return false;
-    }
-    return true;
+    if (needs_line && (inv.argv.empty() || !command_matches(p, r, inv, unknowns))) return false;
+    return r.writes.empty() || writes_match(r, inv, unknowns);
 }
 
 const Rule* Matcher::first_match(const Policy& p, const Invocation& inv, bool deny) {
@@ -165,20 +172,77 @@ namespace {
 
 struct Verdict {
     bool deny = false;
+    bool certain = true;         // a denial that deferral leaves standing
     const Rule* rule = nullptr;  // null: the policy's default or on-unanalyzable
 };
 
-Verdict judge(Matcher& m, const Policy& p, const Invocation& inv) {
-    if (inv.unanalyzable) return {p.unanalyzable_deny, nullptr};
-    if (const Rule* r = m.first_match(p, inv, true)) return {true, r};
-    if (const Rule* r = m.first_match(p, inv, false)) return {false, r};
+// A shell builtin that runs no other program: the shell does it without an exec. (exec,
+// command, builtin and eval run what follows them, which is an invocation of its own.)
+bool is_shell_builtin(const Invocation& inv) {
+    static constexpr std::string_view builtins[] = {
+        ".",       ":",        "[",         "alias",    "bg",      "bind",    "break",   "caller", "cd",
+        "compgen", "complete", "compopt",   "continue", "declare", "dirs",    "disown",  "echo",   "enable",
+        "exit",    "export",   "false",     "fc",       "fg",      "getopts", "hash",    "help",   "history",
+        "jobs",    "kill",     "let",       "local",    "logout",  "mapfile", "popd",    "printf", "pushd",
+        "pwd",     "read",     "readarray", "readonly", "return",  "set",     "shift",   "shopt",  "source",
+        "suspend", "test",     "times",     "trap",     "true",    "type",    "typeset", "ulimit", "umask",
+        "unalias", "unset",    "wait"};
+    if (inv.argv.empty() || !inv.argv[0].is_static()) return false;
+    const std::string word = inv.argv[0].static_text();
+    return std::find(std::begin(builtins), std::end(builtins), word) != std::end(builtins);
+}
+
+// A denial by this rule of INV happens in the shell itself (a redirection, a builtin) or is a
+// shape of the script (a fork bomb): no exec follows that the exec-time check could judge.
+bool never_deferred(const Rule& r, const Invocation& inv) {
+    return !r.writes.empty() || r.has_construct || is_shell_builtin(inv);
+}
+
+// The deny rule that decides INV. Static mode: the first that may match. Deferral: the first
+// that matches with unknowns matching nothing, else the first that may match, as uncertain.
+Verdict deny_verdict(Matcher& m, const Policy& p, const Invocation& inv, CheckOptions options) {
+    const Rule* uncertain = nullptr;
+    for (const auto& r : p.rules) {
+        if (!r.deny || !m.matches(p, r, inv)) continue;
+        if (!options.defer_uncertain || p.uncertain_deny || never_deferred(r, inv) ||
+            m.matches(p, r, inv, Unknowns::MatchNothing)) {
+            return {true, true, &r};
+        }
+        if (!uncertain) uncertain = &r;
+    }
+    if (uncertain) return {true, false, uncertain};
+    return {};
+}
+
+Verdict judge(Matcher& m, const Policy& p, const Invocation& inv, CheckOptions options) {
+    if (inv.unanalyzable) return {p.unanalyzable_deny, p.uncertain_deny, nullptr};
+    if (Verdict v = deny_verdict(m, p, inv, options); v.deny) return v;
+    if (const Rule* r = m.first_match(p, inv, false)) return {false, true, r};
     // Bare redirections and recognised constructs are judged by rules only.
-    if (inv.argv.empty() || inv.construct != Invocation::Construct::None) return {false, nullptr};
-    return {p.default_deny, nullptr};
+    if (inv.argv.empty() || inv.construct != Invocation::Construct::None) return {false, true, nullptr};
+    return {p.default_deny, true, nullptr};
+}
+
+Decision denial(const Policy& p, const Invocation& inv, const Verdict& v) {
+    Decision d;
+    d.allow = false;
+    d.command = inv.text;
+    d.policy_file = p.file;
+    if (v.rule) {
+        d.rule_id = v.rule->id;
+        d.reason = v.rule->reason;
+    } else if (inv.unanalyzable) {
+        d.rule_id = "on-unanalyzable";
+        d.reason = inv.why;
+    } else {
+        d.rule_id = "default";
+        d.reason = "no rule allows it and the policy's default is deny";
+    }
+    return d;
 }
 
 Decision decide(const std::vector<std::shared_ptr<const Policy>>& policies, const std::vector<Invocation>& invs,
-                const std::string& home, const std::string& whole) {
+                const std::string& home, const std::string& whole, CheckOptions options) {
     Decision allow;
     allow.command = whole;
     if (policies.empty()) {
@@ -192,30 +256,17 @@ Decision decide(const std::vector<std::shared_ptr<const Policy>>& policies, cons
     Matcher m(home);
     for (const auto& inv : invs) {
         for (const auto& p : policies) {
-            Verdict v = judge(m, *p, inv);
-            if (!v.deny) {
-                if (v.rule && allow.rule_id == "default") {
-                    allow.rule_id = v.rule->id;
-                    allow.reason = v.rule->reason;
-                    allow.policy_file = p->file;
-                }
-                continue;
+            Verdict v = judge(m, *p, inv, options);
+            if (v.deny && (v.certain || !options.defer_uncertain)) return denial(*p, inv, v);
+            if (v.deny) {
+                std::string text = fmt::format("{} (rule {})", inv.text, denial(*p, inv, v).rule_id);
+                auto& d = allow.deferred;
+                if (std::find(d.begin(), d.end(), text) == d.end()) d.push_back(std::move(text));
+            } else if (v.rule && allow.rule_id == "default") {
+                allow.rule_id = v.rule->id;
+                allow.reason = v.rule->reason;
+                allow.policy_file = p->file;
             }
-            Decision d;
-            d.allow = false;
-            d.command = inv.text;
-            d.policy_file = p->file;
-            if (v.rule) {
-                d.rule_id = v.rule->id;
-                d.reason = v.rule->reason;
-            } else if (inv.unanalyzable) {
-                d.rule_id = "on-unanalyzable";
-                d.reason = inv.why;
-            } else {
-                d.rule_id = "default";
-                d.reason = "no rule allows it and the policy's default is deny";
-            }
-            return d;
         }
     }
     return allow;
@@ -223,17 +274,18 @@ Decision decide(const std::vector<std::shared_ptr<const Policy>>& policies, cons
 
 }  // namespace
 
-Decision PolicySet::check_argv(const std::vector<std::string>& argv, const std::string& cwd,
-                               const std::string& home) const {
-    return check(analyze_argv(argv, cwd, home), home, quote_argv(argv));
+Decision PolicySet::check_argv(const std::vector<std::string>& argv, const std::string& cwd, const std::string& home,
+                               CheckOptions options) const {
+    return check(analyze_argv(argv, cwd, home), home, quote_argv(argv), options);
 }
 
-Decision PolicySet::check_script(const std::string& script, const std::string& cwd, const std::string& home) const {
-    return check(analyze_script(script, cwd, home), home, script);
+Decision PolicySet::check_script(const std::string& script, const std::string& cwd, const std::string& home,
+                                 CheckOptions options) const {
+    return check(analyze_script(script, cwd, home), home, script, options);
 }
 
-Decision PolicySet::check(const std::vector<Invocation>& invs, const std::string& home,
-                          const std::string& whole) const {
+Decision PolicySet::check(const std::vector<Invocation>& invs, const std::string& home, const std::string& whole,
+                          CheckOptions options) const {
     std::vector<std::shared_ptr<const Policy>> policies;
     for (const auto& l : layers_) {
         if (l.policy) {
@@ -253,7 +305,7 @@ Decision PolicySet::check(const std::vector<Invocation>& invs, const std::string
         }
         policies.push_back(std::make_shared<const Policy>(std::move(*p)));
     }
-    return decide(policies, invs, home, whole);
+    return decide(policies, invs, home, whole, options);
 }
 
 void PolicySet::add(std::shared_ptr<const Policy> p) {
@@ -306,6 +358,7 @@ std::string to_json(const Decision& d) {
         .add("reason", d.reason)
         .add("command", d.command)
         .add("policy", d.policy_file)
+        .add("deferred", d.deferred)
         .str();
 }
 

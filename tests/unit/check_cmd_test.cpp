@@ -28,6 +28,16 @@ TEST_CASE("cordon check: decisions become exit statuses", "[policy][cli]") {
     CHECK(main_check({"--help"}) == 0);
 }
 
+TEST_CASE("cordon check: deferral by default, --static for the strict answer", "[policy][cli]") {
+    const std::string p = default_toml();
+    CHECK(main_check({"--policy", p, "-c", "rm -rf \"$BUILD_DIR\""}) == 0);
+    CHECK(main_check({"--policy", p, "--static", "-c", "rm -rf \"$BUILD_DIR\""}) == 126);
+    CHECK(main_check({"--policy", p, "--json", "-c", "eval \"$x\""}) == 0);
+    CHECK(main_check({"--policy", p, "--static", "--json", "-c", "eval \"$x\""}) == 126);
+    CHECK(main_check({"--policy", p, "-c", "rm -rf \"$X\"; rm -rf /"}) == 126);  // certain: denied at once
+    CHECK(main_check({"--policy", p, "--static", "--", "rm", "-rf", "/tmp/x"}) == 0);
+}
+
 TEST_CASE("cordon check: usage errors are 125", "[policy][cli]") {
     const std::string p = default_toml();
     CHECK(main_check({}) == 125);

@@ -30,6 +30,7 @@ const char* kSmall = R"(
 description = "small"
 default = "deny"
 on-unanalyzable = "allow"
+on-uncertain = "deny"
 [paths]
 mine = ["~/keep", "/srv/*"]
 [programs.tool]
@@ -76,8 +77,13 @@ TEST_CASE("a compiled policy reads back as the parsed one, without examples", "[
     auto back = deserialize_policy(bytes, "small.toml");
     REQUIRE(back);
     CHECK(*back == without_examples(*p));
+    CHECK(back->uncertain_deny);
     CHECK(back->rules[0].must_match.empty());
     CHECK(serialize_policy(*back) == bytes);
+    p->uncertain_deny = false;  // the default, "defer"
+    auto deferring = deserialize_policy(serialize_policy(*p), "small.toml");
+    REQUIRE(deferring);
+    CHECK_FALSE(deferring->uncertain_deny);
 
     SECTION("positions follow the file it is loaded from") {
         auto moved = deserialize_policy(bytes, "/usr/share/cordon/policies/small.toml");

@@ -85,6 +85,7 @@ struct Policy {
     std::string description;
     bool default_deny = false;
     bool unanalyzable_deny = true;
+    bool uncertain_deny = false;  // on-uncertain = "deny": no denial of this policy is deferred
     std::map<std::string, ProgramSpec, std::less<>> programs;
     std::vector<Rule> rules;
 
@@ -128,11 +129,17 @@ std::span<const EmbeddedPolicy> embedded_policies();
 // Every example that does not behave: one message per failure ("FILE:L:C: rule X: ...").
 std::vector<std::string> run_examples(const Policy& p);
 
+// What an unknown piece of an operand or redirection target (a variable, a command
+// substitution, a relative path in an unknown directory) may match: anything, for "may this
+// operand be that path?", or nothing, for "is it that path whatever the unknowns are?".
+enum class Unknowns : unsigned char { MayBeAnything, MatchNothing };
+
 // Which rule of P matches INV, deny rules first; nullptr if none.
 class Matcher {
 public:
     explicit Matcher(std::string home) : home_(std::move(home)) {}
-    [[nodiscard]] bool matches(const Policy& p, const Rule& r, const Invocation& inv);
+    [[nodiscard]] bool matches(const Policy& p, const Rule& r, const Invocation& inv,
+                               Unknowns unknowns = Unknowns::MayBeAnything);
     const Rule* first_match(const Policy& p, const Invocation& inv, bool deny);
 
 private:
@@ -145,6 +152,9 @@ private:
 
     const Pattern& compiled(const OperandPattern& op);
     const CommandLine& line(const Policy& p, const Invocation& inv);
+    bool command_matches(const Policy& p, const Rule& r, const Invocation& inv, Unknowns unknowns);
+    bool operands_match(const Rule& r, const CommandLine& cl, const Invocation& inv, size_t from, Unknowns unknowns);
+    bool writes_match(const Rule& r, const Invocation& inv, Unknowns unknowns);
 };
 
 }  // namespace cordon::policy
