@@ -153,7 +153,7 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
         }
     }
 
-    Layer& layer = req.layer;
+    SettingsLayer& layer = req.layer;
     layer.origin = "command line";
     std::vector<OpValue> ops;
     std::map<const CLI::Option*, size_t> seen;

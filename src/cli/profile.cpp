@@ -123,13 +123,13 @@ using K = TomlValue::Kind;
 
 }  // namespace
 
-Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
-                            std::vector<std::string>* extends, std::vector<std::string>* extends_where,
-                            bool item_origins) {
+Result<SettingsLayer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
+                                    std::vector<std::string>* extends, std::vector<std::string>* extends_where,
+                                    bool item_origins) {
     auto parsed = profile_tree(text, path);
     if (!parsed) return parsed.error();
     const TomlValue& tbl = *parsed;
-    Layer layer;
+    SettingsLayer layer;
     layer.origin = path;
     // Tables come in key order; primitives must keep the file's order, so they are collected
     // with their position and sorted at the end.
@@ -276,7 +276,7 @@ namespace {
 
 // `at` is where NAME was named (an extends entry), for messages; empty for the command line.
 Status load_one(const std::string& name, const std::string& at, const Vars& vars, bool item_origins,
-                std::vector<std::string>& stack, std::set<std::string>& done, Layer& out) {
+                std::vector<std::string>& stack, std::set<std::string>& done, SettingsLayer& out) {
     auto path = find_profile(name);
     if (!path) {
         if (!at.empty()) path.error().what = at + ": extends " + path.error().what;
@@ -308,8 +308,8 @@ Status load_one(const std::string& name, const std::string& at, const Vars& vars
 
 }  // namespace
 
-Result<Layer> load_profiles(const std::vector<std::string>& names, const Vars& vars, bool item_origins) {
-    Layer merged;
+Result<SettingsLayer> load_profiles(const std::vector<std::string>& names, const Vars& vars, bool item_origins) {
+    SettingsLayer merged;
     merged.origin = "profiles";
     std::set<std::string> done;
     for (const auto& name : names) {

@@ -101,7 +101,7 @@ int show(const std::string& name, bool json) {
         std::fprintf(stderr, "%s\n", layer.error().message().c_str());
         return 125;
     }
-    const Layer& l = *layer;
+    const SettingsLayer& l = *layer;
     auto origin_of = [&](const std::string& key, size_t i) {
         auto it = l.item_where.find(key);
         if (it != l.item_where.end() && i < it->second.size()) return it->second[i];

@@ -81,7 +81,7 @@ Result<uint64_t> parse_rlimit_value(const std::string& v) {
 }
 
 // --memory, --memory-swap, --pids, --cpus and --limits (SPEC §7).
-Result<CgroupLimits> parse_limits(const Layer& merged) {
+Result<CgroupLimits> parse_limits(const SettingsLayer& merged) {
     CgroupLimits l;
     if (auto m = get_quantity(merged, "memory")) {
         if (m->value < (1ULL << 20)) return make_error("--memory", "invalid value '" + m->text + "': at least 1M");
@@ -184,7 +184,7 @@ bool has_url_password(std::string_view value) {
     return false;
 }
 
-Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host) {
+Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host) {
     ResolvedRun run;
     Spec& s = run.spec;
     RunOptions& o = run.options;
@@ -448,7 +448,7 @@ std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
 }
 
 Result<ResolvedRun> resolve_spec(const CliRequest& cli, const HostInfo& host) {
-    Layer merged;
+    SettingsLayer merged;
     std::vector<std::string> names;
     if (!cli.no_profile) {
         std::string workdir = get_string(cli.layer, "workdir").value_or(host.cwd);
