@@ -187,9 +187,8 @@ std::vector<OpValue> get_ops(const SettingsLayer& l) {
 }
 
 Result<Quantity> parse_quantity(KeyType type, const std::string& text) {
-    auto r = type == KeyType::Size ? parse_size(text) : parse_duration_ms(text);
-    if (!r) return r.error();
-    return Quantity{*r, text};
+    CORDON_ASSIGN_OR_RETURN(const uint64_t value, type == KeyType::Size ? parse_size(text) : parse_duration_ms(text));
+    return Quantity{value, text};
 }
 
 Result<uint64_t> parse_size(const std::string& text) {
