@@ -16,9 +16,8 @@
 namespace cordon {
 
 // Values for ${HOME}, ${WORKDIR}, ${XDG_CACHE_HOME}, ${XDG_CONFIG_HOME}, ${UID}, ${USER}.
-// Without $USER in the environment, ${USER} comes from the password database, looked up only
-// when a profile uses it: the lookup (nsswitch.conf, /etc/passwd) costs more than the rest of
-// loading a profile.
+// Without $USER in the environment, ${USER} comes from the password database (/etc/passwd),
+// read only when a profile uses it.
 struct Vars : std::map<std::string, std::string> {
     using std::map<std::string, std::string>::map;
     std::function<std::string()> lazy_user;  // ${USER} when the map has no USER

@@ -26,8 +26,8 @@ HostInfo current_host() {
     } else if (auto pw = passwd_entry(h.uid)) {
         h.home = pw->home;
     }
-    // Like HOME, from the environment; without it, profile_vars() looks the name up only if a
-    // profile uses ${USER} (a password database lookup is a noticeable part of start-up).
+    // Like HOME, from the environment; without it, profile_vars() reads the password database
+    // only if a profile uses ${USER}.
     if (const char* user = std::getenv("USER"); user && *user) h.user = user;
     for (char** e = environ; e && *e; ++e) h.environ.emplace_back(*e);
     return h;
