@@ -42,17 +42,93 @@ int finish(int code) {
 #endif
 }
 
-int run(const std::vector<std::string>& args) {
-    auto cli = cordon::parse_command_line(args);
-    if (!cli) return report(cli.error());
-    if (cli->help) {
-        std::fputs(cli->help_text.c_str(), stdout);
+// --help and --version print and end the run; nullopt for every other command line.
+std::optional<int> answer_help_or_version(const cordon::CliRequest& cli) {
+    if (cli.help) {
+        std::fputs(cli.help_text.c_str(), stdout);
         return 0;
     }
-    if (cli->version) {
+    if (cli.version) {
         std::printf("%s\n", cordon::version_string());
         return 0;
     }
+    return std::nullopt;
+}
+
+// --dry-run: the resolved jail and the command policy files; nothing runs.
+int print_dry_run(const cordon::Spec& spec, const cordon::RunOptions& options, const cordon::Prepared& prepared,
+                  const std::vector<std::string>& policy_names) {
+    std::fputs(cordon::format_dry_run(spec, options, prepared).c_str(), stdout);
+    std::string files;
+    if (!spec.no_policy) {
+        auto loaded = cordon::policy::load(policy_names);
+        if (!loaded) return report(loaded.error());
+        for (const auto& f : loaded->files()) files += " " + f;
+    }
+    std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
+    return 0;
+}
+
+// -v: one line on stderr that says what jail the command is about to run in.
+void print_summary(const cordon::Spec& spec, const cordon::RunOptions& options, const cordon::Prepared& prepared,
+                   const cordon::policy::PolicySet& policies) {
+    std::string names;
+    for (const auto& p : options.profiles) names += (names.empty() ? "" : ",") + p;
+    std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
+                 names.empty() ? "(none)" : names.c_str(), spec.workdir ? spec.workdir->c_str() : "none",
+                 spec.share_net ? "host" : "none", prepared.mounts.ops.size(), prepared.seccomp.name.c_str(),
+                 policies.empty() ? "off" : "checked, allowed");
+}
+
+// The command policy's decision on the command (the jail's gate): nullopt lets it run, an
+// Outcome ends the run (a policy that does not load, or a denial).
+std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::RunOptions& options,
+                                     const cordon::Prepared& prepared, const std::vector<std::string>& policy_names) {
+    cordon::policy::PolicySet policies;
+    if (!spec.no_policy) {
+        auto loaded = cordon::policy::load(policy_names);
+        if (!loaded) {
+            cordon::Outcome failed;
+            failed.error = loaded.error();
+            failed.exit_code = static_cast<int>(loaded.error().kind);
+            return failed;
+        }
+        policies = std::move(*loaded);
+        const std::string cwd = spec.chdir;
+        auto decision = spec.via_shell ? policies.check_script(spec.argv[2], cwd, spec.home)
+                                       : policies.check_argv(spec.argv, cwd, spec.home);
+        if (!decision.allow) {
+            std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
+            cordon::Outcome denied;
+            denied.reason = cordon::Outcome::Reason::Denied;
+            denied.exit_code = 126;
+            denied.denials.push_back(cordon::policy::to_json(decision));
+            return denied;
+        }
+    }
+    if (options.verbosity > 0) print_summary(spec, options, prepared, policies);
+    return std::nullopt;
+}
+
+// What happened, on stderr and in the status file; the exit status.
+int conclude(const cordon::Outcome& outcome, const cordon::RunOptions& options) {
+    if (outcome.error) report(*outcome.error);
+    if (outcome.reason == cordon::Outcome::Reason::Timeout && options.verbosity >= 0) {
+        std::fprintf(stderr, "cordon: timeout: the command ran longer than --timeout and was killed\n");
+    }
+    if (options.status_json) {
+        if (auto s = cordon::write_status_json(*options.status_json, outcome); !s) {
+            report(s.error());
+            return 125;
+        }
+    }
+    return outcome.exit_code;
+}
+
+int run(const std::vector<std::string>& args) {
+    auto cli = cordon::parse_command_line(args);
+    if (!cli) return report(cli.error());
+    if (auto answered = answer_help_or_version(*cli)) return *answered;
     auto resolved = cordon::resolve_spec(*cli, cordon::current_host());
     if (!resolved) return report(resolved.error());
     const cordon::Spec& spec = resolved->spec;
@@ -62,69 +138,15 @@ int run(const std::vector<std::string>& args) {
         spec.policies.empty() ? std::vector<std::string>{"default"} : spec.policies;
     auto prepared = cordon::prepare(spec);
     if (!prepared) return report(prepared.error());
-    if (options.dry_run) {
-        std::fputs(cordon::format_dry_run(spec, options, *prepared).c_str(), stdout);
-        std::string files;
-        if (!spec.no_policy) {
-            auto loaded = cordon::policy::load(policy_names);
-            if (!loaded) return report(loaded.error());
-            for (const auto& f : loaded->files()) files += " " + f;
-        }
-        std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
-        return 0;
-    }
+    if (options.dry_run) return print_dry_run(spec, options, *prepared, policy_names);
     if (!options.workdir_note.empty() && options.verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", options.workdir_note.c_str());
     }
     // The command policy decides while the child builds the jail: nothing of the command runs,
     // and no placeholder is made on the host, before it allows the command.
-    auto gate = [&]() -> std::optional<cordon::Outcome> {
-        cordon::policy::PolicySet policies;
-        if (!spec.no_policy) {
-            auto loaded = cordon::policy::load(policy_names);
-            if (!loaded) {
-                cordon::Outcome failed;
-                failed.error = loaded.error();
-                failed.exit_code = static_cast<int>(loaded.error().kind);
-                return failed;
-            }
-            policies = std::move(*loaded);
-            const std::string cwd = spec.chdir;
-            auto decision = spec.via_shell ? policies.check_script(spec.argv[2], cwd, spec.home)
-                                           : policies.check_argv(spec.argv, cwd, spec.home);
-            if (!decision.allow) {
-                std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
-                cordon::Outcome denied;
-                denied.reason = cordon::Outcome::Reason::Denied;
-                denied.exit_code = 126;
-                denied.denials.push_back(cordon::policy::to_json(decision));
-                return denied;
-            }
-        }
-        if (options.verbosity > 0) {
-            std::string names;
-            for (const auto& p : options.profiles) names += (names.empty() ? "" : ",") + p;
-            std::fprintf(stderr,
-                         "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
-                         names.empty() ? "(none)" : names.c_str(), spec.workdir ? spec.workdir->c_str() : "none",
-                         spec.share_net ? "host" : "none", prepared->mounts.ops.size(), prepared->seccomp.name.c_str(),
-                         policies.empty() ? "off" : "checked, allowed");
-        }
-        return std::nullopt;
-    };
+    auto gate = [&]() { return admit(spec, options, *prepared, policy_names); };
     const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value()};
-    cordon::Outcome outcome = cordon::run_jail(spec, *prepared, supervisor, gate);
-    if (outcome.error) report(*outcome.error);
-    if (outcome.reason == cordon::Outcome::Reason::Timeout && options.verbosity >= 0) {
-        std::fprintf(stderr, "cordon: timeout: the command ran longer than --timeout and was killed\n");
-    }
-    if (options.status_json) {
-        if (auto s = cordon::write_status_json(*options.status_json, outcome); !s) {
-            report(s.error());
-            return finish(125);
-        }
-    }
-    return finish(outcome.exit_code);
+    return finish(conclude(cordon::run_jail(spec, *prepared, supervisor, gate), options));
 }
 
 }  // namespace

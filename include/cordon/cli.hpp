@@ -1,4 +1,4 @@
-// The command line of SPEC §3, parsed with CLI11 into a Layer plus run-level choices.
+// The command line of SPEC §3, parsed with CLI11 into a SettingsLayer plus run-level choices.
 #pragma once
 
 #ifdef CORDON_JAIL
@@ -15,7 +15,7 @@
 namespace cordon {
 
 struct CliRequest {
-    Layer layer;                        // the command line's keys, merged last
+    SettingsLayer layer;                // the command line's keys, merged last
     std::vector<std::string> profiles;  // -p/--profile, in order
     bool no_profile = false;
     bool no_policy = false;

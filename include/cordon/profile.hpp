@@ -16,29 +16,28 @@
 namespace cordon {
 
 // Values for ${HOME}, ${WORKDIR}, ${XDG_CACHE_HOME}, ${XDG_CONFIG_HOME}, ${UID}, ${USER}.
-// Without $USER in the environment, ${USER} comes from the password database, looked up only
-// when a profile uses it: the lookup (nsswitch.conf, /etc/passwd) costs more than the rest of
-// loading a profile.
+// Without $USER in the environment, ${USER} comes from the password database (/etc/passwd),
+// read only when a profile uses it.
 struct Vars : std::map<std::string, std::string> {
     using std::map<std::string, std::string>::map;
     std::function<std::string()> lazy_user;  // ${USER} when the map has no USER
 };
 
-// Parse one profile file's text into a Layer. `path` is used in messages (file:line:col).
+// Parse one profile file's text into a SettingsLayer. `path` is used in messages (file:line:col).
 // `extends` receives the parents it names, in order.
 // `extends_where`, if given, receives the file:line:col of each parent's name. `item_origins`:
 // whether to record every list element's file:line:col (only `cordon profile show` shows them;
 // a run does without the hundreds of strings).
-Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
-                            std::vector<std::string>* extends, std::vector<std::string>* extends_where = nullptr,
-                            bool item_origins = true);
+Result<SettingsLayer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
+                                    std::vector<std::string>* extends,
+                                    std::vector<std::string>* extends_where = nullptr, bool item_origins = true);
 
 // Find NAME on the profile search path (a value containing '/' is a path).
 Result<std::string> find_profile(const std::string& name_or_path);
 
 // Load the named profiles with their parents (depth first, each file once; a cycle is an
-// error) and merge them in order into one Layer.
-Result<Layer> load_profiles(const std::vector<std::string>& names, const Vars& vars, bool item_origins = false);
+// error) and merge them in order into one SettingsLayer.
+Result<SettingsLayer> load_profiles(const std::vector<std::string>& names, const Vars& vars, bool item_origins = false);
 
 // Replace ${NAME} in `text`; an unknown or undefined variable is an error naming it.
 Result<std::string> expand_vars(const std::string& text, const Vars& vars);

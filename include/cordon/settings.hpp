@@ -1,8 +1,8 @@
 // Settings: the keys shared by the command line and profile files (SPEC §3, §5).
 //
-// A profile file and the command line each produce one Layer: a map from long option name to
-// value. Layers merge in order (profiles, then the command line): scalar keys are overridden,
-// list keys accumulate. The merged layer is then validated into an immutable Spec.
+// A profile file and the command line each produce one SettingsLayer: a map from long option
+// name to value. Layers merge in order (profiles, then the command line): scalar keys are
+// overridden, list keys accumulate. The merged layer is then validated into an immutable Spec.
 #pragma once
 
 #ifdef CORDON_JAIL
@@ -68,7 +68,9 @@ using PairValue = std::pair<std::string, std::string>;
 using Value = std::variant<std::string, bool, uint64_t, Quantity, std::vector<std::string>, std::vector<PairValue>,
                            std::vector<OpValue>>;
 
-struct Layer {
+// One profile's or the command line's settings (the command policy's layers are another thing:
+// PolicySet::Layer in cordon/policy.hpp).
+struct SettingsLayer {
     std::string origin;  // "command line" or the profile's path
     std::map<std::string, Value> values;
     std::map<std::string, std::string> where;  // key -> "file:line:col" for messages
@@ -77,16 +79,16 @@ struct Layer {
 };
 
 // Merge `top` over `base`: scalars replace, lists append.
-void merge_layer(Layer& base, const Layer& top);
+void merge_layer(SettingsLayer& base, const SettingsLayer& top);
 
 // Accessors on a merged layer.
-std::optional<std::string> get_string(const Layer& l, const std::string& key);
-bool get_bool(const Layer& l, const std::string& key, bool fallback = false);
-std::optional<uint64_t> get_uint(const Layer& l, const std::string& key);
-std::optional<Quantity> get_quantity(const Layer& l, const std::string& key);
-std::vector<std::string> get_list(const Layer& l, const std::string& key);
-std::vector<PairValue> get_pairs(const Layer& l, const std::string& key);
-std::vector<OpValue> get_ops(const Layer& l);
+std::optional<std::string> get_string(const SettingsLayer& l, const std::string& key);
+bool get_bool(const SettingsLayer& l, const std::string& key, bool fallback = false);
+std::optional<uint64_t> get_uint(const SettingsLayer& l, const std::string& key);
+std::optional<Quantity> get_quantity(const SettingsLayer& l, const std::string& key);
+std::vector<std::string> get_list(const SettingsLayer& l, const std::string& key);
+std::vector<PairValue> get_pairs(const SettingsLayer& l, const std::string& key);
+std::vector<OpValue> get_ops(const SettingsLayer& l);
 
 // TEXT as the value of a key of TYPE Size or Duration: the one converter for the command line
 // and profiles. Errors are parse_size's or parse_duration_ms's.

@@ -61,7 +61,7 @@ struct ResolvedRun {
 
 // Build and validate the Spec and the run's options from the command line and the merged
 // profile layer.
-Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host);
+Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host);
 
 // `--profile auto`: the profile named after COMMAND's basename when one exists and the
 // executable does not live in a location the caller can write; otherwise "default".

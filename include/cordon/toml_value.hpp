@@ -1,6 +1,6 @@
 // A TOML document as plain data with source positions: what the profile loader reads, decoupled
 // from toml++ so that the shipped profiles can be compiled into cordon at build time and read
-// back without the TOML parser (which costs more than the rest of start-up's planning).
+// back at start-up without the TOML parser.
 #pragma once
 
 #include <cstdint>

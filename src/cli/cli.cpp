@@ -27,6 +27,211 @@ const char* kDescription =
     "125 cordon failed; 126 denied by the command policy or not executable; 127 not found.\n"
     "Subcommands (check, policy, profile, doctor) are recognised only as the first argument.";
 
+// cordon's own options, bound to where parse_command_line_full reads them.
+struct RunFlags {
+    bool help = false;
+    bool version = false;
+    bool quiet = false;
+    int verbose = 0;
+    std::vector<std::string> profiles;
+    std::optional<std::string> script;
+};
+
+// The options that say how cordon runs rather than what the jail is; --help lists them first.
+void add_run_options(CLI::App& app, RunFlags& flags, CliRequest& req) {
+    app.add_flag("-h,--help", flags.help, "print this help and exit");
+    app.add_flag("--version", flags.version, "print the version and exit");
+    app.add_option("-c", flags.script, "run SCRIPT with /bin/sh -c inside the jail")->type_name("SCRIPT");
+    app.add_option("-p,--profile", flags.profiles, "profile NAME or PATH (repeatable; later layers win)")
+        ->type_name("NAME|PATH")
+        ->take_all()
+        ->expected(1)
+        ->allow_extra_args(false);
+    app.add_flag("--no-profile", req.no_profile, "start from an empty root (bwrap semantics)");
+    app.add_flag("--no-policy", req.no_policy, "do not check the command policy");
+    app.add_flag("--dry-run", req.dry_run, "print the resolved jail and run nothing");
+    app.add_flag("-v,--verbose", flags.verbose, "print a one-line summary of the jail before running");
+    app.add_flag("-q,--quiet", flags.quiet, "print only errors");
+}
+
+// The jail options worth registering with CLI11 for one command line. CLI11 checks each new
+// option against every earlier one, so registering all ~50 jail options costs time in proportion
+// to the square of their number. The jail options have long names only and CLI11 matches them
+// whole (no abbreviations), so an option can only take effect when its "--NAME" or "--NAME=" is
+// an argument: register just those. Over-registering (a name that belongs to COMMAND's
+// arguments) changes nothing; --help needs them all.
+struct NamedOptions {
+    std::set<std::string_view> names;  // views into the arguments
+    bool all = false;                  // -h or --help: every option
+
+    [[nodiscard]] bool has(std::string_view name) const { return all || names.count(name) > 0; }
+};
+
+NamedOptions options_named(const std::vector<std::string>& args) {
+    NamedOptions named;
+    for (const auto& a : args) {
+        if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+            named.names.insert(
+                std::string_view(a).substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2));
+        } else if (a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find('h') != std::string::npos) {
+            named.all = true;  // -h, possibly in a cluster such as -qh
+        }
+    }
+    named.all = named.all || named.names.count("help") > 0;
+    return named;
+}
+
+// The jail options as CLI11 leaves them: raw values per key, typed and checked by
+// fill_jail_layer so that messages can name option and value.
+struct JailOptions {
+    std::map<std::string, std::vector<std::string>> raw;
+    std::map<std::string, bool> flags;
+    std::map<const CLI::Option*, const KeyInfo*> key_of;
+};
+
+bool is_repeatable(KeyType type) {
+    return type == KeyType::List || type == KeyType::PairList || type == KeyType::Ops;
+}
+
+// One CLI11 option for each key of all_keys() that NAMED has, in the table's (--help's) order.
+void add_jail_options(CLI::App& app, const NamedOptions& named, JailOptions& jail) {
+    for (const auto& key : all_keys()) {
+        if (!named.has(key.name)) continue;
+        std::string name = std::string("--") + key.name;
+        CLI::Option* opt = nullptr;
+        if (key.type == KeyType::Bool) {
+            opt = app.add_flag(name, jail.flags[key.name], key.help);
+        } else {
+            opt = app.add_option(name, jail.raw[key.name], key.help)->type_name(key.metavar);
+            opt->expected(key.arity)->allow_extra_args(false);
+            opt->multi_option_policy(is_repeatable(key.type) ? CLI::MultiOptionPolicy::TakeAll
+                                                             : CLI::MultiOptionPolicy::TakeLast);
+        }
+        opt->group(key.available ? "Jail options" : "Not yet available");
+        jail.key_of[opt] = &key;
+    }
+}
+
+Status parse_reversed(CLI::App& app, const std::vector<std::string>& args) {
+    std::vector<std::string> argv_rev(args.rbegin(), args.rend());  // CLI11 takes the arguments last first
+    try {
+        app.parse(argv_rev);
+    } catch (const CLI::ParseError& e) {
+        std::string what = e.what();
+        return make_error("invalid command line", what + " (see cordon --help)");
+    }
+    return {};
+}
+
+// COMMAND from what CLI11 left over: without the "--" that ended cordon's options. CLI11 hands
+// an unknown option to the prefix command; a COMMAND starting with '-' is only accepted after "--".
+Result<std::vector<std::string>> command_of(std::vector<std::string> remaining, const std::vector<std::string>& args) {
+    if (!remaining.empty() && remaining.front() == "--") {
+        remaining.erase(remaining.begin());
+    } else if (!remaining.empty() && remaining.front().size() > 1 && remaining.front()[0] == '-') {
+        bool after_dashes = false;
+        for (size_t i = 0; i + 1 < args.size(); ++i) {
+            if (args[i] == "--" && args[i + 1] == remaining.front()) after_dashes = true;
+        }
+        if (!after_dashes) {
+            return make_error(remaining.front(),
+                              "unknown option (see cordon --help; put COMMAND after -- if it starts with '-')");
+        }
+    }
+    return remaining;
+}
+
+// Occurrence IDX of a repeatable key (List, PairList or Ops), whose values CLI11 collected in
+// VALS: appended to the layer, or for Ops to OPS (the primitives keep their order across keys).
+Status add_occurrence(const KeyInfo& key, const std::string& optname, const std::vector<std::string>& vals, size_t idx,
+                      SettingsLayer& layer, std::vector<OpValue>& ops) {
+    size_t a = static_cast<size_t>(key.arity);
+    // CLI11's parse_order() lists an option once per value, not once per occurrence.
+    if (vals.size() % a != 0) return make_error(optname, std::string("expects ") + key.metavar);
+    if (idx % a != 0) return {};
+    idx /= a;
+    std::vector<std::string> occ(vals.begin() + static_cast<long>(idx * a),
+                                 vals.begin() + static_cast<long>((idx + 1) * a));
+    if (key.type == KeyType::Ops) {
+        ops.push_back(OpValue{mount_request(key.name, std::move(occ)), "command line"});
+    } else if (key.type == KeyType::PairList) {
+        auto& v = layer.values.try_emplace(key.name, std::vector<PairValue>{}).first->second;
+        std::get<std::vector<PairValue>>(v).emplace_back(occ[0], occ[1]);
+        layer.item_where[key.name].push_back(optname);
+    } else {
+        auto& v = layer.values.try_emplace(key.name, std::vector<std::string>{}).first->second;
+        std::get<std::vector<std::string>>(v).push_back(occ[0]);
+        layer.item_where[key.name].push_back(optname);
+    }
+    return {};
+}
+
+// A scalar key's last value, converted to its type.
+Status set_scalar(const KeyInfo& key, const std::string& optname, const std::string& val, SettingsLayer& layer) {
+    switch (key.type) {
+        case KeyType::UInt: {
+            uint64_t n = 0;
+            bool okv = !val.empty() && val.size() < 11;
+            for (char ch : val) okv = okv && ch >= '0' && ch <= '9';
+            if (okv) n = std::stoull(val);
+            if (!okv || n > 0xFFFFFFFEULL)
+                return make_error(optname, "invalid value '" + val + "': expected a non-negative integer");
+            layer.values[key.name] = n;
+            break;
+        }
+        case KeyType::Size:
+        case KeyType::Duration: {
+            auto q = parse_quantity(key.type, val);
+            if (!q) return make_error(optname, q.error().what + ": " + q.error().why);
+            layer.values[key.name] = std::move(*q);
+            break;
+        }
+        default:
+            layer.values[key.name] = val;
+    }
+    layer.where[key.name] = optname;
+    return {};
+}
+
+// The jail options in the order they were given, typed, into the command line's layer.
+Status fill_jail_layer(const CLI::App& app, const JailOptions& jail, SettingsLayer& layer) {
+    std::vector<OpValue> ops;
+    std::map<const CLI::Option*, size_t> seen;
+    for (const CLI::Option* opt : app.parse_order()) {
+        auto it = jail.key_of.find(opt);
+        if (it == jail.key_of.end()) continue;
+        const KeyInfo& key = *it->second;
+        std::string optname = std::string("--") + key.name;
+        if (!key.available) {
+            return make_error(optname,
+                              "exec-time policy enforcement and audit logs are not available in this "
+                              "version of cordon; refusing to run without them");
+        }
+        size_t idx = seen[opt]++;
+        if (key.type == KeyType::Bool) {
+            layer.values[key.name] = true;
+        } else if (is_repeatable(key.type)) {
+            CORDON_TRY(add_occurrence(key, optname, jail.raw.at(key.name), idx, layer, ops));
+        } else {
+            CORDON_TRY(set_scalar(key, optname, jail.raw.at(key.name).back(), layer));
+        }
+    }
+    if (!ops.empty()) layer.values["ops"] = ops;
+    return {};
+}
+
+// Exactly one of -c SCRIPT and COMMAND; neither only with --dry-run.
+Status check_command_or_script(const CliRequest& req) {
+    if (req.script && !req.command.empty()) {
+        return make_error("-c", "a SCRIPT and a COMMAND were both given; use one");
+    }
+    if (!req.script && req.command.empty() && !req.dry_run) {
+        return make_error("invalid command line",
+                          "no COMMAND given (usage: cordon [OPTIONS] [--] COMMAND [ARG...], see cordon --help)");
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
@@ -61,172 +266,26 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
     app.set_help_flag();   // handled below so that --help never runs anything
     app.set_version_flag();
     app.get_formatter()->column_width(34);
+    RunFlags flags;
+    add_run_options(app, flags, req);
+    JailOptions jail;
+    add_jail_options(app, options_named(args), jail);
+    CORDON_TRY(parse_reversed(app, args));
 
-    bool help = false, version = false, quiet = false;
-    int verbose = 0;
-    std::vector<std::string> profiles;
-    std::optional<std::string> script;
-    app.add_flag("-h,--help", help, "print this help and exit");
-    app.add_flag("--version", version, "print the version and exit");
-    app.add_option("-c", script, "run SCRIPT with /bin/sh -c inside the jail")->type_name("SCRIPT");
-    app.add_option("-p,--profile", profiles, "profile NAME or PATH (repeatable; later layers win)")
-        ->type_name("NAME|PATH")
-        ->take_all()
-        ->expected(1)
-        ->allow_extra_args(false);
-    app.add_flag("--no-profile", req.no_profile, "start from an empty root (bwrap semantics)");
-    app.add_flag("--no-policy", req.no_policy, "do not check the command policy");
-    app.add_flag("--dry-run", req.dry_run, "print the resolved jail and run nothing");
-    app.add_flag("-v,--verbose", verbose, "print a one-line summary of the jail before running");
-    app.add_flag("-q,--quiet", quiet, "print only errors");
-
-    // CLI11 checks each new option against every earlier one, so registering all ~50 jail
-    // options costs more than the rest of start-up together. The jail options have long names
-    // only and CLI11 matches them whole (no abbreviations), so an option can only take effect
-    // when its "--NAME" or "--NAME=" is an argument: register just those. Over-registering (a
-    // name that belongs to COMMAND's arguments) changes nothing; --help needs them all.
-    std::set<std::string_view> mentioned;
-    bool all = false;
-    for (const auto& a : args) {
-        if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
-            mentioned.insert(
-                std::string_view(a).substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2));
-        } else if (a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find('h') != std::string::npos) {
-            all = true;  // -h, possibly in a cluster such as -qh
-        }
-    }
-    all = all || mentioned.count("help") > 0;
-
-    // Raw values per key; typed and checked below so messages can name option and value.
-    std::map<std::string, std::vector<std::string>> raw;
-    std::map<std::string, bool> flags;
-    std::map<const CLI::Option*, const KeyInfo*> option_key;
-    for (const auto& key : all_keys()) {
-        if (!all && mentioned.count(key.name) == 0) continue;
-        std::string name = std::string("--") + key.name;
-        CLI::Option* opt = nullptr;
-        if (key.type == KeyType::Bool) {
-            opt = app.add_flag(name, flags[key.name], key.help);
-        } else {
-            opt = app.add_option(name, raw[key.name], key.help)->type_name(key.metavar);
-            opt->expected(key.arity)->allow_extra_args(false);
-            if (key.type == KeyType::List || key.type == KeyType::PairList || key.type == KeyType::Ops) {
-                opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-            } else {
-                opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-            }
-        }
-        opt->group(key.available ? "Jail options" : "Not yet available");
-        option_key[opt] = &key;
-    }
-
-    std::vector<std::string> argv_rev(args.rbegin(), args.rend());
-    try {
-        app.parse(argv_rev);
-    } catch (const CLI::ParseError& e) {
-        std::string what = e.what();
-        return make_error("invalid command line", what + " (see cordon --help)");
-    }
-    req.help = help;
-    req.version = version;
-    if (help) {
+    req.help = flags.help;
+    req.version = flags.version;
+    if (flags.help) {
         req.help_text = app.help();
         return req;
     }
-    if (version) return req;
-    req.profiles = profiles;
-    req.script = script;
-    req.verbosity = quiet ? -1 : verbose;
-    req.command = app.remaining();
-    if (!req.command.empty() && req.command.front() == "--") {
-        req.command.erase(req.command.begin());
-    } else if (!req.command.empty() && req.command.front().size() > 1 && req.command.front()[0] == '-') {
-        // CLI11 hands an unknown option to the prefix command; a COMMAND starting with '-'
-        // is only accepted after "--".
-        bool after_dashes = false;
-        for (size_t i = 0; i + 1 < args.size(); ++i) {
-            if (args[i] == "--" && args[i + 1] == req.command.front()) after_dashes = true;
-        }
-        if (!after_dashes) {
-            return make_error(req.command.front(),
-                              "unknown option (see cordon --help; put COMMAND after -- if it starts with '-')");
-        }
-    }
-
-    Layer& layer = req.layer;
-    layer.origin = "command line";
-    std::vector<OpValue> ops;
-    std::map<const CLI::Option*, size_t> seen;
-    for (const CLI::Option* opt : app.parse_order()) {
-        auto it = option_key.find(opt);
-        if (it == option_key.end()) continue;
-        const KeyInfo& key = *it->second;
-        std::string optname = std::string("--") + key.name;
-        if (!key.available) {
-            return make_error(optname,
-                              "exec-time policy enforcement and audit logs are not available in this "
-                              "version of cordon; refusing to run without them");
-        }
-        size_t idx = seen[opt]++;
-        if (key.type == KeyType::Bool) {
-            layer.values[key.name] = true;
-            continue;
-        }
-        const auto& vals = raw[key.name];
-        size_t a = static_cast<size_t>(key.arity);
-        if (key.type == KeyType::List || key.type == KeyType::PairList || key.type == KeyType::Ops) {
-            // CLI11's parse_order() lists an option once per value, not once per occurrence.
-            if (vals.size() % a != 0) return make_error(optname, std::string("expects ") + key.metavar);
-            if (idx % a != 0) continue;
-            idx /= a;
-            std::vector<std::string> occ(vals.begin() + static_cast<long>(idx * a),
-                                         vals.begin() + static_cast<long>((idx + 1) * a));
-            if (key.type == KeyType::Ops) {
-                ops.push_back(OpValue{mount_request(key.name, std::move(occ)), "command line"});
-            } else if (key.type == KeyType::PairList) {
-                auto& v = layer.values.try_emplace(key.name, std::vector<PairValue>{}).first->second;
-                std::get<std::vector<PairValue>>(v).emplace_back(occ[0], occ[1]);
-                layer.item_where[key.name].push_back(optname);
-            } else {
-                auto& v = layer.values.try_emplace(key.name, std::vector<std::string>{}).first->second;
-                std::get<std::vector<std::string>>(v).push_back(occ[0]);
-                layer.item_where[key.name].push_back(optname);
-            }
-            continue;
-        }
-        const std::string& val = vals.back();
-        switch (key.type) {
-            case KeyType::UInt: {
-                uint64_t n = 0;
-                bool okv = !val.empty() && val.size() < 11;
-                for (char ch : val) okv = okv && ch >= '0' && ch <= '9';
-                if (okv) n = std::stoull(val);
-                if (!okv || n > 0xFFFFFFFEULL)
-                    return make_error(optname, "invalid value '" + val + "': expected a non-negative integer");
-                layer.values[key.name] = n;
-                break;
-            }
-            case KeyType::Size:
-            case KeyType::Duration: {
-                auto q = parse_quantity(key.type, val);
-                if (!q) return make_error(optname, q.error().what + ": " + q.error().why);
-                layer.values[key.name] = std::move(*q);
-                break;
-            }
-            default:
-                layer.values[key.name] = val;
-        }
-        layer.where[key.name] = optname;
-    }
-    if (!ops.empty()) layer.values["ops"] = ops;
-
-    if (req.script && !req.command.empty()) {
-        return make_error("-c", "a SCRIPT and a COMMAND were both given; use one");
-    }
-    if (!req.script && req.command.empty() && !req.dry_run) {
-        return make_error("invalid command line",
-                          "no COMMAND given (usage: cordon [OPTIONS] [--] COMMAND [ARG...], see cordon --help)");
-    }
+    if (flags.version) return req;
+    req.profiles = flags.profiles;
+    req.script = flags.script;
+    req.verbosity = flags.quiet ? -1 : flags.verbose;
+    CORDON_ASSIGN_OR_RETURN(req.command, command_of(app.remaining(), args));
+    req.layer.origin = "command line";
+    CORDON_TRY(fill_jail_layer(app, jail, req.layer));
+    CORDON_TRY(check_command_or_script(req));
     return req;
 }
 

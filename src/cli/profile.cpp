@@ -121,140 +121,201 @@ std::string where(const std::string& path, const TomlValue& v) {
 
 using K = TomlValue::Kind;
 
-}  // namespace
+// The TOML kind a key of TYPE takes.
+K toml_kind(KeyType type) {
+    switch (type) {
+        case KeyType::String:
+        case KeyType::Size:
+        case KeyType::Duration:
+            return K::String;
+        case KeyType::Bool:
+            return K::Boolean;
+        case KeyType::UInt:
+            return K::Integer;
+        case KeyType::List:
+        case KeyType::Ops:
+            return K::Array;
+        case KeyType::PairList:
+            return K::Table;
+    }
+    return K::Other;
+}
 
-Result<Layer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
-                            std::vector<std::string>* extends, std::vector<std::string>* extends_where,
-                            bool item_origins) {
-    auto parsed = profile_tree(text, path);
-    if (!parsed) return parsed.error();
-    const TomlValue& tbl = *parsed;
-    Layer layer;
-    layer.origin = path;
+// One profile file's values on their way into a SettingsLayer: each key's value checked,
+// converted and placed with its file:line:column.
+class ProfileReader {
+public:
+    ProfileReader(const std::string& path, const Vars& vars, bool item_origins)
+        : path_(path), vars_(vars), item_origins_(item_origins) {
+        layer_.origin = path;
+    }
+
+    // The parents that `extends` (NODE, at AT) names, and where each is named.
+    Status read_extends(const TomlValue& node, const std::string& at, std::vector<std::string>* extends,
+                        std::vector<std::string>* extends_where) const;
+    // A setting: KEY (a long option name) with the value NODE, at AT.
+    Status read_setting(const TomlValue::Key& key, const TomlValue& node, const std::string& at);
+    // The layer, its primitives in the file's order.
+    SettingsLayer finish() &&;
+
+private:
+    Result<std::string> string_at(const TomlValue& n, const std::string& key, bool expand) const;
+    Status read_list(const std::string& key, const TomlValue& node);
+    Status read_pairs(const std::string& key, const TomlValue& node);
+    Status read_ops(const std::string& key, int arity, const TomlValue& node);
+    Result<std::vector<std::string>> primitive_args(const std::string& key, int arity, const TomlValue& e) const;
+
+    const std::string& path_;
+    const Vars& vars_;
+    bool item_origins_;
+    SettingsLayer layer_;
     // Tables come in key order; primitives must keep the file's order, so they are collected
     // with their position and sorted at the end.
-    std::vector<std::pair<std::pair<uint32_t, uint32_t>, OpValue>> ops;
-    auto string_at = [&](const TomlValue& n, const std::string& key, bool expand) -> Result<std::string> {
-        if (n.kind != K::String) return make_error(where(path, n), "'" + key + "' must hold strings");
-        if (!expand) return n.str;
-        auto r = expand_vars(n.str, vars);
-        if (!r) return make_error(where(path, n), r.error().what + ": " + r.error().why);
-        return r;
-    };
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, OpValue>> ops_;
+};
 
+Result<std::string> ProfileReader::string_at(const TomlValue& n, const std::string& key, bool expand) const {
+    if (n.kind != K::String) return make_error(where(path_, n), "'" + key + "' must hold strings");
+    if (!expand) return n.str;
+    auto r = expand_vars(n.str, vars_);
+    if (!r) return make_error(where(path_, n), r.error().what + ": " + r.error().why);
+    return r;
+}
+
+Status ProfileReader::read_extends(const TomlValue& node, const std::string& at, std::vector<std::string>* extends,
+                                   std::vector<std::string>* extends_where) const {
+    if (node.kind != K::Array) return make_error(at, "'extends' must be an array of profile names");
+    for (const auto& e : node.items) {
+        CORDON_ASSIGN_OR_RETURN(std::string name, string_at(e, "extends", false));
+        if (extends) extends->push_back(std::move(name));
+        if (extends_where) extends_where->push_back(where(path_, e));
+    }
+    return {};
+}
+
+Status ProfileReader::read_setting(const TomlValue::Key& k, const TomlValue& node, const std::string& at) {
+    const std::string& key = k.name;
+    const KeyInfo* info = find_key(key);
+    if (!info || !info->profile_ok) {
+        return make_error(where(path_, k.line, k.column), "unknown key '" + key + "'" + suggestion(key));
+    }
+    if (!info->available) {
+        return make_error(at, "'" + key + "' is not available in this version of cordon; refusing to run without it");
+    }
+    layer_.where[key] = at;
+    if (node.kind != toml_kind(info->type)) return make_error(at, "'" + key + "' must be " + type_name(info->type));
+    switch (info->type) {
+        case KeyType::String: {
+            CORDON_ASSIGN_OR_RETURN(layer_.values[key], string_at(node, key, true));
+            return {};
+        }
+        case KeyType::Bool:
+            layer_.values[key] = node.number != 0;
+            return {};
+        case KeyType::UInt: {
+            int64_t v = node.number;
+            if (v < 0 || v > 0xFFFFFFFELL) return make_error(at, "'" + key + "': value out of range");
+            layer_.values[key] = static_cast<uint64_t>(v);
+            return {};
+        }
+        case KeyType::Size:
+        case KeyType::Duration: {
+            auto q = parse_quantity(info->type, node.str);
+            if (!q) return make_error(at, "'" + key + "': " + q.error().what + ": " + q.error().why);
+            layer_.values[key] = std::move(*q);
+            return {};
+        }
+        case KeyType::List:
+            return read_list(key, node);
+        case KeyType::PairList:
+            return read_pairs(key, node);
+        case KeyType::Ops:
+            return read_ops(key, info->arity, node);
+    }
+    return {};
+}
+
+Status ProfileReader::read_list(const std::string& key, const TomlValue& node) {
+    std::vector<std::string> list;
+    for (const auto& e : node.items) {
+        CORDON_ASSIGN_OR_RETURN(std::string item, string_at(e, key, true));
+        list.push_back(std::move(item));
+        if (item_origins_) layer_.item_where[key].push_back(where(path_, e));
+    }
+    layer_.values[key] = list;
+    return {};
+}
+
+Status ProfileReader::read_pairs(const std::string& key, const TomlValue& node) {
+    std::vector<PairValue> pairs;
+    for (size_t i = 0; i < node.items.size(); ++i) {
+        CORDON_ASSIGN_OR_RETURN(std::string value, string_at(node.items[i], key, false));
+        pairs.emplace_back(node.keys[i].name, std::move(value));
+        if (item_origins_) layer_.item_where[key].push_back(where(path_, node.items[i]));
+    }
+    layer_.values[key] = pairs;
+    return {};
+}
+
+Status ProfileReader::read_ops(const std::string& key, int arity, const TomlValue& node) {
+    for (const auto& e : node.items) {
+        CORDON_ASSIGN_OR_RETURN(std::vector<std::string> args, primitive_args(key, arity, e));
+        ops_.emplace_back(std::make_pair(e.line, e.column),
+                          OpValue{mount_request(key, std::move(args)), where(path_, e)});
+    }
+    return {};
+}
+
+// One entry of a primitive's array: "DEST", or ["SRC", "DEST"] (ARITY 2).
+Result<std::vector<std::string>> ProfileReader::primitive_args(const std::string& key, int arity,
+                                                               const TomlValue& e) const {
+    std::vector<std::string> args;
+    if (arity == 1) {
+        CORDON_ASSIGN_OR_RETURN(std::string dest, string_at(e, key, true));
+        args.push_back(std::move(dest));
+        return args;
+    }
+    if (e.kind != K::Array || e.items.size() != 2) {
+        return make_error(where(path_, e), "'" + key + "' entries must be [\"SRC\", \"DEST\"]");
+    }
+    for (const auto& p : e.items) {
+        CORDON_ASSIGN_OR_RETURN(std::string arg, string_at(p, key, true));
+        args.push_back(std::move(arg));
+    }
+    return args;
+}
+
+SettingsLayer ProfileReader::finish() && {
+    if (!ops_.empty()) {
+        std::stable_sort(ops_.begin(), ops_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::vector<OpValue> ordered;
+        ordered.reserve(ops_.size());
+        for (auto& [pos, op] : ops_) ordered.push_back(std::move(op));
+        layer_.values["ops"] = ordered;
+    }
+    return std::move(layer_);
+}
+
+}  // namespace
+
+Result<SettingsLayer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
+                                    std::vector<std::string>* extends, std::vector<std::string>* extends_where,
+                                    bool item_origins) {
+    CORDON_ASSIGN_OR_RETURN(const TomlValue tbl, profile_tree(text, path));
+    ProfileReader reader(path, vars, item_origins);
     for (size_t idx = 0; idx < tbl.items.size(); ++idx) {
         const std::string& key = tbl.keys[idx].name;
         const TomlValue& node = tbl.items[idx];
         std::string at = where(path, node);
         if (key == "description") {
             if (node.kind != K::String) return make_error(at, "'description' must be a string");
-            continue;
-        }
-        if (key == "extends") {
-            if (node.kind != K::Array) return make_error(at, "'extends' must be an array of profile names");
-            for (const auto& e : node.items) {
-                auto s = string_at(e, key, false);
-                if (!s) return s.error();
-                if (extends) extends->push_back(*s);
-                if (extends_where) extends_where->push_back(where(path, e));
-            }
-            continue;
-        }
-        const KeyInfo* info = find_key(key);
-        if (!info || !info->profile_ok) {
-            return make_error(where(path, tbl.keys[idx].line, tbl.keys[idx].column),
-                              "unknown key '" + key + "'" + suggestion(key));
-        }
-        if (!info->available) {
-            return make_error(at,
-                              "'" + key + "' is not available in this version of cordon; refusing to run without it");
-        }
-        auto wrong_type = [&] { return make_error(at, "'" + key + "' must be " + type_name(info->type)); };
-        layer.where[key] = at;
-        switch (info->type) {
-            case KeyType::String: {
-                if (node.kind != K::String) return wrong_type();
-                auto s = string_at(node, key, true);
-                if (!s) return s.error();
-                layer.values[key] = *s;
-                break;
-            }
-            case KeyType::Bool:
-                if (node.kind != K::Boolean) return wrong_type();
-                layer.values[key] = node.number != 0;
-                break;
-            case KeyType::UInt: {
-                if (node.kind != K::Integer) return wrong_type();
-                int64_t v = node.number;
-                if (v < 0 || v > 0xFFFFFFFELL) return make_error(at, "'" + key + "': value out of range");
-                layer.values[key] = static_cast<uint64_t>(v);
-                break;
-            }
-            case KeyType::Size:
-            case KeyType::Duration: {
-                if (node.kind != K::String) return wrong_type();
-                auto q = parse_quantity(info->type, node.str);
-                if (!q) return make_error(at, "'" + key + "': " + q.error().what + ": " + q.error().why);
-                layer.values[key] = std::move(*q);
-                break;
-            }
-            case KeyType::List: {
-                if (node.kind != K::Array) return wrong_type();
-                std::vector<std::string> list;
-                for (const auto& e : node.items) {
-                    auto s = string_at(e, key, true);
-                    if (!s) return s.error();
-                    list.push_back(*s);
-                    if (item_origins) layer.item_where[key].push_back(where(path, e));
-                }
-                layer.values[key] = list;
-                break;
-            }
-            case KeyType::PairList: {
-                if (node.kind != K::Table) return wrong_type();
-                std::vector<PairValue> pairs;
-                for (size_t i = 0; i < node.items.size(); ++i) {
-                    auto s = string_at(node.items[i], key, false);
-                    if (!s) return s.error();
-                    pairs.emplace_back(node.keys[i].name, *s);
-                    if (item_origins) layer.item_where[key].push_back(where(path, node.items[i]));
-                }
-                layer.values[key] = pairs;
-                break;
-            }
-            case KeyType::Ops: {
-                if (node.kind != K::Array) return wrong_type();
-                for (const auto& e : node.items) {
-                    std::vector<std::string> args;
-                    if (info->arity == 1) {
-                        auto s = string_at(e, key, true);
-                        if (!s) return s.error();
-                        args.push_back(*s);
-                    } else {
-                        if (e.kind != K::Array || e.items.size() != 2) {
-                            return make_error(where(path, e), "'" + key + "' entries must be [\"SRC\", \"DEST\"]");
-                        }
-                        for (const auto& p : e.items) {
-                            auto s = string_at(p, key, true);
-                            if (!s) return s.error();
-                            args.push_back(*s);
-                        }
-                    }
-                    ops.emplace_back(std::make_pair(e.line, e.column),
-                                     OpValue{mount_request(key, std::move(args)), where(path, e)});
-                }
-                break;
-            }
+        } else if (key == "extends") {
+            CORDON_TRY(reader.read_extends(node, at, extends, extends_where));
+        } else {
+            CORDON_TRY(reader.read_setting(tbl.keys[idx], node, at));
         }
     }
-    if (!ops.empty()) {
-        std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::vector<OpValue> ordered;
-        ordered.reserve(ops.size());
-        for (auto& [pos, op] : ops) ordered.push_back(std::move(op));
-        layer.values["ops"] = ordered;
-    }
-    return layer;
+    return std::move(reader).finish();
 }
 
 Result<std::string> find_profile(const std::string& name) {
@@ -276,7 +337,7 @@ namespace {
 
 // `at` is where NAME was named (an extends entry), for messages; empty for the command line.
 Status load_one(const std::string& name, const std::string& at, const Vars& vars, bool item_origins,
-                std::vector<std::string>& stack, std::set<std::string>& done, Layer& out) {
+                std::vector<std::string>& stack, std::set<std::string>& done, SettingsLayer& out) {
     auto path = find_profile(name);
     if (!path) {
         if (!at.empty()) path.error().what = at + ": extends " + path.error().what;
@@ -308,8 +369,8 @@ Status load_one(const std::string& name, const std::string& at, const Vars& vars
 
 }  // namespace
 
-Result<Layer> load_profiles(const std::vector<std::string>& names, const Vars& vars, bool item_origins) {
-    Layer merged;
+Result<SettingsLayer> load_profiles(const std::vector<std::string>& names, const Vars& vars, bool item_origins) {
+    SettingsLayer merged;
     merged.origin = "profiles";
     std::set<std::string> done;
     for (const auto& name : names) {

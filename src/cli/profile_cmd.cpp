@@ -94,6 +94,88 @@ std::vector<std::string> op_args(const MountRequest& r) {
     return {r.dest};
 }
 
+// Where element I of KEY's value came from (file:line:column), else where KEY was set.
+std::string origin_of(const SettingsLayer& l, const std::string& key, size_t i) {
+    auto it = l.item_where.find(key);
+    if (it != l.item_where.end() && i < it->second.size()) return it->second[i];
+    auto w = l.where.find(key);
+    return w != l.where.end() ? w->second : std::string();
+}
+
+// KEY's value V as JSON, each element with where it came from.
+std::string value_json(const SettingsLayer& l, const std::string& key, const Value& v) {
+    if (key == "ops") {
+        std::string arr = "[";
+        bool first = true;
+        for (const auto& op : std::get<std::vector<OpValue>>(v)) {
+            JsonObject o;
+            o.add("key", mount_request_option(op.request)).add("args", op_args(op.request)).add("from", op.origin);
+            arr += (first ? "" : ",") + o.str();
+            first = false;
+        }
+        return arr + "]";
+    }
+    if (auto* list = std::get_if<std::vector<std::string>>(&v)) {
+        std::string arr = "[";
+        for (size_t i = 0; i < list->size(); ++i) {
+            JsonObject o;
+            o.add("value", (*list)[i]).add("from", origin_of(l, key, i));
+            arr += (i ? "," : "") + o.str();
+        }
+        return arr + "]";
+    }
+    if (auto* pairs = std::get_if<std::vector<PairValue>>(&v)) {
+        std::string arr = "[";
+        for (size_t i = 0; i < pairs->size(); ++i) {
+            JsonObject o;
+            o.add("name", (*pairs)[i].first).add("value", (*pairs)[i].second).add("from", origin_of(l, key, i));
+            arr += (i ? "," : "") + o.str();
+        }
+        return arr + "]";
+    }
+    JsonObject o;
+    o.add_raw("value", value_text(v)).add("from", origin_of(l, key, 0));
+    return o.str();
+}
+
+// `cordon profile show NAME --json`: one object; the primitives under "primitives".
+void print_json(const std::string& name, const SettingsLayer& l) {
+    JsonObject obj;
+    obj.add("profile", name);
+    for (const auto& [key, v] : l.values) obj.add_raw(key == "ops" ? "primitives" : key, value_json(l, key, v));
+    std::printf("%s\n", obj.str().c_str());
+}
+
+// KEY's value V as profile lines, each with a comment saying where it came from.
+void print_value_toml(const SettingsLayer& l, const std::string& key, const Value& v) {
+    if (key == "ops") {
+        for (const auto& op : std::get<std::vector<OpValue>>(v)) {
+            std::string args;
+            for (const auto& a : op_args(op.request)) args += (args.empty() ? "" : ", ") + json_quote(a);
+            std::printf("%s = [%s]  # %s\n", mount_request_option(op.request).c_str(), args.c_str(), op.origin.c_str());
+        }
+    } else if (auto* list = std::get_if<std::vector<std::string>>(&v)) {
+        std::printf("%s = [\n", key.c_str());
+        for (size_t i = 0; i < list->size(); ++i) {
+            std::printf("  %s,  # %s\n", json_quote((*list)[i]).c_str(), origin_of(l, key, i).c_str());
+        }
+        std::printf("]\n");
+    } else if (auto* pairs = std::get_if<std::vector<PairValue>>(&v)) {
+        for (size_t i = 0; i < pairs->size(); ++i) {
+            std::printf("%s.%s = %s  # %s\n", key.c_str(), (*pairs)[i].first.c_str(),
+                        json_quote((*pairs)[i].second).c_str(), origin_of(l, key, i).c_str());
+        }
+    } else {
+        std::printf("%s = %s  # %s\n", key.c_str(), value_text(v).c_str(), origin_of(l, key, 0).c_str());
+    }
+}
+
+// `cordon profile show NAME`: the resolved profile in a profile file's own form.
+void print_toml(const std::string& name, const SettingsLayer& l) {
+    std::printf("# profile %s, fully resolved (each value with the file:line:column it came from)\n", name.c_str());
+    for (const auto& [key, v] : l.values) print_value_toml(l, key, v);
+}
+
 int show(const std::string& name, bool json) {
     HostInfo host = current_host();
     auto layer = load_profiles({name}, profile_vars(host.home, host.user, host.uid, host.cwd), true);
@@ -101,78 +183,10 @@ int show(const std::string& name, bool json) {
         std::fprintf(stderr, "%s\n", layer.error().message().c_str());
         return 125;
     }
-    const Layer& l = *layer;
-    auto origin_of = [&](const std::string& key, size_t i) {
-        auto it = l.item_where.find(key);
-        if (it != l.item_where.end() && i < it->second.size()) return it->second[i];
-        auto w = l.where.find(key);
-        return w != l.where.end() ? w->second : std::string();
-    };
-    if (json) {
-        JsonObject obj;
-        obj.add("profile", name);
-        for (const auto& [key, v] : l.values) {
-            if (key == "ops") {
-                std::string arr = "[";
-                bool first = true;
-                for (const auto& op : std::get<std::vector<OpValue>>(v)) {
-                    JsonObject o;
-                    o.add("key", mount_request_option(op.request))
-                        .add("args", op_args(op.request))
-                        .add("from", op.origin);
-                    arr += (first ? "" : ",") + o.str();
-                    first = false;
-                }
-                obj.add_raw("primitives", arr + "]");
-            } else if (auto* list = std::get_if<std::vector<std::string>>(&v)) {
-                std::string arr = "[";
-                for (size_t i = 0; i < list->size(); ++i) {
-                    JsonObject o;
-                    o.add("value", (*list)[i]).add("from", origin_of(key, i));
-                    arr += (i ? "," : "") + o.str();
-                }
-                obj.add_raw(key, arr + "]");
-            } else if (auto* pairs = std::get_if<std::vector<PairValue>>(&v)) {
-                std::string arr = "[";
-                for (size_t i = 0; i < pairs->size(); ++i) {
-                    JsonObject o;
-                    o.add("name", (*pairs)[i].first).add("value", (*pairs)[i].second).add("from", origin_of(key, i));
-                    arr += (i ? "," : "") + o.str();
-                }
-                obj.add_raw(key, arr + "]");
-            } else {
-                JsonObject o;
-                o.add_raw("value", value_text(v)).add("from", origin_of(key, 0));
-                obj.add_raw(key, o.str());
-            }
-        }
-        std::printf("%s\n", obj.str().c_str());
-        return 0;
-    }
-    std::printf("# profile %s, fully resolved (each value with the file:line:column it came from)\n", name.c_str());
-    for (const auto& [key, v] : l.values) {
-        if (key == "ops") {
-            for (const auto& op : std::get<std::vector<OpValue>>(v)) {
-                std::string args;
-                for (const auto& a : op_args(op.request)) args += (args.empty() ? "" : ", ") + json_quote(a);
-                std::printf("%s = [%s]  # %s\n", mount_request_option(op.request).c_str(), args.c_str(),
-                            op.origin.c_str());
-            }
-        } else if (auto* list = std::get_if<std::vector<std::string>>(&v)) {
-            std::printf("%s = [\n", key.c_str());
-            for (size_t i = 0; i < list->size(); ++i) {
-                std::printf("  %s,  # %s\n", json_quote((*list)[i]).c_str(), origin_of(key, i).c_str());
-            }
-            std::printf("]\n");
-        } else if (auto* pairs = std::get_if<std::vector<PairValue>>(&v)) {
-            for (size_t i = 0; i < pairs->size(); ++i) {
-                std::printf("%s.%s = %s  # %s\n", key.c_str(), (*pairs)[i].first.c_str(),
-                            json_quote((*pairs)[i].second).c_str(), origin_of(key, i).c_str());
-            }
-        } else {
-            std::printf("%s = %s  # %s\n", key.c_str(), value_text(v).c_str(), origin_of(key, 0).c_str());
-        }
-    }
+    if (json)
+        print_json(name, *layer);
+    else
+        print_toml(name, *layer);
     return 0;
 }
 

@@ -112,7 +112,7 @@ MountRequest mount_request(const std::string& key, std::vector<std::string> args
     return r;
 }
 
-void merge_layer(Layer& base, const Layer& top) {
+void merge_layer(SettingsLayer& base, const SettingsLayer& top) {
     for (const auto& [key, value] : top.values) {
         auto it = base.values.find(key);
         if (it == base.values.end() || it->second.index() != value.index()) {
@@ -137,49 +137,49 @@ void merge_layer(Layer& base, const Layer& top) {
     }
 }
 
-std::optional<std::string> get_string(const Layer& l, const std::string& key) {
+std::optional<std::string> get_string(const SettingsLayer& l, const std::string& key) {
     auto it = l.values.find(key);
     if (it == l.values.end()) return std::nullopt;
     if (auto* s = std::get_if<std::string>(&it->second)) return *s;
     return std::nullopt;
 }
 
-bool get_bool(const Layer& l, const std::string& key, bool fallback) {
+bool get_bool(const SettingsLayer& l, const std::string& key, bool fallback) {
     auto it = l.values.find(key);
     if (it == l.values.end()) return fallback;
     if (auto* b = std::get_if<bool>(&it->second)) return *b;
     return fallback;
 }
 
-std::optional<uint64_t> get_uint(const Layer& l, const std::string& key) {
+std::optional<uint64_t> get_uint(const SettingsLayer& l, const std::string& key) {
     auto it = l.values.find(key);
     if (it == l.values.end()) return std::nullopt;
     if (auto* u = std::get_if<uint64_t>(&it->second)) return *u;
     return std::nullopt;
 }
 
-std::optional<Quantity> get_quantity(const Layer& l, const std::string& key) {
+std::optional<Quantity> get_quantity(const SettingsLayer& l, const std::string& key) {
     auto it = l.values.find(key);
     if (it == l.values.end()) return std::nullopt;
     if (auto* q = std::get_if<Quantity>(&it->second)) return *q;
     return std::nullopt;
 }
 
-std::vector<std::string> get_list(const Layer& l, const std::string& key) {
+std::vector<std::string> get_list(const SettingsLayer& l, const std::string& key) {
     auto it = l.values.find(key);
     if (it == l.values.end()) return {};
     if (auto* v = std::get_if<std::vector<std::string>>(&it->second)) return *v;
     return {};
 }
 
-std::vector<PairValue> get_pairs(const Layer& l, const std::string& key) {
+std::vector<PairValue> get_pairs(const SettingsLayer& l, const std::string& key) {
     auto it = l.values.find(key);
     if (it == l.values.end()) return {};
     if (auto* v = std::get_if<std::vector<PairValue>>(&it->second)) return *v;
     return {};
 }
 
-std::vector<OpValue> get_ops(const Layer& l) {
+std::vector<OpValue> get_ops(const SettingsLayer& l) {
     auto it = l.values.find("ops");
     if (it == l.values.end()) return {};
     if (auto* v = std::get_if<std::vector<OpValue>>(&it->second)) return *v;
@@ -187,9 +187,8 @@ std::vector<OpValue> get_ops(const Layer& l) {
 }
 
 Result<Quantity> parse_quantity(KeyType type, const std::string& text) {
-    auto r = type == KeyType::Size ? parse_size(text) : parse_duration_ms(text);
-    if (!r) return r.error();
-    return Quantity{*r, text};
+    CORDON_ASSIGN_OR_RETURN(const uint64_t value, type == KeyType::Size ? parse_size(text) : parse_duration_ms(text));
+    return Quantity{value, text};
 }
 
 Result<uint64_t> parse_size(const std::string& text) {

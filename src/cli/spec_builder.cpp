@@ -26,8 +26,8 @@ HostInfo current_host() {
     } else if (auto pw = passwd_entry(h.uid)) {
         h.home = pw->home;
     }
-    // Like HOME, from the environment; without it, profile_vars() looks the name up only if a
-    // profile uses ${USER} (a password database lookup is a noticeable part of start-up).
+    // Like HOME, from the environment; without it, profile_vars() reads the password database
+    // only if a profile uses ${USER}.
     if (const char* user = std::getenv("USER"); user && *user) h.user = user;
     for (char** e = environ; e && *e; ++e) h.environ.emplace_back(*e);
     return h;
@@ -81,7 +81,7 @@ Result<uint64_t> parse_rlimit_value(const std::string& v) {
 }
 
 // --memory, --memory-swap, --pids, --cpus and --limits (SPEC §7).
-Result<CgroupLimits> parse_limits(const Layer& merged) {
+Result<CgroupLimits> parse_limits(const SettingsLayer& merged) {
     CgroupLimits l;
     if (auto m = get_quantity(merged, "memory")) {
         if (m->value < (1ULL << 20)) return make_error("--memory", "invalid value '" + m->text + "': at least 1M");
@@ -102,9 +102,7 @@ Result<CgroupLimits> parse_limits(const Layer& merged) {
         l.pids = *p;
     }
     if (auto c = get_string(merged, "cpus")) {
-        auto q = parse_cpus(*c);
-        if (!q) return q.error();
-        l.cpu_quota_us = *q;
+        CORDON_ASSIGN_OR_RETURN(l.cpu_quota_us, parse_cpus(*c));
     }
     if (auto mode = get_string(merged, "limits")) {
         if (*mode != "required" && *mode != "best-effort") {
@@ -184,26 +182,20 @@ bool has_url_password(std::string_view value) {
     return false;
 }
 
-Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const HostInfo& host) {
-    ResolvedRun run;
-    Spec& s = run.spec;
-    RunOptions& o = run.options;
-    s.host_uid = host.uid;
-    s.host_gid = host.gid;
-    s.home = host.home;
-    o.dry_run = cli.dry_run;
-    o.verbosity = cli.verbosity;
-    s.no_profile = cli.no_profile;
+namespace {
 
-    // Command.
+// COMMAND, or -c SCRIPT through /bin/sh.
+void set_command(const CliRequest& cli, Spec& s) {
     if (cli.script) {
         s.argv = {"/bin/sh", "-c", *cli.script};
         s.via_shell = true;
     } else {
         s.argv = cli.command;
     }
+}
 
-    // Identity and network.
+// --uid, --gid, --hostname and --net.
+Status set_identity_and_network(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
     s.uid = static_cast<uid_t>(get_uint(merged, "uid").value_or(host.uid));
     s.gid = static_cast<gid_t>(get_uint(merged, "gid").value_or(host.gid));
     s.hostname = get_string(merged, "hostname");
@@ -215,35 +207,39 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
         s.share_net = true;
     else if (net != "none")
         return make_error("--net", "invalid value '" + net + "': expected none or host");
+    return {};
+}
 
-    // Paths: absolute and normalised; entries named on the command line must exist.
-    auto norm_list = [&](const std::string& key) -> Result<std::vector<std::string>> {
-        std::vector<std::string> out;
-        auto cli_list = get_list(cli.layer, key);
-        for (const auto& p : get_list(merged, key)) {
-            if (p.empty()) return make_error("--" + key, "empty path");
-            out.push_back(normalize_path(p, host.cwd));
+// The path list KEY, absolute and normalised; --ro and --rw paths named on the command line
+// must exist.
+Result<std::vector<std::string>> normalized_paths(const CliRequest& cli, const SettingsLayer& merged,
+                                                  const HostInfo& host, const std::string& key) {
+    std::vector<std::string> out;
+    auto cli_list = get_list(cli.layer, key);
+    for (const auto& p : get_list(merged, key)) {
+        if (p.empty()) return make_error("--" + key, "empty path");
+        out.push_back(normalize_path(p, host.cwd));
+    }
+    for (const auto& p : cli_list) {
+        std::string n = normalize_path(p, host.cwd);
+        if ((key == "ro" || key == "rw") && !path_exists(n)) {
+            return make_error("--" + key, "'" + p + "' does not exist");
         }
-        for (const auto& p : cli_list) {
-            std::string n = normalize_path(p, host.cwd);
-            if ((key == "ro" || key == "rw") && !path_exists(n)) {
-                return make_error("--" + key, "'" + p + "' does not exist");
-            }
-        }
-        return out;
-    };
-    auto ro = norm_list("ro");
-    if (!ro) return ro.error();
-    auto rw = norm_list("rw");
-    if (!rw) return rw.error();
-    auto hide = norm_list("hide");
-    if (!hide) return hide.error();
-    auto tmpfs = norm_list("tmpfs");
-    if (!tmpfs) return tmpfs.error();
-    s.ro = *ro;
-    s.rw = *rw;
-    s.hide = *hide;
-    s.tmpfs = *tmpfs;
+    }
+    return out;
+}
+
+// --ro, --rw, --hide and --tmpfs.
+Status set_paths(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host, Spec& s) {
+    CORDON_ASSIGN_OR_RETURN(s.ro, normalized_paths(cli, merged, host, "ro"));
+    CORDON_ASSIGN_OR_RETURN(s.rw, normalized_paths(cli, merged, host, "rw"));
+    CORDON_ASSIGN_OR_RETURN(s.hide, normalized_paths(cli, merged, host, "hide"));
+    CORDON_ASSIGN_OR_RETURN(s.tmpfs, normalized_paths(cli, merged, host, "tmpfs"));
+    return {};
+}
+
+// --protect, --protect-existing and --placeholder-content: paths relative to the workdir.
+Status set_protected_paths(const SettingsLayer& merged, Spec& s) {
     for (const char* key : {"protect", "protect-existing"}) {
         for (const auto& rel : get_list(merged, key)) {
             if (rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos) {
@@ -260,6 +256,11 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
         }
         s.placeholder_content.emplace_back(normalize_path(rel, "/").substr(1), text);
     }
+    return {};
+}
+
+// The private HOME and /tmp, cordon's own configuration and cache directories, --tmpfs-size.
+Status set_private_dirs(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
     s.private_home = get_bool(merged, "private-home");
     if (std::string config = config_home(host.home); !config.empty()) {
         s.config_dir = normalize_path(config, "/") + "/cordon";
@@ -272,6 +273,11 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
         if (sz->value < 4096) return make_error("--tmpfs-size", "invalid value '" + sz->text + "': at least 4K");
         s.tmpfs_size = sz->value;
     }
+    return {};
+}
+
+// The bwrap-style primitives, in order.
+Status set_mount_requests(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
     for (auto& [request, origin] : get_ops(merged)) {
         using K = MountRequest::Kind;
         if (request.dest.empty() || (mount_request_has_source(request.kind) && request.source.empty())) {
@@ -285,19 +291,27 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
         }
         s.mount_requests.push_back(std::move(request));
     }
+    return {};
+}
 
-    // The workdir: explicit (--workdir / profile) is honoured; the implicit current directory
-    // is refused when it is /, HOME, an ancestor of HOME or a system directory.
+// --workdir DIR: an existing directory, resolved.
+Result<std::string> explicit_workdir(const std::string& wd, const HostInfo& host) {
+    std::string n = normalize_path(wd, host.cwd);
+    struct stat st {};
+    if (::stat(n.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return make_error("--workdir", "'" + wd + "' is not a directory");
+    }
+    char real[PATH_MAX];
+    if (!::realpath(n.c_str(), real)) return sys_error("--workdir: " + wd);
+    return std::string(real);
+}
+
+// The workdir: explicit (--workdir / profile) is honoured; the implicit current directory
+// is refused when it is /, HOME, an ancestor of HOME or a system directory.
+Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o) {
     if (auto wd = get_string(merged, "workdir")) {
         if (*wd != "none") {
-            std::string n = normalize_path(*wd, host.cwd);
-            struct stat st {};
-            if (::stat(n.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-                return make_error("--workdir", "'" + *wd + "' is not a directory");
-            }
-            char real[PATH_MAX];
-            if (!::realpath(n.c_str(), real)) return sys_error("--workdir: " + *wd);
-            s.workdir = real;
+            CORDON_ASSIGN_OR_RETURN(s.workdir, explicit_workdir(*wd, host));
         }
     } else if (!s.no_profile) {
         char real[PATH_MAX];
@@ -313,37 +327,58 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
         }
     }
     s.workdir_readonly = get_bool(merged, "workdir-readonly");
+    return {};
+}
+
+void set_chdir(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
     s.chdir_explicit = get_string(merged, "chdir").has_value();
     s.chdir = get_string(merged, "chdir").value_or(host.cwd);
     s.chdir = normalize_path(s.chdir, host.cwd);
+}
 
-    // Environment: the caller's, minus credential-like names (matched without regard to case:
-    // npm reads npm_config__authToken as well as NPM_CONFIG__AUTHTOKEN) and values that are URLs
-    // with a password, then the explicit edits.
-    std::vector<Wildcard> strip;
-    for (const auto& pat : get_list(merged, "env-strip")) strip.emplace_back(ascii_upper(pat));
-    const bool strip_urls = get_bool(merged, "env-strip-url-passwords");
-    std::vector<std::string> pass = get_list(merged, "env-pass");
-    std::vector<std::string> unset = get_list(merged, "unsetenv");
-    bool clear = get_bool(merged, "clearenv");
-    std::vector<std::string> env;
-    for (const auto& kv : host.environ) {
-        std::string name = kv.substr(0, kv.find('='));
-        bool passed = std::any_of(pass.begin(), pass.end(),
+// Which of the caller's variables stay out of the jail: credential-like names (matched without
+// regard to case: npm reads npm_config__authToken as well as NPM_CONFIG__AUTHTOKEN) and values
+// that are URLs with a password, unless --env-pass keeps them; --clearenv and --unsetenv.
+class EnvFilter {
+public:
+    explicit EnvFilter(const SettingsLayer& merged)
+        : strip_urls_(get_bool(merged, "env-strip-url-passwords")),
+          pass_(get_list(merged, "env-pass")),
+          unset_(get_list(merged, "unsetenv")),
+          clear_(get_bool(merged, "clearenv")) {
+        for (const auto& pat : get_list(merged, "env-strip")) strip_.emplace_back(ascii_upper(pat));
+    }
+
+    // KV is NAME=VALUE.
+    [[nodiscard]] bool removes(const std::string& kv, const std::string& name) const {
+        bool passed = std::any_of(pass_.begin(), pass_.end(),
                                   [&](const std::string& p) { return ascii_upper(p) == ascii_upper(name); });
-        bool drop = clear || std::find(unset.begin(), unset.end(), name) != unset.end();
+        bool drop = clear_ || std::find(unset_.begin(), unset_.end(), name) != unset_.end();
         if (!drop && !passed) {
             const std::string upper = ascii_upper(name);
             const uint64_t chars = Wildcard::chars_of(upper);
-            for (const auto& pat : strip) {
-                if (pat.matches(upper, chars)) {
-                    drop = true;
-                    break;
-                }
-            }
-            if (!drop && strip_urls) drop = has_url_password(std::string_view(kv).substr(name.size() + 1));
+            drop = std::any_of(strip_.begin(), strip_.end(),
+                               [&](const Wildcard& pat) { return pat.matches(upper, chars); });
+            if (!drop && strip_urls_) drop = has_url_password(std::string_view(kv).substr(name.size() + 1));
         }
-        if (drop && !(passed && !clear))
+        return drop && !(passed && !clear_);
+    }
+
+private:
+    std::vector<Wildcard> strip_;
+    bool strip_urls_;
+    std::vector<std::string> pass_;
+    std::vector<std::string> unset_;
+    bool clear_;
+};
+
+// The caller's environment, filtered, then the explicit --setenv edits.
+Status set_environment(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
+    const EnvFilter filter(merged);
+    std::vector<std::string> env;
+    for (const auto& kv : host.environ) {
+        std::string name = kv.substr(0, kv.find('='));
+        if (filter.removes(kv, name))
             s.env_removed.push_back(name);
         else
             env.push_back(kv);
@@ -357,24 +392,24 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
         env.push_back(name + "=" + value);
     }
     s.env = env;
+    return {};
+}
 
-    // Limits.
+// --timeout, the cgroup limits and --rlimit.
+Status set_limits(const SettingsLayer& merged, Spec& s) {
     if (auto t = get_quantity(merged, "timeout")) s.timeout_ms = t->value;
-    auto limits = parse_limits(merged);
-    if (!limits) return limits.error();
-    s.limits = *limits;
+    CORDON_ASSIGN_OR_RETURN(s.limits, parse_limits(merged));
     s.rlimits.push_back(Rlimit{RLIMIT_CORE, "core", 0, 0});  // core dumps off unless asked
     for (const auto& text : get_list(merged, "rlimit")) {
-        auto r = parse_rlimit(text);
-        if (!r) return r.error();
-        std::erase_if(s.rlimits, [&](const Rlimit& x) { return x.resource == r->resource; });
-        s.rlimits.push_back(*r);
+        CORDON_ASSIGN_OR_RETURN(const Rlimit r, parse_rlimit(text));
+        std::erase_if(s.rlimits, [&](const Rlimit& x) { return x.resource == r.resource; });
+        s.rlimits.push_back(r);
     }
+    return {};
+}
 
-    // Security.
-    s.allow_userns = get_bool(merged, "allow-userns");
-    s.allow_ptrace = get_bool(merged, "allow-ptrace");
-    s.new_session = get_bool(merged, "new-session");
+// --cap-add NAME: "net_raw", "NET_RAW" and "CAP_NET_RAW" are one capability.
+Status add_capabilities(const SettingsLayer& merged, Spec& s) {
     for (const auto& name : get_list(merged, "cap-add")) {
         std::string lower;
         for (char ch : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -386,7 +421,21 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
         s.cap_keep.push_back(cap);
         s.cap_keep_names.push_back(lower);
     }
+    return {};
+}
+
+// --allow-userns, --allow-ptrace, --new-session, --cap-add and --seccomp.
+Status set_security(const SettingsLayer& merged, Spec& s) {
+    s.allow_userns = get_bool(merged, "allow-userns");
+    s.allow_ptrace = get_bool(merged, "allow-ptrace");
+    s.new_session = get_bool(merged, "new-session");
+    CORDON_TRY(add_capabilities(merged, s));
     s.seccomp = get_string(merged, "seccomp").value_or("default");
+    return {};
+}
+
+// --status-json PATH or fd:N.
+Status set_status_json(const SettingsLayer& merged, RunOptions& o) {
     o.status_json = get_string(merged, "status-json");
     if (o.status_json && o.status_json->rfind("fd:", 0) == 0) {
         std::string n = o.status_json->substr(3);
@@ -394,6 +443,34 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const Layer& merged, const
             return make_error("--status-json", "invalid value '" + *o.status_json + "': expected PATH or fd:N");
         }
     }
+    return {};
+}
+
+}  // namespace
+
+Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host) {
+    ResolvedRun run;
+    Spec& s = run.spec;
+    RunOptions& o = run.options;
+    s.host_uid = host.uid;
+    s.host_gid = host.gid;
+    s.home = host.home;
+    o.dry_run = cli.dry_run;
+    o.verbosity = cli.verbosity;
+    s.no_profile = cli.no_profile;
+    // The order of the steps decides which of several bad values is reported.
+    set_command(cli, s);
+    CORDON_TRY(set_identity_and_network(merged, host, s));
+    CORDON_TRY(set_paths(cli, merged, host, s));
+    CORDON_TRY(set_protected_paths(merged, s));
+    CORDON_TRY(set_private_dirs(merged, host, s));
+    CORDON_TRY(set_mount_requests(merged, host, s));
+    CORDON_TRY(set_workdir(merged, host, s, o));
+    set_chdir(merged, host, s);
+    CORDON_TRY(set_environment(merged, host, s));
+    CORDON_TRY(set_limits(merged, s));
+    CORDON_TRY(set_security(merged, s));
+    CORDON_TRY(set_status_json(merged, o));
     s.no_policy = cli.no_policy;
     s.policies = get_list(merged, "policy");
     o.profiles = cli.profiles;
@@ -448,7 +525,7 @@ std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
 }
 
 Result<ResolvedRun> resolve_spec(const CliRequest& cli, const HostInfo& host) {
-    Layer merged;
+    SettingsLayer merged;
     std::vector<std::string> names;
     if (!cli.no_profile) {
         std::string workdir = get_string(cli.layer, "workdir").value_or(host.cwd);
@@ -457,9 +534,7 @@ Result<ResolvedRun> resolve_spec(const CliRequest& cli, const HostInfo& host) {
         for (auto& name : names) {
             if (name == "auto") name = auto_profile(cli, host);
         }
-        auto layer = load_profiles(names, vars);
-        if (!layer) return layer.error();
-        merged = *layer;
+        CORDON_ASSIGN_OR_RETURN(merged, load_profiles(names, vars));
     }
     merge_layer(merged, cli.layer);
     auto run = build_spec(cli, merged, host);

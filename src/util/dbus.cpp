@@ -139,10 +139,10 @@ Result<Connection> Connection::open(const std::string& path, Clock::duration tim
     Connection bus(std::move(fd));
     CORDON_TRY(bus.authenticate(deadline));
     // The bus answers nothing else before Hello, which gives the connection its unique name.
-    auto hello = bus.call(method_call(kBusName, kBusPath, kBusName, "Hello"), deadline - Clock::now());
-    if (!hello) return hello.error();
-    if (hello->body_signature() != "s") return bus_error("Hello returned '" + hello->body_signature() + "'");
-    bus.unique_name_ = hello->body[0].str;
+    CORDON_ASSIGN_OR_RETURN(const Message hello,
+                            bus.call(method_call(kBusName, kBusPath, kBusName, "Hello"), deadline - Clock::now()));
+    if (hello.body_signature() != "s") return bus_error("Hello returned '" + hello.body_signature() + "'");
+    bus.unique_name_ = hello.body[0].str;
     return bus;
 }
 
@@ -199,11 +199,10 @@ Status Connection::fill(size_t want, Clock::time_point deadline) {
 
 Result<std::string> Connection::read_frame(Clock::time_point deadline) {
     CORDON_TRY(fill(16, deadline));
-    auto length = frame_length(std::string_view(in_).substr(0, 16));
-    if (!length) return length.error();
-    CORDON_TRY(fill(*length, deadline));
-    std::string frame = in_.substr(0, *length);
-    in_.erase(0, *length);
+    CORDON_ASSIGN_OR_RETURN(const size_t length, frame_length(std::string_view(in_).substr(0, 16)));
+    CORDON_TRY(fill(length, deadline));
+    std::string frame = in_.substr(0, length);
+    in_.erase(0, length);
     return frame;
 }
 
@@ -211,34 +210,31 @@ Result<uint32_t> Connection::send(Message m, Clock::time_point deadline) {
     // Serials only need to differ among this connection's pending calls; 0 is never one.
     if (++last_serial_ == 0) ++last_serial_;
     m.serial = last_serial_;
-    auto bytes = encode(m);
-    if (!bytes) return bytes.error();
-    CORDON_TRY(write_all_until(fd_.get(), *bytes, deadline));
+    CORDON_ASSIGN_OR_RETURN(const std::string bytes, encode(m));
+    CORDON_TRY(write_all_until(fd_.get(), bytes, deadline));
     return m.serial;
 }
 
 Result<Message> Connection::call(Message m, Clock::duration timeout) {
     const auto deadline = Clock::now() + timeout;
     const std::string method = m.interface + "." + m.member;
-    auto serial = send(std::move(m), deadline);
-    if (!serial) return serial.error();
+    CORDON_ASSIGN_OR_RETURN(const uint32_t serial, send(std::move(m), deadline));
     for (;;) {
         auto frame = read_frame(deadline);
         if (!frame) {
             if (frame.error().err == ETIMEDOUT) frame.error().why = "no reply to " + method;
             return frame.error();
         }
-        auto reply = decode(*frame);
-        if (!reply) return reply.error();
-        switch (reply->type) {
+        CORDON_ASSIGN_OR_RETURN(Message reply, decode(*frame));
+        switch (reply.type) {
             case MessageType::Signal:
                 CORDON_TRY(keep_signal(std::move(*frame)));
                 break;
             case MessageType::MethodReturn:
-                if (reply->reply_serial == *serial) return reply;
+                if (reply.reply_serial == serial) return reply;
                 break;
             case MessageType::Error:
-                if (reply->reply_serial == *serial) return peer_error(*reply);
+                if (reply.reply_serial == serial) return peer_error(reply);
                 break;
             default:
                 // Calls to us and replies we no longer wait for: a short-lived client that
@@ -266,9 +262,7 @@ Result<Message> Connection::next_signal(Clock::time_point deadline) {
             kept_.pop_front();
             kept_bytes_ -= frame.size();
         } else {
-            auto read = read_frame(deadline);
-            if (!read) return read.error();
-            frame = std::move(*read);
+            CORDON_ASSIGN_OR_RETURN(frame, read_frame(deadline));
         }
         auto m = decode(frame);
         if (!m || m->type == MessageType::Signal) return m;
@@ -277,19 +271,18 @@ Result<Message> Connection::next_signal(Clock::time_point deadline) {
 
 Result<Value> get_property(Connection& bus, const std::string& destination, const std::string& path,
                            const std::string& interface, const std::string& property, Clock::duration timeout) {
-    auto reply = bus.call(method_call(destination, path, "org.freedesktop.DBus.Properties", "Get",
-                                      {Value::string(interface), Value::string(property)}),
-                          timeout);
-    if (!reply) return reply.error();
-    if (reply->body_signature() != "v") {
-        return bus_error("Properties.Get returned '" + reply->body_signature() + "' instead of a variant");
+    CORDON_ASSIGN_OR_RETURN(Message reply,
+                            bus.call(method_call(destination, path, "org.freedesktop.DBus.Properties", "Get",
+                                                 {Value::string(interface), Value::string(property)}),
+                                     timeout));
+    if (reply.body_signature() != "v") {
+        return bus_error("Properties.Get returned '" + reply.body_signature() + "' instead of a variant");
     }
-    return std::move(reply->body[0].items[0]);
+    return std::move(reply.body[0].items[0]);
 }
 
 Status add_match(Connection& bus, const std::string& rule, Clock::duration timeout) {
-    auto reply = bus.call(method_call(kBusName, kBusPath, kBusName, "AddMatch", {Value::string(rule)}), timeout);
-    if (!reply) return reply.error();
+    CORDON_TRY(bus.call(method_call(kBusName, kBusPath, kBusName, "AddMatch", {Value::string(rule)}), timeout));
     return {};
 }
 

@@ -544,10 +544,9 @@ Result<size_t> frame_length(std::string_view head) {
 }
 
 Result<Message> decode(std::string_view bytes) {
-    auto length = frame_length(bytes);
-    if (!length) return length.error();
-    if (*length != bytes.size()) {
-        return malformed(std::to_string(bytes.size()) + " bytes where the header announces " + std::to_string(*length));
+    CORDON_ASSIGN_OR_RETURN(const size_t length, frame_length(bytes));
+    if (length != bytes.size()) {
+        return malformed(std::to_string(bytes.size()) + " bytes where the header announces " + std::to_string(length));
     }
     if (bytes[1] == 0) return malformed("message type 0 (INVALID)");
     const bool big = bytes[0] == 'B';

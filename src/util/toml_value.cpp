@@ -32,9 +32,8 @@ TomlValue to_toml_value(const toml::node& n) {
 }
 
 Result<TomlValue> parse_toml_value(std::string_view text, const std::string& path) {
-    auto tbl = parse_toml(text, path);
-    if (!tbl) return tbl.error();
-    return to_toml_value(*tbl);
+    CORDON_ASSIGN_OR_RETURN(const toml::table tbl, parse_toml(text, path));
+    return to_toml_value(tbl);
 }
 
 namespace {

@@ -16,7 +16,7 @@ using cordon::test::source_dir;
 
 namespace {
 
-bool same_layer(const Layer& a, const Layer& b) {
+bool same_layer(const SettingsLayer& a, const SettingsLayer& b) {
     return a.origin == b.origin && a.values == b.values && a.where == b.where && a.item_where == b.item_where;
 }
 

@@ -21,7 +21,7 @@ const Vars kVars = {{"HOME", "/home/u"},
                     {"XDG_CACHE_HOME", "/home/u/.cache"},
                     {"XDG_CONFIG_HOME", ""}};
 
-Layer parse_ok(const std::string& text, Strings* extends = nullptr) {
+SettingsLayer parse_ok(const std::string& text, Strings* extends = nullptr) {
     auto r = parse_profile(text, "p.toml", kVars, extends);
     if (!r) FAIL("unexpected error: " << r.error().what << ": " << r.error().why);
     return std::move(r).value();
@@ -37,7 +37,7 @@ Error parse_err(const std::string& text) {
 
 TEST_CASE("profile: every key type is parsed", "[profile]") {
     Strings extends;
-    Layer l = parse_ok(R"(
+    SettingsLayer l = parse_ok(R"(
 description = "test"
 extends = ["default", "./base.toml"]
 net = "host"
@@ -50,7 +50,7 @@ setenv = { LANG = "C.UTF-8", EDITOR = "${HOME}" }
 dir = ["/made"]
 bind = [["/src", "/dst"], ["${WORKDIR}", "/w"]]
 )",
-                       &extends);
+                               &extends);
     CHECK(l.origin == "p.toml");
     CHECK(extends == Strings{"default", "./base.toml"});
     CHECK(get_string(l, "net") == std::string("host"));
@@ -81,7 +81,8 @@ bind = [["/src", "/dst"], ["${WORKDIR}", "/w"]]
 
 TEST_CASE("profile: ops from one file keep the file's order", "[profile]") {
     // symlink /b must exist before something is bound below it.
-    Layer l = parse_ok("symlink = [[\"usr/bin\", \"/b\"]]\nro-bind = [[\"/x\", \"/b/x\"]]\ndir = [\"/d\", \"/d/e\"]\n");
+    SettingsLayer l =
+        parse_ok("symlink = [[\"usr/bin\", \"/b\"]]\nro-bind = [[\"/x\", \"/b/x\"]]\ndir = [\"/d\", \"/d/e\"]\n");
     auto ops = get_ops(l);
     REQUIRE(ops.size() == 4);
     using K = MountRequest::Kind;

@@ -141,8 +141,8 @@ TEST_CASE("the key table matches SPEC §3", "[settings]") {
 
 namespace {
 
-Layer layer_of(std::map<std::string, Value> values) {
-    Layer l;
+SettingsLayer layer_of(std::map<std::string, Value> values) {
+    SettingsLayer l;
     l.values = std::move(values);
     return l;
 }
@@ -150,9 +150,9 @@ Layer layer_of(std::map<std::string, Value> values) {
 }  // namespace
 
 TEST_CASE("merge_layer: scalars are overridden by the top layer", "[settings]") {
-    Layer base = layer_of({{"net", std::string("none")}, {"uid", uint64_t{1000}}, {"clearenv", false}});
+    SettingsLayer base = layer_of({{"net", std::string("none")}, {"uid", uint64_t{1000}}, {"clearenv", false}});
     base.where["net"] = "a.toml:1:1";
-    Layer top = layer_of({{"net", std::string("host")}, {"clearenv", true}});
+    SettingsLayer top = layer_of({{"net", std::string("host")}, {"clearenv", true}});
     top.where["net"] = "--net";
     merge_layer(base, top);
     CHECK(get_string(base, "net") == std::string("host"));
@@ -162,11 +162,11 @@ TEST_CASE("merge_layer: scalars are overridden by the top layer", "[settings]") 
 }
 
 TEST_CASE("merge_layer: lists and pairs accumulate, base first", "[settings]") {
-    Layer base =
+    SettingsLayer base =
         layer_of({{"ro", std::vector<std::string>{"/usr", "/etc"}}, {"setenv", std::vector<PairValue>{{"A", "1"}}}});
-    Layer top = layer_of({{"ro", std::vector<std::string>{"/opt"}},
-                          {"hide", std::vector<std::string>{"/etc/shadow"}},
-                          {"setenv", std::vector<PairValue>{{"B", "2"}, {"A", "3"}}}});
+    SettingsLayer top = layer_of({{"ro", std::vector<std::string>{"/opt"}},
+                                  {"hide", std::vector<std::string>{"/etc/shadow"}},
+                                  {"setenv", std::vector<PairValue>{{"B", "2"}, {"A", "3"}}}});
     merge_layer(base, top);
     CHECK(get_list(base, "ro") == std::vector<std::string>{"/usr", "/etc", "/opt"});
     CHECK(get_list(base, "hide") == std::vector<std::string>{"/etc/shadow"});
@@ -177,9 +177,9 @@ TEST_CASE("merge_layer: lists and pairs accumulate, base first", "[settings]") {
 
 TEST_CASE("merge_layer: ops accumulate in order across layers", "[settings]") {
     using K = MountRequest::Kind;
-    Layer base = layer_of(
+    SettingsLayer base = layer_of(
         {{"ops", std::vector<OpValue>{{{K::Dir, "", "/a"}, "p.toml:2:1"}, {{K::Bind, "/x", "/y"}, "p.toml:3:1"}}}});
-    Layer top = layer_of({{"ops", std::vector<OpValue>{{{K::Symlink, "t", "/l"}, "command line"}}}});
+    SettingsLayer top = layer_of({{"ops", std::vector<OpValue>{{{K::Symlink, "t", "/l"}, "command line"}}}});
     merge_layer(base, top);
     auto ops = get_ops(base);
     REQUIRE(ops.size() == 3);
@@ -190,13 +190,13 @@ TEST_CASE("merge_layer: ops accumulate in order across layers", "[settings]") {
     CHECK(ops[2].origin == "command line");
 
     // Merging into an empty layer copies.
-    Layer empty;
+    SettingsLayer empty;
     merge_layer(empty, base);
     CHECK(get_ops(empty).size() == 3);
 }
 
 TEST_CASE("accessors fall back on missing keys and wrong types", "[settings]") {
-    Layer l = layer_of({{"net", std::string("host")}, {"uid", uint64_t{5}}, {"allow-userns", true}});
+    SettingsLayer l = layer_of({{"net", std::string("host")}, {"uid", uint64_t{5}}, {"allow-userns", true}});
     CHECK_FALSE(get_string(l, "hostname").has_value());
     CHECK_FALSE(get_string(l, "uid").has_value());  // a number is not a string
     CHECK_FALSE(get_uint(l, "net").has_value());

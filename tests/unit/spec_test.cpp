@@ -49,31 +49,31 @@ HostInfo host_at(const std::string& home, const std::string& cwd) {
 }
 
 // Build from command-line args on top of a profile layer, like resolve_spec does.
-Result<ResolvedRun> build_run(const Strings& args, Layer profile, const HostInfo& host) {
+Result<ResolvedRun> build_run(const Strings& args, SettingsLayer profile, const HostInfo& host) {
     auto cli = parse_command_line(args);
     if (!cli) FAIL("bad command line: " << cli.error().why);
     merge_layer(profile, cli->layer);
     return build_spec(*cli, profile, host);
 }
 
-Result<Spec> build(const Strings& args, const Layer& profile, const HostInfo& host) {
+Result<Spec> build(const Strings& args, const SettingsLayer& profile, const HostInfo& host) {
     auto r = build_run(args, profile, host);
     if (!r) return r.error();
     return std::move(r->spec);
 }
 
-ResolvedRun run_ok(const Strings& args, const Layer& profile, const HostInfo& host) {
+ResolvedRun run_ok(const Strings& args, const SettingsLayer& profile, const HostInfo& host) {
     auto r = build_run(args, profile, host);
     if (!r) FAIL("unexpected error: " << r.error().what << ": " << r.error().why);
     return std::move(r).value();
 }
 
-Spec build_ok(const Strings& args, const Layer& profile, const HostInfo& host) {
+Spec build_ok(const Strings& args, const SettingsLayer& profile, const HostInfo& host) {
     return run_ok(args, profile, host).spec;
 }
 
-Layer strip_profile() {
-    Layer l;
+SettingsLayer strip_profile() {
+    SettingsLayer l;
     l.values["env-strip"] = Strings{"*_TOKEN", "*_KEY", "AWS_*"};
     return l;
 }
@@ -126,7 +126,7 @@ TEST_CASE("is_unsafe_workdir", "[spec]") {
 TEST_CASE("build_spec: command, identity, network defaults", "[spec]") {
     TempTree t;
     auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
-    Spec s = build_ok({"ls", "-la"}, Layer{}, host);
+    Spec s = build_ok({"ls", "-la"}, SettingsLayer{}, host);
     CHECK(s.argv == Strings{"ls", "-la"});
     CHECK_FALSE(s.via_shell);
     CHECK(s.uid == 1000);
@@ -141,8 +141,8 @@ TEST_CASE("build_spec: command, identity, network defaults", "[spec]") {
     CHECK(s.chdir == host.cwd);
     CHECK_FALSE(s.timeout_ms.has_value());
 
-    Spec c =
-        build_ok({"--uid", "0", "--gid", "0", "--net", "host", "--timeout", "90s", "-c", "echo hi"}, Layer{}, host);
+    Spec c = build_ok({"--uid", "0", "--gid", "0", "--net", "host", "--timeout", "90s", "-c", "echo hi"},
+                      SettingsLayer{}, host);
     CHECK(c.argv == Strings{"/bin/sh", "-c", "echo hi"});
     CHECK(c.via_shell);
     CHECK(c.uid == 0);
@@ -151,7 +151,7 @@ TEST_CASE("build_spec: command, identity, network defaults", "[spec]") {
     CHECK(c.share_net);
     CHECK(c.timeout_ms == uint64_t{90000});
 
-    auto bad = build({"--net", "bridge", "ls"}, Layer{}, host);
+    auto bad = build({"--net", "bridge", "ls"}, SettingsLayer{}, host);
     REQUIRE_FALSE(bad);
     CHECK(bad.error().what == "--net");
     CHECK_THAT(bad.error().why, Catch::Contains("'bridge'"));
@@ -161,26 +161,26 @@ TEST_CASE("build_spec: the implicit workdir", "[spec]") {
     TempTree t;
     std::string home = t.root + "/home/u";
     // A project directory is writable.
-    ResolvedRun p = run_ok({"ls"}, Layer{}, host_at(home, home + "/proj"));
+    ResolvedRun p = run_ok({"ls"}, SettingsLayer{}, host_at(home, home + "/proj"));
     CHECK(p.spec.workdir == home + "/proj");
     CHECK(p.options.workdir_note.empty());
 
     // HOME, its ancestors and / are refused, with a note.
     for (const std::string& cwd : {home, t.root + "/home", std::string("/"), std::string("/usr")}) {
         INFO(cwd);
-        ResolvedRun s = run_ok({"ls"}, Layer{}, host_at(home, cwd));
+        ResolvedRun s = run_ok({"ls"}, SettingsLayer{}, host_at(home, cwd));
         CHECK_FALSE(s.spec.workdir.has_value());
         CHECK_THAT(s.options.workdir_note, Catch::Contains("--workdir"));
     }
     // --workdir none: nothing writable, nothing to explain.
-    ResolvedRun none = run_ok({"--workdir", "none", "ls"}, Layer{}, host_at(home, home + "/proj"));
+    ResolvedRun none = run_ok({"--workdir", "none", "ls"}, SettingsLayer{}, host_at(home, home + "/proj"));
     CHECK_FALSE(none.spec.workdir.has_value());
     CHECK(none.options.workdir_note.empty());
     // --no-profile: bwrap semantics, no implicit workdir.
-    CHECK_FALSE(build_ok({"--no-profile", "ls"}, Layer{}, host_at(home, home + "/proj")).workdir.has_value());
+    CHECK_FALSE(build_ok({"--no-profile", "ls"}, SettingsLayer{}, host_at(home, home + "/proj")).workdir.has_value());
     // An explicit --workdir is honoured, even HOME, and resolved.
-    CHECK(build_ok({"--workdir", "..", "ls"}, Layer{}, host_at(home, home + "/proj")).workdir == home);
-    auto missing = build({"--workdir", "nope", "ls"}, Layer{}, host_at(home, home + "/proj"));
+    CHECK(build_ok({"--workdir", "..", "ls"}, SettingsLayer{}, host_at(home, home + "/proj")).workdir == home);
+    auto missing = build({"--workdir", "nope", "ls"}, SettingsLayer{}, host_at(home, home + "/proj"));
     REQUIRE_FALSE(missing);
     CHECK(missing.error().what == "--workdir");
 }
@@ -191,10 +191,10 @@ TEST_CASE("build_spec: HOME reached through a symlink is still HOME", "[spec]") 
     std::string link_home = t.root + "/homelink";
     std::filesystem::create_directory_symlink(real_home, link_home);
     // $HOME is the symlinked spelling, the shell is in HOME.
-    Spec s = build_ok({"ls"}, Layer{}, host_at(link_home, link_home));
+    Spec s = build_ok({"ls"}, SettingsLayer{}, host_at(link_home, link_home));
     CHECK_FALSE(s.workdir.has_value());
     // The shell is in the real directory, $HOME the symlink.
-    Spec r = build_ok({"ls"}, Layer{}, host_at(link_home, real_home));
+    Spec r = build_ok({"ls"}, SettingsLayer{}, host_at(link_home, real_home));
     CHECK_FALSE(r.workdir.has_value());
 }
 
@@ -230,7 +230,7 @@ TEST_CASE("build_spec: environment filtering", "[spec]") {
           1);
     CHECK(has(e.env, "NEW=a=b"));
     // A name that is a prefix of another is not confused with it.
-    Spec pre = build_ok({"--setenv", "PAT", "1", "ls"}, Layer{}, host);
+    Spec pre = build_ok({"--setenv", "PAT", "1", "ls"}, SettingsLayer{}, host);
     CHECK(has(pre.env, "PATH=/usr/bin:/bin"));
     CHECK(has(pre.env, "PAT=1"));
 
@@ -239,7 +239,7 @@ TEST_CASE("build_spec: environment filtering", "[spec]") {
     CHECK(c.env == Strings{"A=1"});
     CHECK(c.env_removed.size() == host.environ.size());
 
-    auto bad = build({"--setenv", "A=B", "x", "ls"}, Layer{}, host);
+    auto bad = build({"--setenv", "A=B", "x", "ls"}, SettingsLayer{}, host);
     REQUIRE_FALSE(bad);
     CHECK(bad.error().what == "--setenv");
 }
@@ -255,7 +255,7 @@ TEST_CASE("build_spec: credentials match in any case, and URLs with passwords go
                     "MIRROR=https://user@example.invalid/",
                     "NOTE=see http://a:b@h and more",
                     "LANG=C"};
-    Layer l;
+    SettingsLayer l;
     l.values["env-strip"] = Strings{"*token", "*_PAT"};
     l.values["env-strip-url-passwords"] = true;
     Spec s = build_ok({"ls"}, l, host);
@@ -281,14 +281,14 @@ TEST_CASE("build_spec: credentials match in any case, and URLs with passwords go
 TEST_CASE("build_spec: rlimits", "[spec]") {
     TempTree t;
     auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
-    Spec d = build_ok({"ls"}, Layer{}, host);
+    Spec d = build_ok({"ls"}, SettingsLayer{}, host);
     REQUIRE(d.rlimits.size() == 1);
     CHECK(d.rlimits[0].resource == RLIMIT_CORE);
     CHECK(d.rlimits[0].soft == 0);
     CHECK(d.rlimits[0].hard == 0);
 
     Spec s = build_ok({"--rlimit", "nofile=1024:2048", "--rlimit", "as=2G", "--rlimit", "core=unlimited", "ls"},
-                      Layer{}, host);
+                      SettingsLayer{}, host);
     REQUIRE(s.rlimits.size() == 3);
     auto find = [&](int res) {
         return std::find_if(s.rlimits.begin(), s.rlimits.end(), [&](const Rlimit& r) { return r.resource == res; });
@@ -303,47 +303,47 @@ TEST_CASE("build_spec: rlimits", "[spec]") {
 
     for (const char* bad : {"bogus=1", "nofile", "nofile=", "nofile=2048:1024", "nofile=abc", "nofile=1:x"}) {
         INFO(bad);
-        auto r = build({"--rlimit", bad, "ls"}, Layer{}, host);
+        auto r = build({"--rlimit", bad, "ls"}, SettingsLayer{}, host);
         REQUIRE_FALSE(r);
         CHECK(r.error().what == "--rlimit");
         CHECK_THAT(r.error().why, Catch::Contains(std::string("'") + bad + "'"));
     }
-    CHECK_THAT(build({"--rlimit", "nofile=2048:1024", "ls"}, Layer{}, host).error().why,
+    CHECK_THAT(build({"--rlimit", "nofile=2048:1024", "ls"}, SettingsLayer{}, host).error().why,
                Catch::Contains("soft limit is above the hard limit"));
 }
 
 TEST_CASE("build_spec: hostname, capabilities, status-json, tmpfs-size", "[spec]") {
     TempTree t;
     auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
-    CHECK(build_ok({"--hostname", "box", "ls"}, Layer{}, host).hostname == std::string("box"));
-    CHECK(build_ok({"--hostname", std::string(64, 'h'), "ls"}, Layer{}, host).hostname->size() == 64);
-    CHECK(build({"--hostname", std::string(65, 'h'), "ls"}, Layer{}, host).error().what == "--hostname");
-    CHECK(build({"--hostname", "", "ls"}, Layer{}, host).error().what == "--hostname");
+    CHECK(build_ok({"--hostname", "box", "ls"}, SettingsLayer{}, host).hostname == std::string("box"));
+    CHECK(build_ok({"--hostname", std::string(64, 'h'), "ls"}, SettingsLayer{}, host).hostname->size() == 64);
+    CHECK(build({"--hostname", std::string(65, 'h'), "ls"}, SettingsLayer{}, host).error().what == "--hostname");
+    CHECK(build({"--hostname", "", "ls"}, SettingsLayer{}, host).error().what == "--hostname");
 
-    Spec c =
-        build_ok({"--cap-add", "NET_RAW", "--cap-add", "cap_sys_admin", "--cap-add", "CAP_CHOWN", "ls"}, Layer{}, host);
+    Spec c = build_ok({"--cap-add", "NET_RAW", "--cap-add", "cap_sys_admin", "--cap-add", "CAP_CHOWN", "ls"},
+                      SettingsLayer{}, host);
     CHECK(c.cap_keep == std::vector<int>{CAP_NET_RAW, CAP_SYS_ADMIN, CAP_CHOWN});
     CHECK(c.cap_keep_names == Strings{"cap_net_raw", "cap_sys_admin", "cap_chown"});
-    auto badcap = build({"--cap-add", "make_coffee", "ls"}, Layer{}, host);
+    auto badcap = build({"--cap-add", "make_coffee", "ls"}, SettingsLayer{}, host);
     REQUIRE_FALSE(badcap);
     CHECK(badcap.error().what == "--cap-add");
     CHECK_THAT(badcap.error().why, Catch::Contains("'make_coffee'"));
 
-    CHECK(run_ok({"--status-json", "fd:3", "ls"}, Layer{}, host).options.status_json == std::string("fd:3"));
-    CHECK(run_ok({"--status-json", "/tmp/s.json", "ls"}, Layer{}, host).options.status_json ==
+    CHECK(run_ok({"--status-json", "fd:3", "ls"}, SettingsLayer{}, host).options.status_json == std::string("fd:3"));
+    CHECK(run_ok({"--status-json", "/tmp/s.json", "ls"}, SettingsLayer{}, host).options.status_json ==
           std::string("/tmp/s.json"));
-    CHECK(build({"--status-json", "fd:x", "ls"}, Layer{}, host).error().what == "--status-json");
-    CHECK(build({"--status-json", "fd:", "ls"}, Layer{}, host).error().what == "--status-json");
+    CHECK(build({"--status-json", "fd:x", "ls"}, SettingsLayer{}, host).error().what == "--status-json");
+    CHECK(build({"--status-json", "fd:", "ls"}, SettingsLayer{}, host).error().what == "--status-json");
 
-    CHECK(build_ok({"--tmpfs-size", "4K", "ls"}, Layer{}, host).tmpfs_size == 4096);
-    CHECK(build({"--tmpfs-size", "1K", "ls"}, Layer{}, host).error().what == "--tmpfs-size");
+    CHECK(build_ok({"--tmpfs-size", "4K", "ls"}, SettingsLayer{}, host).tmpfs_size == 4096);
+    CHECK(build({"--tmpfs-size", "1K", "ls"}, SettingsLayer{}, host).error().what == "--tmpfs-size");
 }
 
 TEST_CASE("build_spec: paths", "[spec]") {
     TempTree t;
     std::string proj = t.root + "/home/u/proj";
     auto host = host_at(t.root + "/home/u", proj);
-    Layer prof;
+    SettingsLayer prof;
     prof.values["ro"] = Strings{"/usr/./lib/", "/no/such/path"};  // profile entries may be missing
     prof.values["protect"] = Strings{".git/hooks/"};
     Spec s = build_ok({"--ro", ".", "--hide", "secret", "--tmpfs", "/scratch/", "--bind", "src", "dst", "--symlink",
@@ -361,14 +361,14 @@ TEST_CASE("build_spec: paths", "[spec]") {
     CHECK(s.mount_requests[1] == MountRequest{K::Symlink, "usr/bin", "/bin"});
 
     // Command-line --ro/--rw entries must exist.
-    auto missing = build({"--ro", "/no/such/path", "ls"}, Layer{}, host);
+    auto missing = build({"--ro", "/no/such/path", "ls"}, SettingsLayer{}, host);
     REQUIRE_FALSE(missing);
     CHECK(missing.error().what == "--ro");
-    CHECK(build({"--rw", "nope", "ls"}, Layer{}, host).error().what == "--rw");
+    CHECK(build({"--rw", "nope", "ls"}, SettingsLayer{}, host).error().what == "--rw");
 
     for (const char* bad : {"/abs", "../up", "a/../../b", ""}) {
         INFO(bad);
-        Layer l;
+        SettingsLayer l;
         l.values["protect"] = Strings{bad};
         auto r = build({"ls"}, l, host);
         REQUIRE_FALSE(r);
