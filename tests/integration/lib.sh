@@ -1,16 +1,26 @@
 # Shared helpers for the integration scripts (sourced). Each check prints "ok - ..." or
-# "not ok - ..."; finish prints "N passed, N failed" and exits non-zero on any failure.
+# "not ok - ..." (or "# skip: ..." with the reason it cannot run here); finish prints
+# "N passed, N failed" and fails on any failure, else exits 77 (CTest's skip) if a check was
+# skipped.
 set -u
 passed=0
 failed=0
+skipped=0
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/cordon-out.XXXXXX")
 
 ok() { passed=$((passed + 1)); echo "ok - [$RUN_AS] $*"; }
 not_ok() { failed=$((failed + 1)); echo "not ok - [$RUN_AS] $*"; }
+# skip REASON: a check this host cannot run, and why.
+skip() { skipped=$((skipped + 1)); echo "# skip: [$RUN_AS] $*"; }
 finish() {
   rm -rf "$OUT"
-  echo "$passed passed, $failed failed"
-  [[ $failed -eq 0 ]]
+  if [[ $skipped -eq 0 ]]; then
+    echo "$passed passed, $failed failed"
+  else
+    echo "$passed passed, $failed failed, $skipped skipped"
+  fi
+  [[ $failed -eq 0 ]] || return 1
+  [[ $skipped -eq 0 ]] || return 77
 }
 
 # run CMD...: runs it, leaving stdout in $OUT/out, stderr in $OUT/err and the status in $rc.

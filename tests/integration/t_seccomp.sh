@@ -207,10 +207,10 @@ if [[ $arch == x86_64 ]]; then
     expect_out '^rc=159$' "an i386 int 0x80 syscall kills the process with SIGSYS"
     expect_no_out '^i386 ' "an i386 syscall never returns"
   else
-    echo "# skip: int 0x80 does not work on this host even outside the jail (no IA32 emulation, rc $rc)"
+    skip "the i386 ABI check: int 0x80 does not work on this host even outside the jail (no IA32 emulation, rc $rc)"
   fi
 else
-  echo "# skip: the x32 and i386 ABI checks only apply on x86_64 (this is $arch)"
+  skip "the x32 and i386 ABI checks only apply on x86_64 (this is $arch)"
 fi
 
 # --- ordinary programs still work (clone3 -> clone fallback) ---------------------------------------------
@@ -259,11 +259,13 @@ if [[ $yama -le 1 ]]; then
   jailed "$P attach_child" --allow-ptrace
   expect_out '^attach_child 0 0$' "--allow-ptrace: ptrace(PTRACE_ATTACH) of an own child succeeds"
 else
-  echo "# skip: Yama ptrace_scope=$yama forbids attaching even to a child"
+  skip "--allow-ptrace attach: Yama ptrace_scope=$yama forbids attaching even to a child"
 fi
 if [[ $yama -le 2 ]]; then
   jailed "$P traceme" --allow-ptrace
   expect_out '^traceme 0 0$' "--allow-ptrace: ptrace(PTRACE_TRACEME) succeeds"
+else
+  skip "--allow-ptrace traceme: Yama ptrace_scope=$yama forbids every ptrace"
 fi
 jailed "$P vm_readv" --allow-ptrace
 expect_out '^vm_readv 16 0$' "--allow-ptrace: process_vm_readv of itself succeeds"
