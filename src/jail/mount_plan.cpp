@@ -83,7 +83,7 @@ bool is_placeholder_mode(mode_t m) {
 //              descriptions (keys, key-users), latency records, physical page flags and counts
 //              (kpage*), and the ACPI, SCSI and sound controls.
 // The same list as bubblewrap's (sys, sysrq-trigger, irq, bus) plus container runtimes'
-// masked and read-only paths, and what a walk of /proc on Linux 6.18 found writable by uid 0.
+// masked and read-only paths, and the rest of /proc that uid 0 can write.
 // Entries that are root's and neither world-writable nor world-readable are out of reach of a
 // jail that is not host root (an unprivileged caller's, a remapped root caller's) anyway.
 const std::vector<ProcEntry>& proc_protection() {
