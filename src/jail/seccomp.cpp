@@ -198,9 +198,7 @@ std::string at(const std::string& path, const toml::node& n) {
 }  // namespace
 
 Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& path, const SeccompOptions& options) {
-    auto parsed = parse_toml(text, path);
-    if (!parsed) return parsed.error();
-    toml::table& tbl = *parsed;
+    CORDON_ASSIGN_OR_RETURN(toml::table tbl, parse_toml(text, path));
     SeccompPolicy p;
     std::string base = "default";
     for (auto&& [k, node] : tbl) {
