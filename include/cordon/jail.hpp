@@ -107,14 +107,13 @@ struct ChildContext {
 
 // Replay the mount plan inside the new mount namespace and pivot into the new root.
 // On failure, `step` describes the operation (written into a fixed buffer, no allocation).
-// SYNC_FD: while the child builds the jail, the supervisor decides whether the command may run
-// and creates the plan's placeholders, then writes one byte (1: proceed). The first mount of a
-// placeholder waits for it; PROCEEDED tells whether it was read here.
+// HANDOFF runs at the plan's hand-off (MountPlan::handoff), if it has one, before the first op
+// that mounts a placeholder: it returns once the supervisor has made them, false if it did not.
 // PREMOUNTS: for each op of the plan, a detached mount the supervisor made (a remapped root
 // caller's jail, see root_remap.hpp), kSkipPremount to skip the op, -1 for none; empty: none.
 // JAIL_IS_HOST_ROOT: the jail's uid is the host's uid 0 (ops marked host_root_only apply).
-int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>& premounts, bool jail_is_host_root,
-                 int sync_fd, bool& proceeded, char* step, size_t step_len);
+int apply_mounts(const MountPlan& plan, const std::vector<int>& premounts, bool jail_is_host_root,
+                 const std::function<bool()>& handoff, char* step, size_t step_len);
 // Read the supervisor's "proceed" byte; false if it did not come.
 bool wait_proceed(int sync_fd);
 

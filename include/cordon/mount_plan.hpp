@@ -30,15 +30,15 @@ struct MountOp {
         RebindRo,   // dest, already in the jail (under /proc), bound onto itself read-only
     };
     Kind kind = Kind::Dir;
-    std::string source;
-    std::string dest;
+    std::string source{};
+    std::string dest{};
     bool readonly = false;
-    bool devices = false;      // Bind: keep device nodes usable
-    bool optional = false;     // skip when the source does not exist
-    bool no_symlinks = false;  // dest must not traverse any symlink (protected paths)
-    uint64_t size = 0;
-    mode_t mode = 0755;
-    std::string why;              // "system", "workdir", "protect", "--bind", ... for --dry-run
+    bool devices = false;         // Bind: keep device nodes usable
+    bool optional = false;        // skip when the source does not exist
+    bool no_symlinks = false;     // dest must not traverse any symlink (protected paths)
+    uint64_t size = 0;            // Tmpfs
+    mode_t mode = 0755;           // Tmpfs, Dir
+    std::string why{};            // "system", "workdir", "protect", "--bind", ... for --dry-run
     bool in_jail = false;         // Bind: the source is dest as the jail being built shows it (a
                                   // protected path bound onto itself), not a host path
     bool host_root_only = false;  // applied only when the jail's uid is the host's uid 0
@@ -98,6 +98,10 @@ struct MountPlan {
     std::vector<MountOp> ops;
     std::vector<Placeholder> placeholders;  // to create, in order (parents first)
     std::vector<std::string> notes;         // what the user should know (a symlinked protected path)
+    // The hand-off to the supervisor: it creates the placeholders while the child builds the
+    // jail, so ops[*handoff], the first op that mounts one, waits until they exist; the ops
+    // before it need nothing from the supervisor. None when no op mounts a placeholder.
+    std::optional<size_t> handoff;
 };
 
 // A protected path that is, or passes through, a symlink is not followed: the symlink itself is

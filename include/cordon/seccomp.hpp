@@ -50,8 +50,8 @@ Result<SeccompPolicy> load_seccomp(const std::string& name_or_path, const Seccom
 Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& path, const SeccompOptions& options);
 
 // Compile for the native architecture only; other ABIs (i386, x32 on x86-64) kill the process.
-// The built-in policies were compiled when cordon was built (libseccomp takes about as long as
-// the rest of start-up's planning); any other policy is compiled here.
+// The built-in policies were compiled when cordon was built, so start-up does not run libseccomp
+// for them; any other policy is compiled here.
 Result<std::vector<sock_filter>> compile_seccomp(const SeccompPolicy& policy);
 // With libseccomp, always (the build-time generator, and tests comparing the two).
 Result<std::vector<sock_filter>> compile_seccomp_fresh(const SeccompPolicy& policy);

@@ -315,8 +315,8 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     char step[256] = "";
     bool proceeded = false;
     const bool jail_is_host_root = spec.host_uid == 0 && !ctx.remap;
-    if (apply_mounts(spec, ctx.prepared->mounts, premounts, jail_is_host_root, sync, proceeded, step, sizeof step) !=
-        0) {
+    const auto handoff = [&] { return proceeded = wait_proceed(sync); };
+    if (apply_mounts(ctx.prepared->mounts, premounts, jail_is_host_root, handoff, step, sizeof step) != 0) {
         setup_failed(sync, step);
     }
     if (!premounts.empty()) close_inherited();

@@ -14,7 +14,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -106,15 +105,17 @@ int bind_fd(int src, int dest, uint64_t attrs) {
 
 // An empty read-only directory over DEST: a bind of the setup root's empty directory (no
 // superblock to make, or to tear down after the run).
-int bind_empty_dir(int empty_root, int dest) {
-    UniqueFd src(openat2_in(empty_root, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
+int bind_empty_dir(int setup, int dest) {
+    UniqueFd src(openat2_in(setup, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
     if (!src) return -1;
     return bind_fd(src.get(), dest, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 }
 
+// Where setup stands, and where a failing step is described.
 struct Ctx {
-    int oldroot;
-    int newroot;
+    int setup;    // the setup root (SetupRoot)
+    int oldroot;  // the host's root
+    int newroot;  // the jail's root
     char* step;
     size_t step_len;
 };
@@ -161,12 +162,11 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
         return fail(c, "mount tmpfs on", dest_path);
     }
     for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
-        MountOp op;
-        op.kind = MountOp::Kind::Bind;
-        op.source = std::string("/dev/") + node;
-        op.dest = dest_path + "/" + node;
-        op.devices = true;
-        op.optional = std::strcmp(node, "tty") == 0;
+        const MountOp op{.kind = MountOp::Kind::Bind,
+                         .source = std::string("/dev/") + node,
+                         .dest = dest_path + "/" + node,
+                         .devices = true,
+                         .optional = std::strcmp(node, "tty") == 0};
         if (do_bind(c, op, c.oldroot) != 0) return -1;
     }
     {
@@ -205,102 +205,120 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
     return 0;
 }
 
-int apply_one(const Ctx& c, const MountOp& op, int empty_root, int premounted) {
-    using K = MountOp::Kind;
-    switch (op.kind) {
-        case K::Bind:
-            return do_bind(c, op, c.oldroot, premounted);
-        case K::Tmpfs: {
-            UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0755));
-            if (!dest) return fail(c, "create", op.dest);
-            // An empty read-only tmpfs is an empty read-only directory.
-            if (op.readonly) {
-                return bind_empty_dir(empty_root, dest.get()) == 0
-                           ? 0
-                           : fail(c, "mount an empty read-only directory on", op.dest);
-            }
-            if (mount_tmpfs(dest.get(), op.size, op.mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
-                return fail(c, "mount tmpfs on", op.dest);
-            }
-            return 0;
-        }
-        case K::Proc: {
-            UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0555));
-            if (!dest) return fail(c, "create", op.dest);
-            UniqueFd mnt(new_fs("proc", {}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-            if (!mnt || attach(mnt.get(), dest.get()) != 0) return fail(c, "mount proc on", op.dest);
-            return 0;
-        }
-        case K::Dev:
-            return do_dev(c, op.dest);
-        case K::Dir: {
-            UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, op.mode));
-            return dest ? 0 : fail(c, "create directory", op.dest);
-        }
-        case K::Symlink: {
-            UniqueFd parent(ensure_dir(c.newroot, std::string(path_parent(op.dest)), kInRoot, 0755));
-            if (!parent) return fail(c, "create", std::string(path_parent(op.dest)));
-            if (::symlinkat(op.source.c_str(), parent.get(), std::string(path_basename(op.dest)).c_str()) != 0) {
-                return fail(c, "create symlink", op.dest);
-            }
-            return 0;
-        }
-        case K::RemountRo: {
-            UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
-            if (!dest || set_attr(dest.get(), MOUNT_ATTR_RDONLY, true) != 0)
-                return fail(c, "remount read-only", op.dest);
-            return 0;
-        }
-        case K::HideFile: {
-            UniqueFd src(openat2_in(empty_root, "/.cordon-empty", O_PATH, 0));
-            UniqueFd dest(op.no_symlinks
-                              ? openat2_in(c.newroot, op.dest, O_PATH | O_NOFOLLOW, kInRoot | RESOLVE_NO_SYMLINKS)
-                              : openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
-            if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
-            if (!src || !dest) return fail(c, "open", op.dest);
-            if (bind_fd(src.get(), dest.get(),
-                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {
-                return fail(c, "hide", op.dest);
-            }
-            return 0;
-        }
-        case K::HideDir: {
-            UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
-            if (!dest && errno == ENOENT) return 0;
-            if (!dest) return fail(c, "open", op.dest);
-            return bind_empty_dir(empty_root, dest.get()) == 0 ? 0 : fail(c, "hide", op.dest);
-        }
-        case K::RebindRo: {
-            UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
-            if (!dest && errno == ENOENT && op.optional) return 0;
-            if (!dest ||
-                bind_fd(dest.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
-                return fail(c, "make read-only", op.dest);
-            }
-            return 0;
-        }
+int do_tmpfs(const Ctx& c, const MountOp& op) {
+    UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0755));
+    if (!dest) return fail(c, "create", op.dest);
+    // An empty read-only tmpfs is an empty read-only directory.
+    if (op.readonly) {
+        return bind_empty_dir(c.setup, dest.get()) == 0 ? 0 : fail(c, "mount an empty read-only directory on", op.dest);
+    }
+    if (mount_tmpfs(dest.get(), op.size, op.mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+        return fail(c, "mount tmpfs on", op.dest);
     }
     return 0;
 }
 
-}  // namespace
-
-bool wait_proceed(int sync_fd) {
-    char proceed = 0;
-    ssize_t n = retry_eintr([&] { return ::recv(sync_fd, &proceed, 1, 0); });
-    return n == 1 && proceed == 1;
+int do_proc(const Ctx& c, const MountOp& op) {
+    UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0555));
+    if (!dest) return fail(c, "create", op.dest);
+    UniqueFd mnt(new_fs("proc", {}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+    if (!mnt || attach(mnt.get(), dest.get()) != 0) return fail(c, "mount proc on", op.dest);
+    return 0;
 }
 
-int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>& premounts, bool jail_is_host_root,
-                 int sync_fd, bool& proceeded, char* step, size_t step_len) {
-    (void)spec;
-    Ctx c{-1, -1, step, step_len};
-    auto sys = [&](bool ok, const char* what) {
-        if (!ok) fail(c, what, "");
-        return ok;
-    };
+int do_dir(const Ctx& c, const MountOp& op) {
+    UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, op.mode));
+    return dest ? 0 : fail(c, "create directory", op.dest);
+}
+
+int do_symlink(const Ctx& c, const MountOp& op) {
+    UniqueFd parent(ensure_dir(c.newroot, std::string(path_parent(op.dest)), kInRoot, 0755));
+    if (!parent) return fail(c, "create", std::string(path_parent(op.dest)));
+    if (::symlinkat(op.source.c_str(), parent.get(), std::string(path_basename(op.dest)).c_str()) != 0) {
+        return fail(c, "create symlink", op.dest);
+    }
+    return 0;
+}
+
+int do_remount_ro(const Ctx& c, const MountOp& op) {
+    UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
+    if (!dest || set_attr(dest.get(), MOUNT_ATTR_RDONLY, true) != 0) return fail(c, "remount read-only", op.dest);
+    return 0;
+}
+
+int do_hide_file(const Ctx& c, const MountOp& op) {
+    UniqueFd src(openat2_in(c.setup, "/.cordon-empty", O_PATH, 0));
+    UniqueFd dest(op.no_symlinks ? openat2_in(c.newroot, op.dest, O_PATH | O_NOFOLLOW, kInRoot | RESOLVE_NO_SYMLINKS)
+                                 : openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
+    if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
+    if (!src || !dest) return fail(c, "open", op.dest);
+    if (bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) !=
+        0) {
+        return fail(c, "hide", op.dest);
+    }
+    return 0;
+}
+
+int do_hide_dir(const Ctx& c, const MountOp& op) {
+    UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
+    if (!dest && errno == ENOENT) return 0;
+    if (!dest) return fail(c, "open", op.dest);
+    return bind_empty_dir(c.setup, dest.get()) == 0 ? 0 : fail(c, "hide", op.dest);
+}
+
+int do_rebind_ro(const Ctx& c, const MountOp& op) {
+    UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
+    if (!dest && errno == ENOENT && op.optional) return 0;
+    if (!dest || bind_fd(dest.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+        return fail(c, "make read-only", op.dest);
+    }
+    return 0;
+}
+
+int apply_one(const Ctx& c, const MountOp& op, int premounted) {
+    using K = MountOp::Kind;
+    switch (op.kind) {
+        case K::Bind:
+            return do_bind(c, op, c.oldroot, premounted);
+        case K::Tmpfs:
+            return do_tmpfs(c, op);
+        case K::Proc:
+            return do_proc(c, op);
+        case K::Dev:
+            return do_dev(c, op.dest);
+        case K::Dir:
+            return do_dir(c, op);
+        case K::Symlink:
+            return do_symlink(c, op);
+        case K::RemountRo:
+            return do_remount_ro(c, op);
+        case K::HideFile:
+            return do_hide_file(c, op);
+        case K::HideDir:
+            return do_hide_dir(c, op);
+        case K::RebindRo:
+            return do_rebind_ro(c, op);
+    }
+    return 0;
+}
+
+bool check(const Ctx& c, bool ok, const char* what) {
+    if (!ok) fail(c, what, "");
+    return ok;
+}
+
+// The descriptors that setup works through, once the setup tmpfs is the root.
+struct SetupRoot {
+    UniqueFd setup;      // the setup tmpfs: the empty file and directory that hides show
+    UniqueFd oldroot;    // the host's root
+    UniqueFd newroot;    // the jail's root, /newroot
+    bool moved = false;  // no pivot_root: the setup tmpfs was moved over / (see enter_setup_root)
+};
+
+// The setup tmpfs becomes the root, with the host's root at /oldroot and the jail's at /newroot.
+int enter_setup_root(const Ctx& c, SetupRoot& root) {
     // Nothing we do may propagate back to the host.
-    if (!sys(::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) == 0, "make / a slave mount")) return -1;
+    if (!check(c, ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) == 0, "make / a slave mount")) return -1;
     // The setup tmpfs needs some directory to sit on; after the first pivot_root it becomes the
     // root and the host's tree (this directory included) is whole again under /oldroot.
     const char* base_dir = nullptr;
@@ -311,94 +329,110 @@ int apply_mounts(const Spec& spec, const MountPlan& plan, const std::vector<int>
             break;
         }
     }
-    if (!sys(base_dir != nullptr, "find a directory for the setup tmpfs (/tmp, /run, /mnt, /dev)")) return -1;
+    if (!check(c, base_dir != nullptr, "find a directory for the setup tmpfs (/tmp, /run, /mnt, /dev)")) return -1;
     // One tmpfs holds both the setup root and, in its directory newroot (bound onto itself so
     // that it is a mount of its own), the jail's root: one superblock to make and tear down.
     // The host's root, for the case below where it cannot be pivoted away from.
     UniqueFd host_root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!sys(host_root.valid(), "open the host's root")) return -1;
-    if (!sys(::mount("tmpfs", base_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
-             "mount the setup tmpfs"))
-        return -1;
-    if (!sys(::chdir(base_dir) == 0, "chdir to the setup tmpfs")) return -1;
-    if (!sys(::mkdir("newroot", 0755) == 0 && ::mkdir("oldroot", 0755) == 0, "mkdir newroot/oldroot")) return -1;
-    if (!sys(::mount("newroot", "newroot", nullptr, MS_BIND, nullptr) == 0, "bind the root directory onto itself")) {
+    if (!check(c, host_root.valid(), "open the host's root")) return -1;
+    if (!check(c, ::mount("tmpfs", base_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
+               "mount the setup tmpfs") ||
+        !check(c, ::chdir(base_dir) == 0, "chdir to the setup tmpfs") ||
+        !check(c, ::mkdir("newroot", 0755) == 0 && ::mkdir("oldroot", 0755) == 0, "mkdir newroot/oldroot") ||
+        !check(c, ::mount("newroot", "newroot", nullptr, MS_BIND, nullptr) == 0,
+               "bind the root directory onto itself")) {
         return -1;
     }
     // pivot_root refuses a root that is not a mount with a parent: the initramfs (rootfs) of
     // minimal VMs and microVM images, or a chroot. There, as container runtimes do, the setup
     // tmpfs is moved over / and chrooted into; the host's tree stays reachable only through
-    // host_root, closed when setup ends. The final pivot below, from the setup tmpfs into the
-    // jail's root, works either way: the setup tmpfs is then a mount whose parent is rootfs.
-    bool moved = false;
+    // host_root, closed when setup ends. The final pivot (pivot_into_jail), from the setup tmpfs
+    // into the jail's root, works either way: the setup tmpfs is then a mount whose parent is
+    // rootfs.
     if (::syscall(SYS_pivot_root, ".", "oldroot") != 0) {
-        if (!sys(errno == EINVAL, "pivot_root")) return -1;
-        if (!sys(::mount(".", "/", nullptr, MS_MOVE, nullptr) == 0,
-                 "move the setup tmpfs over / (no pivot_root here)") ||
-            !sys(::chroot(".") == 0, "chroot into the setup tmpfs")) {
+        if (!check(c, errno == EINVAL, "pivot_root")) return -1;
+        if (!check(c, ::mount(".", "/", nullptr, MS_MOVE, nullptr) == 0,
+                   "move the setup tmpfs over / (no pivot_root here)") ||
+            !check(c, ::chroot(".") == 0, "chroot into the setup tmpfs")) {
             return -1;
         }
-        moved = true;
+        root.moved = true;
     }
-    if (!sys(::chdir("/") == 0, "chdir /")) return -1;
+    if (!check(c, ::chdir("/") == 0, "chdir /")) return -1;
     // What hidden files and directories show: an empty file (mode 0) and an empty directory.
     int empty = ::open("/.cordon-empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
-    if (!sys(empty >= 0, "create the empty file")) return -1;
+    if (!check(c, empty >= 0, "create the empty file")) return -1;
     ::close(empty);
-    if (!sys(::mkdir("/.cordon-empty-dir", 0755) == 0, "create the empty directory")) return -1;
+    if (!check(c, ::mkdir("/.cordon-empty-dir", 0755) == 0, "create the empty directory")) return -1;
 
-    UniqueFd base(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    UniqueFd oldroot(moved ? host_root.release() : ::open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    root.setup.reset(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    root.oldroot.reset(root.moved ? host_root.release() : ::open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
     host_root.reset();
-    UniqueFd newroot(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!sys(base && oldroot && newroot, "open the setup directories")) return -1;
-    c.oldroot = oldroot.get();
-    c.newroot = newroot.get();
+    root.newroot.reset(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    return check(c, root.setup && root.oldroot && root.newroot, "open the setup directories") ? 0 : -1;
+}
 
-    proceeded = false;
-    auto is_placeholder = [&](const MountOp& op) {
-        return std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
-                           [&](const Placeholder& ph) { return ph.path == op.source; });
-    };
+// The plan's ops, in order, with the hand-off before the op that needs it.
+int replay(Ctx& c, SetupRoot& root, const MountPlan& plan, const std::vector<int>& premounts, bool jail_is_host_root,
+           const std::function<bool()>& handoff) {
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const MountOp& op = plan.ops[i];
-        if (!proceeded && is_placeholder(op)) {
-            if (!wait_proceed(sync_fd)) {
-                if (errno == 0) errno = EIO;
-                return fail(c, "wait for the protected-path placeholders", "");
-            }
-            proceeded = true;
+        if (plan.handoff == i && !(handoff && handoff())) {
+            if (errno == 0) errno = EIO;
+            return fail(c, "wait for the protected-path placeholders", "");
         }
         // Protection that only a jail whose uid is the host's uid 0 needs (ProcEntry).
         if (op.host_root_only && !jail_is_host_root) continue;
-        if (apply_one(c, op, base.get(), i < premounts.size() ? premounts[i] : kNoPremount) != 0) return -1;
+        if (apply_one(c, op, i < premounts.size() ? premounts[i] : kNoPremount) != 0) return -1;
         // A mount on the jail's root itself (--ro-bind / /, --tmpfs /) covers the directory our
         // descriptor holds: later destinations must resolve in the new top, as the final pivot
         // does, or they would land underneath, unseen (the host's /proc instead of a fresh one).
         if (op.dest == "/") {
-            newroot.reset(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
-            if (!newroot) return fail(c, "open the new root", "/");
-            c.newroot = newroot.get();
+            root.newroot.reset(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!root.newroot) return fail(c, "open the new root", "/");
+            c.newroot = root.newroot.get();
         }
     }
+    return 0;
+}
 
-    // Make /newroot the root, then leave the setup root behind and with it the host's tree
-    // below it at /oldroot: one detach of the whole stack (each detach waits for an RCU grace
-    // period). /oldroot is private first, so nothing of it propagates.
+// Make /newroot the root, then leave the setup root behind and with it the host's tree below it
+// at /oldroot: one detach of the whole stack (each detach waits for an RCU grace period).
+// /oldroot is private first, so nothing of it propagates.
+int pivot_into_jail(const Ctx& c, bool moved) {
     if (!moved &&
-        !sys(::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) {
+        !check(c, ::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) {
         return -1;
     }
-    if (!sys(::chdir("/newroot") == 0, "chdir /newroot")) return -1;
-    if (!sys(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root into the new root")) return -1;
-    if (!sys(::umount2(".", MNT_DETACH) == 0, "detach the setup root and the host's tree")) return -1;
-    if (!sys(::chdir("/") == 0, "chdir /")) return -1;
+    if (!check(c, ::chdir("/newroot") == 0, "chdir /newroot") ||
+        !check(c, ::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root into the new root") ||
+        !check(c, ::umount2(".", MNT_DETACH) == 0, "detach the setup root and the host's tree") ||
+        !check(c, ::chdir("/") == 0, "chdir /")) {
+        return -1;
+    }
     // After a move, the initramfs stays beneath the jail's root in this mount namespace: no path
     // leads there (nothing is above the root), no descriptor either (oldroot closes on return),
     // and nothing in the jail may mount, unmount or chroot.
     UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!sys(root && set_attr(root.get(), MOUNT_ATTR_RDONLY, false) == 0, "make the root read-only")) return -1;
-    return 0;
+    return check(c, root && set_attr(root.get(), MOUNT_ATTR_RDONLY, false) == 0, "make the root read-only") ? 0 : -1;
+}
+
+}  // namespace
+
+bool wait_proceed(int sync_fd) {
+    char proceed = 0;
+    ssize_t n = retry_eintr([&] { return ::recv(sync_fd, &proceed, 1, 0); });
+    return n == 1 && proceed == 1;
+}
+
+int apply_mounts(const MountPlan& plan, const std::vector<int>& premounts, bool jail_is_host_root,
+                 const std::function<bool()>& handoff, char* step, size_t step_len) {
+    Ctx c{-1, -1, -1, step, step_len};
+    SetupRoot root;
+    if (enter_setup_root(c, root) != 0) return -1;
+    c = Ctx{root.setup.get(), root.oldroot.get(), root.newroot.get(), step, step_len};
+    if (replay(c, root, plan, premounts, jail_is_host_root, handoff) != 0) return -1;
+    return pivot_into_jail(c, root.moved);
 }
 
 }  // namespace cordon

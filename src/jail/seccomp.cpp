@@ -31,31 +31,34 @@ namespace cordon {
 namespace {
 
 using A = SyscallRule::Action;
+using Rules = std::vector<SyscallRule>;
 
 SyscallRule deny(const char* name, const char* why) {
     return SyscallRule{name, A::Errno, EPERM, {}, why};
 }
 
-}  // namespace
-
-SeccompPolicy default_seccomp(const SeccompOptions& options) {
-    SeccompPolicy p;
-    p.name = "default";
-    auto& r = p.rules;
+void deny_kernel_surface(Rules& r) {
     for (const char* n : {"add_key", "request_key", "keyctl"}) r.push_back(deny(n, "kernel keyring"));
     for (const char* n :
          {"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register"}) {
         r.push_back(deny(n, "kernel attack surface"));
     }
-    if (!options.allow_ptrace) {
-        for (const char* n : {"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd"}) {
-            r.push_back(deny(n, "tracing other processes (--allow-ptrace)"));
-        }
+}
+
+void deny_tracing(Rules& r) {
+    for (const char* n : {"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd"}) {
+        r.push_back(deny(n, "tracing other processes (--allow-ptrace)"));
     }
+}
+
+void deny_mounting(Rules& r) {
     for (const char* n : {"mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
                           "fsmount", "fspick", "mount_setattr"}) {
         r.push_back(deny(n, "mounting"));
     }
+}
+
+void deny_administration(Rules& r) {
     for (const char* n : {"swapon",
                           "swapoff",
                           "reboot",
@@ -78,10 +81,16 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
                           "name_to_handle_at"}) {
         r.push_back(deny(n, "system administration"));
     }
+}
+
+void deny_clock_setting(Rules& r) {
     for (const char* n : {"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime"}) {
         r.push_back(deny(n, "setting the clock"));
     }
-    // personality: no persona flags that weaken ASLR or W^X (the 0xffffffff query stays allowed).
+}
+
+// personality: no persona flags that weaken ASLR or W^X (the 0xffffffff query stays allowed).
+void deny_weakening_personas(Rules& r) {
     for (uint64_t flag : {uint64_t{ADDR_NO_RANDOMIZE}, uint64_t{READ_IMPLIES_EXEC}, uint64_t{MMAP_PAGE_ZERO},
                           uint64_t{ADDR_COMPAT_LAYOUT}}) {
         // Bit 31 is clear in every real persona and set in the query, so it tells them apart.
@@ -91,14 +100,20 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
                                 {{0, flag | 0x80000000ULL, flag}},
                                 "persona flags that weaken ASLR or W^X"});
     }
-    // Terminal input injection: compare the low 32 bits of the request, whatever the high ones.
+}
+
+// Terminal input injection: compare the low 32 bits of the request, whatever the high ones.
+void deny_terminal_injection(Rules& r) {
     r.push_back(SyscallRule{"ioctl", A::Errno, EPERM, {{1, 0xffffffffULL, TIOCSTI}}, "TIOCSTI injects terminal input"});
     r.push_back(SyscallRule{"ioctl", A::Errno, EPERM, {{1, 0xffffffffULL, TIOCLINUX}}, "TIOCLINUX"});
-    // No file the jail creates or changes becomes set-uid or set-gid: what it leaves in the workdir
-    // would run with the caller's privileges (a root caller's, host root's) for any local user.
-    // The mode is a register argument of every call that sets one, so BPF sees the real value;
-    // openat2 passes it in memory, and gets ENOSYS (libc's open uses openat; callers of openat2
-    // fall back to it).
+}
+
+// No file the jail creates or changes becomes set-uid or set-gid: what it leaves in the workdir
+// would run with the caller's privileges (a root caller's, host root's) for any local user.
+// The mode is a register argument of every call that sets one, so BPF sees the real value;
+// openat2 passes it in memory, and gets ENOSYS (libc's open uses openat; callers of openat2
+// fall back to it).
+void deny_setid_files(Rules& r) {
     for (uint64_t bit : {uint64_t{S_ISUID}, uint64_t{S_ISGID}}) {
         const char* why = "set-uid and set-gid bits";
         for (auto [name, arg] : {std::pair{"chmod", 1U},
@@ -120,25 +135,49 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
     }
     r.push_back(
         SyscallRule{"openat2", A::Enosys, ENOSYS, {}, "its mode is not inspectable; callers fall back to openat"});
-    // vsock has one port space per machine, not per network namespace: --net none covers it too.
-    if (!options.share_net) {
-        r.push_back(SyscallRule{"socket",
-                                A::Errno,
-                                EAFNOSUPPORT,
-                                {{0, 0xffffffffULL, AF_VSOCK}},
-                                "vsock reaches the hypervisor and other VMs (--net host)"});
-    }
-    // clone3 passes its flags in memory that BPF cannot read: ENOSYS makes libc fall back to clone.
+}
+
+// vsock has one port space per machine, not per network namespace: --net none covers it too.
+void deny_vsock(Rules& r) {
+    r.push_back(SyscallRule{"socket",
+                            A::Errno,
+                            EAFNOSUPPORT,
+                            {{0, 0xffffffffULL, AF_VSOCK}},
+                            "vsock reaches the hypervisor and other VMs (--net host)"});
+}
+
+// clone3 passes its flags in memory that BPF cannot read: ENOSYS makes libc fall back to clone,
+// whose flags the namespace rules below can check.
+void require_inspectable_clone(Rules& r) {
     r.push_back(SyscallRule{"clone3", A::Enosys, ENOSYS, {}, "flags not inspectable; libc falls back to clone"});
-    if (!options.allow_userns) {
-        const uint64_t ns_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
-                                     CLONE_NEWUTS,  CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME};
-        for (uint64_t f : ns_flags) {
-            r.push_back(SyscallRule{"clone", A::Errno, EPERM, {{0, f, f}}, "new namespaces (--allow-userns)"});
-            r.push_back(SyscallRule{"unshare", A::Errno, EPERM, {{0, f, f}}, "new namespaces (--allow-userns)"});
-        }
-        r.push_back(deny("setns", "joining namespaces (--allow-userns)"));
+}
+
+void deny_namespaces(Rules& r) {
+    const uint64_t ns_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
+                                 CLONE_NEWUTS,  CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME};
+    for (uint64_t f : ns_flags) {
+        r.push_back(SyscallRule{"clone", A::Errno, EPERM, {{0, f, f}}, "new namespaces (--allow-userns)"});
+        r.push_back(SyscallRule{"unshare", A::Errno, EPERM, {{0, f, f}}, "new namespaces (--allow-userns)"});
     }
+    r.push_back(deny("setns", "joining namespaces (--allow-userns)"));
+}
+
+}  // namespace
+
+SeccompPolicy default_seccomp(const SeccompOptions& options) {
+    SeccompPolicy p;
+    p.name = "default";
+    deny_kernel_surface(p.rules);
+    if (!options.allow_ptrace) deny_tracing(p.rules);
+    deny_mounting(p.rules);
+    deny_administration(p.rules);
+    deny_clock_setting(p.rules);
+    deny_weakening_personas(p.rules);
+    deny_terminal_injection(p.rules);
+    deny_setid_files(p.rules);
+    if (!options.share_net) deny_vsock(p.rules);
+    require_inspectable_clone(p.rules);
+    if (!options.allow_userns) deny_namespaces(p.rules);
     return p;
 }
 
@@ -159,9 +198,7 @@ std::string at(const std::string& path, const toml::node& n) {
 }  // namespace
 
 Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& path, const SeccompOptions& options) {
-    auto parsed = parse_toml(text, path);
-    if (!parsed) return parsed.error();
-    toml::table& tbl = *parsed;
+    CORDON_ASSIGN_OR_RETURN(toml::table tbl, parse_toml(text, path));
     SeccompPolicy p;
     std::string base = "default";
     for (auto&& [k, node] : tbl) {

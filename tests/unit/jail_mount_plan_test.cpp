@@ -551,13 +551,13 @@ TEST_CASE("mount plan: --no-profile yields only the primitives", "[mount_plan]")
 }
 
 TEST_CASE("mount plan: describe() says what each op does", "[mount_plan]") {
-    MountOp ro{K::Bind, "/usr", "/usr", true, false, true, false, 0, 0, "--ro"};
+    MountOp ro{.kind = K::Bind, .source = "/usr", .dest = "/usr", .readonly = true, .optional = true, .why = "--ro"};
     CHECK(describe(ro) == "ro-bind /usr -> /usr (if it exists)  [--ro]");
-    MountOp tmp{K::Tmpfs, "", "/tmp", false, false, false, false, 64ULL << 20, 01777, "tmpfs"};
+    MountOp tmp{.kind = K::Tmpfs, .dest = "/tmp", .size = 64ULL << 20, .mode = 01777, .why = "tmpfs"};
     CHECK(describe(tmp) == "tmpfs /tmp (size 64M)  [tmpfs]");
-    MountOp link{K::Symlink, "usr/bin", "/bin", false, false, false, false, 0, 0777, "--ro"};
+    MountOp link{.kind = K::Symlink, .source = "usr/bin", .dest = "/bin", .why = "--ro"};
     CHECK(describe(link) == "symlink /bin -> usr/bin  [--ro]");
-    MountOp dev{K::Bind, "/dev/fuse", "/dev/fuse", false, true, false, false, 0, 0, "--dev-bind"};
+    MountOp dev{.kind = K::Bind, .source = "/dev/fuse", .dest = "/dev/fuse", .devices = true, .why = "--dev-bind"};
     CHECK(describe(dev) == "dev-bind /dev/fuse -> /dev/fuse  [--dev-bind]");
 }
 
@@ -662,6 +662,73 @@ TEST_CASE("mount plan: what git reads besides .git/hooks and .git/config", "[mou
     auto none = plan_ok(s, bare);
     CHECK(std::any_of(none.placeholders.begin(), none.placeholders.end(),
                       [](const Placeholder& p) { return p.path == "/w/HEAD" && p.type == Placeholder::Type::File; }));
+}
+
+TEST_CASE("mount plan: the placeholder hand-off sits at the first op that mounts one", "[mount_plan]") {
+    // The supervisor creates the placeholders while the child builds the jail: every op before
+    // the hand-off needs nothing from it, the hand-off op is the first that mounts a placeholder.
+    FakeFs f;
+    f.dir("/w");
+    f.dir("/w/.git");
+    f.file("/w/.git/config");
+    f.dir("/usr");
+    Spec s;
+    s.workdir = "/w";
+    s.ro = {"/usr"};
+    s.tmpfs = {"/tmp"};
+    s.protect = {".git/config", ".git/hooks/", ".claude/"};
+    auto plan = plan_ok(s, f);
+    REQUIRE(plan.placeholders.size() == 2);  // .git/hooks, .claude
+    REQUIRE(plan.handoff);
+    const size_t at = *plan.handoff;
+    REQUIRE(at < plan.ops.size());
+    auto mounts_placeholder = [&](const MountOp& op) {
+        return std::any_of(plan.placeholders.begin(), plan.placeholders.end(),
+                           [&](const Placeholder& ph) { return ph.path == op.source; });
+    };
+    CHECK(mounts_placeholder(plan.ops[at]));
+    CHECK(plan.ops[at].why == "protect");
+    CHECK(plan.ops[at].in_jail);
+    for (size_t i = 0; i < at; ++i) {
+        INFO(describe(plan.ops[i]));
+        CHECK_FALSE(mounts_placeholder(plan.ops[i]));
+    }
+    // The host's paths the profile shows, and the fresh filesystems, come before it.
+    for (long i : {find_op(plan, K::Bind, "/w", "workdir"), find_op(plan, K::Bind, "/usr"),
+                   find_op(plan, K::Tmpfs, "/tmp"), find_op(plan, K::Proc, "/proc"), find_op(plan, K::Dev, "/dev")}) {
+        REQUIRE(i >= 0);
+        CHECK(static_cast<size_t>(i) < at);
+    }
+
+    // Nothing to hand off where nothing is placeheld: the supervisor's go-ahead comes after the
+    // mounts (a read-only workdir, existing protected paths, --no-profile).
+    f.dir("/w/.git/hooks");
+    f.dir("/w/.claude");
+    f.file("/w/HEAD");
+    CHECK_FALSE(plan_ok(s, f).handoff);
+    s.workdir_readonly = true;
+    CHECK_FALSE(plan_ok(s, f).handoff);
+    Spec n;
+    n.no_profile = true;
+    n.mount_requests = {{R::RoBind, "/usr", "/usr"}, {R::Proc, "", "/proc"}};
+    CHECK_FALSE(plan_ok(n, f).handoff);
+}
+
+TEST_CASE("mount plan: a primitive that binds a placeholder is after the hand-off", "[mount_plan]") {
+    // --bind-try of a missing protected path: the placeholder's own protection, mounted first,
+    // is the hand-off, and the primitive that shows it elsewhere comes after.
+    FakeFs f;
+    f.dir("/w");
+    Spec s;
+    s.workdir = "/w";
+    s.protect = {".claude/"};
+    s.mount_requests = {{R::Bind, "/w/.claude", "/mnt/claude", true}};
+    auto plan = plan_ok(s, f);
+    REQUIRE(plan.handoff);
+    long prot = find_op(plan, K::Bind, "/w/.claude", "protect");
+    long prim = find_op(plan, K::Bind, "/mnt/claude", "--bind-try");
+    CHECK(*plan.handoff == static_cast<size_t>(prot));
+    CHECK(prim > prot);
 }
 
 TEST_CASE("root remap: the caller's trees are idmapped, the system's are not", "[mount_plan]") {
