@@ -198,7 +198,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
 
     // Placeholders are made or joined once the child is building the jail (it waits for them
     // only at their own mounts), and released when run_jail returns, after the cgroup is gone.
-    Placeholders placeholders;
+    std::unique_ptr<Placeholders> placeholders;
 
     if (options.verbosity >= 0) {
         for (const auto& n : prepared.mounts.notes) std::fprintf(stderr, "cordon: note: %s\n", n.c_str());
@@ -317,8 +317,11 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
         return ::poll(&pfd, 1, std::min(2 + waited_ms / 8, 50)) == 0;
     };
     bool ready = true;
-    if (auto s = placeholders.acquire(prepared.mounts.placeholders, wait); !s) {
-        if (s.error().err != EINTR) return abort_child(s.error());
+    if (auto held = Placeholders::acquire(prepared.mounts.placeholders, wait)) {
+        placeholders = std::move(*held);
+    } else if (held.error().err != EINTR) {
+        return abort_child(held.error());
+    } else {
         ready = false;  // a signal came: the loop below reads it and ends the run
     }
     // Proceed, unless a signal is already waiting: a signal before the command starts ends the
