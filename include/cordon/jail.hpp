@@ -14,6 +14,7 @@
 #include "cordon/cgroup.hpp"
 #include "cordon/error.hpp"
 #include "cordon/mount_plan.hpp"
+#include "cordon/outcome.hpp"
 #include "cordon/seccomp.hpp"
 #include "cordon/spec.hpp"
 
@@ -60,20 +61,6 @@ struct ChildMsg {
     int32_t err;     // errno
     int32_t status;  // wait status, for Exited
     char text[480];  // the failing step, or argv[0]
-};
-
-// How the run ended, for the exit status and --status-json.
-struct Outcome {
-    enum class Reason { Exited, Signaled, Timeout, Oom, SetupError, ExecError, Denied };
-    Reason reason = Reason::SetupError;
-    int exit_code = 125;
-    int signal = 0;
-    uint64_t wall_ms = 0;
-    uint64_t cpu_ms = 0;
-    uint64_t peak_memory_bytes = 0;
-    uint64_t oom_kills = 0;            // processes the OOM killer ended under --memory
-    std::optional<Error> error;        // SetupError / ExecError
-    std::vector<std::string> denials;  // JSON objects, one per policy denial
 };
 
 // What the supervisor is told of how cordon runs (main.cpp's RunOptions), passed beside the Spec

@@ -13,8 +13,8 @@
 // Empty directories are not made and removed each time but kept in a pool on the same file
 // system ($XDG_CACHE_HOME/cordon/placeholders, or /tmp/cordon-UID/placeholders; private to
 // the user and out of every jail's reach) and renamed in and out: removing a directory frees its disk block, which on a
-// file system mounted with discard waits for the disk (about 0.1 ms each), and so, in the kernel's journal, may the
-// next run. Where the pool is on another file system, they are made and removed as usual.
+// file system mounted with discard waits for the disk, and so, in the kernel's journal, may the next run. Where the
+// pool is on another file system, they are made and removed as usual.
 //
 // Placeholder operations leave the parent directory's modification time as they found it. To
 // make that exact when runs overlap, the operations of all of a user's runs on one directory
@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,13 +36,10 @@
 
 namespace cordon {
 
+// Owns the placeholders of one run, like RunCgroup its cgroup: acquire() makes or adopts them
+// all, and the destructor releases them, also on every early return of the supervisor.
 class Placeholders final {
 public:
-    Placeholders() = default;
-    Placeholders(const Placeholders&) = delete;
-    Placeholders& operator=(const Placeholders&) = delete;
-    ~Placeholders() { release(); }
-
     // Called while another process holds a placeholder's lock exclusively (another run that is
     // removing it, for a moment): PATH is the placeholder, WAITED_MS the time waited so far.
     // It waits up to a few milliseconds and returns false to give up (the run was interrupted).
@@ -49,16 +47,23 @@ public:
 
     // Make or adopt every placeholder of TODO, in order. A path that turns out to be the
     // host's own entry (created meanwhile, unmarked) is left to the host and simply bound.
-    // Errors: a placeholder that cannot be created; err == EINTR when WAIT gave up.
-    Status acquire(const std::vector<Placeholder>& todo, const Wait& wait);
+    // Errors: a placeholder that cannot be created; err == EINTR when WAIT gave up. Those
+    // acquired before an error are released before it returns.
+    static Result<std::unique_ptr<Placeholders>> acquire(const std::vector<Placeholder>& todo, const Wait& wait);
 
+    Placeholders(const Placeholders&) = delete;
+    Placeholders& operator=(const Placeholders&) = delete;
     // Remove what no other run holds and is still untouched; clear the mark of what the host
-    // filled. Idempotent.
-    void release();
+    // filled.
+    ~Placeholders() { release(); }
 
     [[nodiscard]] size_t held() const { return held_.size(); }
 
 private:
+    Placeholders() = default;
+    Status acquire_all(const std::vector<Placeholder>& todo, const Wait& wait);
+    void release();
+
     struct Parent {
         std::string path;
         UniqueFd fd;    // O_PATH, opened without following symlinks

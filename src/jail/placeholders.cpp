@@ -285,7 +285,13 @@ Result<Placeholders::Step> Placeholders::try_acquire(size_t parent, const std::s
     return created ? Step::Made : Step::Held;
 }
 
-Status Placeholders::acquire(const std::vector<Placeholder>& todo, const Wait& wait) {
+Result<std::unique_ptr<Placeholders>> Placeholders::acquire(const std::vector<Placeholder>& todo, const Wait& wait) {
+    std::unique_ptr<Placeholders> owner(new Placeholders());
+    CORDON_TRY(owner->acquire_all(todo, wait));  // on error, OWNER releases what it holds
+    return owner;
+}
+
+Status Placeholders::acquire_all(const std::vector<Placeholder>& todo, const Wait& wait) {
     std::vector<bool> done(todo.size(), false);
     for (size_t first = 0; first < todo.size(); ++first) {
         if (done[first]) continue;

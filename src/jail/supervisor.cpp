@@ -1,10 +1,14 @@
-// The supervisor: the parent process. It prepares everything before clone, creates the
-// namespaces (the child writes its own id maps), makes the placeholders, then runs one poll
-// loop over the child's sync socket, a signalfd and the timeout timer until the jail's init
-// is gone.
+// The supervisor: the parent process. prepare() derives everything the jail needs before clone;
+// run_jail() then runs it in three steps, each recording what happened in RunFacts:
+//   start      the run's cgroup, the signals, the jail's init (clone; it runs child_main)
+//   admit      while the child builds the jail: the cgroup move (without CLONE_INTO_CGROUP), the
+//              gate (the command policy), the placeholders, and the word to proceed
+//   supervise  one poll loop over the child's sync socket, a signalfd and the timeout timer until
+//              the jail's init is gone
+// classify() (outcome.cpp) alone decides the reason and exit status from those facts. The
+// timeline of the signal handling in both processes is at the top of child.cpp.
 #include <fcntl.h>
 #include <grp.h>
-#include <linux/openat2.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
@@ -12,12 +16,12 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -29,6 +33,7 @@
 #include "cordon/cgroup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/outcome.hpp"
 #include "cordon/placeholders.hpp"
 #include "cordon/root_remap.hpp"
 
@@ -43,14 +48,12 @@ void ignore_signal(int) {}
 // For the supervisor's lifetime around the jail: its signals are blocked (read from a signalfd)
 // and have a do-nothing handler. The handler is for the child: clone keeps dispositions, and as
 // pid 1 of its namespace the child would silently drop any signal still at SIG_DFL, such as a
-// Ctrl-C or a relayed SIGTERM that arrives before it installs its own.
+// Ctrl-C or a relayed SIGTERM that arrives before it installs its own (signals 1, child.cpp).
 class SupervisedSignals final {
 public:
     SupervisedSignals() {
         sigemptyset(&mask_);
         for (int sig : kSupervisedSignals) sigaddset(&mask_, sig);
-        forwarded_ = mask_;
-        sigdelset(&forwarded_, SIGCHLD);
         ::sigprocmask(SIG_BLOCK, &mask_, &old_mask_);
         struct sigaction sa {};
         sa.sa_handler = ignore_signal;
@@ -68,42 +71,12 @@ public:
         ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
     }
     [[nodiscard]] const sigset_t& mask() const { return mask_; }
-    [[nodiscard]] const sigset_t& forwarded() const { return forwarded_; }  // all but SIGCHLD
 
 private:
-    sigset_t mask_{}, forwarded_{}, old_mask_{};
+    sigset_t mask_{}, old_mask_{};
     struct sigaction old_actions_[std::size(kSupervisedSignals)]{};
 };
 constexpr uint64_t kKillGraceMs = 3000;  // after --timeout's SIGTERM, before SIGKILL
-
-const char* kUsernsHint =
-    "cordon needs unprivileged user namespaces. Check: sysctl user.max_user_namespaces (must be > 0), "
-    "kernel.unprivileged_userns_clone=1 (Debian < 11), and on Ubuntu >= 23.10 "
-    "kernel.apparmor_restrict_unprivileged_userns: install cordon's AppArmor profile "
-    "(packaging/apparmor/usr.bin.cordon). Inside a container, the container must allow namespaces.";
-
-Error clone_error(int err) {
-    Error e = sys_error("cannot create the jail's namespaces (clone)", err);
-    if (err == EPERM || err == EACCES)
-        e.hint = kUsernsHint;
-    else if (err == ENOSPC || err == EUSERS)
-        e.hint = "a namespace limit is exhausted or 0: sysctl user.max_user_namespaces";
-    else if (err == EINVAL)
-        e.hint = "this kernel lacks a namespace type cordon needs (user, mount, pid, net, ipc, uts, cgroup)";
-    return e;
-}
-
-Error setup_error(const ChildMsg& m) {
-    Error e = sys_error(std::string("jail setup failed: ") + m.text, m.err);
-    if (m.err == EPERM || m.err == EACCES) {
-        e.hint =
-            "the kernel refused a namespace operation; if user namespaces are restricted (AppArmor, "
-            "SELinux, a container's seccomp policy) see 'cordon doctor' and the README";
-    }
-    if (m.err == ENOSYS) e.hint = "cordon needs Linux >= 5.12 (openat2, open_tree, move_mount, mount_setattr)";
-    if (std::strncmp(m.text, "write /proc/self/", 17) == 0) e.hint = kUsernsHint;
-    return e;
-}
 
 uint64_t ms_since(std::chrono::steady_clock::time_point t0) {
     return static_cast<uint64_t>(
@@ -147,9 +120,7 @@ void arm(int tfd, uint64_t ms) {
 
 Result<Prepared> prepare(const Spec& spec) {
     Prepared p;
-    auto plan = plan_mounts(spec, real_host_fs());
-    if (!plan) return plan.error();
-    p.mounts = std::move(*plan);
+    CORDON_ASSIGN_OR_RETURN(p.mounts, plan_mounts(spec, real_host_fs()));
     // The default syscall policy's program was compiled when cordon was built: it is taken as
     // it is (its rules are made only when they are shown, for --dry-run).
     p.seccomp_options = SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net};
@@ -157,12 +128,8 @@ Result<Prepared> prepare(const Spec& spec) {
         p.seccomp.name = "default";
         p.bpf.assign(pre.begin(), pre.end());
     } else {
-        auto policy = load_seccomp(spec.seccomp, p.seccomp_options);
-        if (!policy) return policy.error();
-        p.seccomp = std::move(*policy);
-        auto bpf = compile_seccomp(p.seccomp);
-        if (!bpf) return bpf.error();
-        p.bpf = std::move(*bpf);
+        CORDON_ASSIGN_OR_RETURN(p.seccomp, load_seccomp(spec.seccomp, p.seccomp_options));
+        CORDON_ASSIGN_OR_RETURN(p.bpf, compile_seccomp(p.seccomp));
     }
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
     if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
@@ -170,9 +137,7 @@ Result<Prepared> prepare(const Spec& spec) {
     // is created; the supervisor creates the cgroup just before clone.
     if (spec.limits.any()) {
         p.cgroup_host = discover_cgroups();
-        auto cg = plan_cgroup(spec.limits, p.cgroup_host, p.warnings);
-        if (!cg) return cg.error();
-        p.cgroup = std::move(*cg);
+        CORDON_ASSIGN_OR_RETURN(p.cgroup, plan_cgroup(spec.limits, p.cgroup_host, p.warnings));
     }
     return p;
 }
@@ -184,343 +149,396 @@ std::vector<SyscallRule> seccomp_rules(const Prepared& prepared) {
     return prepared.seccomp.rules;
 }
 
-Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOptions& options,
-                 const std::function<std::optional<Outcome>()>& gate) {
-    Outcome out;
-    auto t0 = std::chrono::steady_clock::now();
-    auto fail = [&](Error e) {
-        out.reason = Outcome::Reason::SetupError;
-        out.exit_code = 125;
-        out.error = std::move(e);
-        out.wall_ms = ms_since(t0);
-        return out;
-    };
+namespace {
 
-    // Placeholders are made or joined once the child is building the jail (it waits for them
-    // only at their own mounts), and released when run_jail returns, after the cgroup is gone.
-    Placeholders placeholders;
+// Everything one run holds in the supervisor. Members go in reverse order: the sync socket
+// closes first, then the signals are restored, the cgroup is removed (its tree killed), and the
+// placeholders are released last, once nothing of the jail can use them.
+struct Run {
+    Run(const Spec& s, const Prepared& p, const SupervisorOptions& o) : spec(s), prepared(p), options(o) {}
+    const Spec& spec;
+    const Prepared& prepared;
+    const SupervisorOptions& options;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<Placeholders> placeholders;  // admit
+    std::unique_ptr<RunCgroup> cgroup;           // start, before clone
+    std::optional<SupervisedSignals> signals;    // start, before clone; restored when supervise ends
+    UniqueFd sigfd;
+    UniqueFd sync;  // our end of the child's SOCK_SEQPACKET socket (ChildMsg one way, bytes the other)
+    pid_t init = -1;
+    bool late_cgroupns = false;  // the child waits to be moved into its cgroup (admit)
+};
 
-    if (options.verbosity >= 0) {
-        for (const auto& n : prepared.mounts.notes) std::fprintf(stderr, "cordon: note: %s\n", n.c_str());
-        for (const auto& w : prepared.warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
+void print_notes(const Run& run) {
+    if (run.options.verbosity < 0) return;
+    for (const auto& n : run.prepared.mounts.notes) std::fprintf(stderr, "cordon: note: %s\n", n.c_str());
+    for (const auto& w : run.prepared.warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
+}
+
+// --- start --------------------------------------------------------------------------------------
+
+// The run's cgroup exists before the child does, so the child starts inside it.
+Status create_cgroup(Run& run) {
+    if (!run.prepared.cgroup) return {};
+    auto cg = RunCgroup::create(*run.prepared.cgroup, run.spec.limits, run.prepared.cgroup_host);
+    if (cg) {
+        run.cgroup = std::move(*cg);
+    } else if (!run.spec.limits.best_effort) {
+        return cg.error();
+    } else if (run.options.verbosity >= 0) {
+        const Error& e = cg.error();
+        std::fprintf(stderr, "cordon: warning: limits not applied (--limits best-effort): %s: %s%s%s\n", e.what.c_str(),
+                     e.why.c_str(), e.err ? ": " : "", e.err ? std::strerror(e.err) : "");
     }
-    // The run's cgroup exists before the child does, so the child starts inside it. Declared
-    // after the placeholders: it is destroyed (tree killed, directories removed) first.
-    std::unique_ptr<RunCgroup> cgroup;
-    if (prepared.cgroup) {
-        auto cg = RunCgroup::create(*prepared.cgroup, spec.limits, prepared.cgroup_host);
-        if (cg) {
-            cgroup = std::move(*cg);
-        } else if (!spec.limits.best_effort) {
-            return fail(cg.error());
-        } else if (options.verbosity >= 0) {
-            const Error& e = cg.error();
-            std::fprintf(stderr, "cordon: warning: limits not applied (--limits best-effort): %s: %s%s%s\n",
-                         e.what.c_str(), e.why.c_str(), e.err ? ": " : "", e.err ? std::strerror(e.err) : "");
-        }
-    }
+    return {};
+}
 
-    // Signals are blocked (and handled) before clone so none is lost, in either process.
-    std::optional<SupervisedSignals> signals(std::in_place);
-    UniqueFd sigfd(::signalfd(-1, &signals->mask(), SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!sigfd) return fail(sys_error("signalfd"));
-
-    // A root caller's jail runs as kRootJailId, not as host root, wherever the caller's trees can
-    // be idmapped; elsewhere it is the classic jail, whose uid 0 is the host's (cordon(1), ROOT
-    // CALLERS). The child is cloned with kRootJailId as our effective ids, so that it owns its
-    // user namespace and maps those ids itself, with no round trip. The kernel checks a cgroup
-    // move against those ids too: with limits, the child starts outside its cgroup and we move it.
-    std::optional<Premounts> premounts;
-    if (spec.host_uid == 0) {
-        auto p = Premounts::make(spec, prepared.mounts);
-        if (p) {
-            premounts.emplace(std::move(*p));
-        } else if (options.verbosity > 0) {
-            std::fprintf(stderr, "cordon: note: %s; the jail runs as host root (cordon(1), ROOT CALLERS)\n",
-                         p.error().message().substr(8).c_str());
-        }
+// A root caller's jail runs as kRootJailId, not as host root, wherever the caller's trees can
+// be idmapped: these are its ready-made mounts. Elsewhere (nullopt) it is the classic jail,
+// whose uid 0 is the host's (cordon(1), ROOT CALLERS).
+std::optional<Premounts> make_premounts(const Run& run) {
+    if (run.spec.host_uid != 0) return std::nullopt;
+    auto p = Premounts::make(run.spec, run.prepared.mounts);
+    if (p) return std::move(*p);
+    if (run.options.verbosity > 0) {
+        std::fprintf(stderr, "cordon: note: %s; the jail runs as host root (cordon(1), ROOT CALLERS)\n",
+                     p.error().message().substr(8).c_str());
     }
+    return std::nullopt;
+}
+
+// The jail's init, in its cgroup from the start where the kernel can; returns its pid (0 in
+// the child).
+Result<pid_t> clone_init(Run& run) {
+    const pid_t init = spawn_init(run.prepared.clone_flags, run.cgroup ? run.cgroup->jail_fd() : -1, run.late_cgroupns);
+    if (init < 0) return clone_error(errno);
+    return init;
+}
+
+// A remapped root caller's init is cloned with kRootJailId as our effective ids, so that it
+// owns its user namespace and maps those ids itself, with no round trip. The kernel checks a
+// cgroup move against those ids too: with limits, the child starts outside its cgroup and admit
+// moves it.
+Result<pid_t> clone_init_as_jail_ids(Run& run) {
+    const long id = kRootJailId;
+    if (::setgroups(0, nullptr) != 0 || ::syscall(SYS_setresgid, -1L, id, -1L) != 0 ||
+        ::syscall(SYS_setresuid, -1L, id, -1L) != 0) {
+        return sys_error("take the jail's ids to start it");
+    }
+    int flags = run.prepared.clone_flags;
+    if (run.cgroup) {
+        run.late_cgroupns = true;
+        flags &= ~CLONE_NEWCGROUP;
+    }
+    const pid_t init = spawn_init(flags, -1, run.late_cgroupns);
+    const int clone_err = errno;
+    // Root again (and dumpable again: changing ids made us not).
+    if (init != 0 && (::syscall(SYS_setresuid, -1L, 0L, -1L) != 0 || ::syscall(SYS_setresgid, -1L, 0L, -1L) != 0 ||
+                      ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)) {
+        if (init > 0) ::kill(init, SIGKILL);
+        return sys_error("take back root's ids");
+    }
+    if (init < 0) return clone_error(clone_err);
+    return init;
+}
+
+// Start: the cgroup, the signals, and the jail's init, which runs child_main and never returns
+// here.
+Status start(Run& run) {
+    CORDON_TRY(create_cgroup(run));
+    // Signals are blocked (and handled) before clone so none is lost, in either process
+    // (signals 1, child.cpp).
+    run.signals.emplace();
+    run.sigfd.reset(::signalfd(-1, &run.signals->mask(), SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!run.sigfd) return sys_error("signalfd");
+    std::optional<Premounts> premounts = make_premounts(run);
     const bool remap = premounts.has_value();
     int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return fail(sys_error("socketpair"));
-    UniqueFd sync(sv[0]);
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return sys_error("socketpair");
+    run.sync.reset(sv[0]);
     UniqueFd child_end(sv[1]);
-    bool late_cgroupns = false;
-    pid_t init = -1;
-    if (remap) {
-        const long id = kRootJailId;
-        if (::setgroups(0, nullptr) != 0 || ::syscall(SYS_setresgid, -1L, id, -1L) != 0 ||
-            ::syscall(SYS_setresuid, -1L, id, -1L) != 0) {
-            return fail(sys_error("take the jail's ids to start it"));
-        }
-        int flags = prepared.clone_flags;
-        if (cgroup) {
-            late_cgroupns = true;
-            flags &= ~CLONE_NEWCGROUP;
-        }
-        init = spawn_init(flags, -1, late_cgroupns);
-        const int clone_err = errno;
-        // Root again (and dumpable again: changing ids made us not).
-        if (init != 0 && (::syscall(SYS_setresuid, -1L, 0L, -1L) != 0 || ::syscall(SYS_setresgid, -1L, 0L, -1L) != 0 ||
-                          ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)) {
-            if (init > 0) ::kill(init, SIGKILL);
-            return fail(sys_error("take back root's ids"));
-        }
-        errno = clone_err;
-    } else {
-        init = spawn_init(prepared.clone_flags, cgroup ? cgroup->jail_fd() : -1, late_cgroupns);
+    CORDON_ASSIGN_OR_RETURN(run.init, remap ? clone_init_as_jail_ids(run) : clone_init(run));
+    if (run.init == 0) {
+        // The child keeps the signals blocked with their handlers (signals 2, child.cpp).
+        run.sync.reset();
+        child_main(ChildContext{&run.spec, &run.prepared, child_end.get(), run.late_cgroupns, remap,
+                                remap ? &premounts->fds() : nullptr});
     }
-    if (init < 0) return fail(clone_error(errno));
-    if (init == 0) {
-        // The child keeps the signals blocked with their handlers and reads them later from its
-        // own signalfd, so a Ctrl-C during setup is not lost.
-        sync.reset();
-        child_main(
-            ChildContext{&spec, &prepared, child_end.get(), late_cgroupns, remap, remap ? &premounts->fds() : nullptr});
-    }
-    child_end.reset();
-    premounts.reset();  // the child has its copies
+    return {};  // the child has its copies of CHILD_END and the premounts
+}
 
-    auto abort_child = [&](Error e) {
-        ::kill(init, SIGKILL);
-        ::waitpid(init, nullptr, 0);
-        signals.reset();
-        return fail(std::move(e));
-    };
-    // The child writes its own uid/gid maps. Without CLONE_INTO_CGROUP it waits for us to move
-    // it into the jail's cgroup first.
-    if (late_cgroupns) {
-        if (auto s = cgroup->join(init); !s) return abort_child(s.error());
-        char go = 1;
-        if (::send(sync.get(), &go, 1, MSG_NOSIGNAL) != 1) return abort_child(sys_error("start the jail"));
-    }
-    // The child builds the jail meanwhile; it cannot start the command before the placeholders
-    // below are ready, and they are not created for a run the gate stops.
-    if (gate) {
-        if (std::optional<Outcome> stop = gate()) {
-            ::kill(init, SIGKILL);
-            ::waitpid(init, nullptr, 0);
-            signals.reset();
-            stop->wall_ms = ms_since(t0);
-            return std::move(*stop);
-        }
-    }
-    // Another run may be removing a placeholder we need (it holds its lock for a moment), or
-    // a stranger may hold one: wait, but a signal to cordon ends the wait, and the run, at once.
+// --- admit --------------------------------------------------------------------------------------
+
+// Another run may be removing a placeholder we need (it holds its lock for a moment), or a
+// stranger may hold one: wait, but a signal to cordon ends the wait, and the run, at once
+// (signals 2, child.cpp). False: a signal came, and supervise ends the run when it reads it.
+Result<bool> acquire_placeholders(Run& run) {
     bool noted_wait = false;
     auto wait = [&](const std::string& path, int waited_ms) {
-        if (waited_ms >= 1000 && !noted_wait && options.verbosity >= 0) {
+        if (waited_ms >= 1000 && !noted_wait && run.options.verbosity >= 0) {
             noted_wait = true;
             std::fprintf(stderr, "cordon: note: waiting for %s, locked by another process\n", path.c_str());
         }
-        struct pollfd pfd = {sigfd.get(), POLLIN, 0};
+        struct pollfd pfd = {run.sigfd.get(), POLLIN, 0};
         return ::poll(&pfd, 1, std::min(2 + waited_ms / 8, 50)) == 0;
     };
-    bool ready = true;
-    if (auto s = placeholders.acquire(prepared.mounts.placeholders, wait); !s) {
-        if (s.error().err != EINTR) return abort_child(s.error());
-        ready = false;  // a signal came: the loop below reads it and ends the run
+    auto held = Placeholders::acquire(run.prepared.mounts.placeholders, wait);
+    if (!held) {
+        if (held.error().err != EINTR) return held.error();
+        return false;
     }
-    // Proceed, unless a signal is already waiting: a signal before the command starts ends the
-    // run (the loop below), and nothing of the command should start first. A child that failed
-    // meanwhile has left its SetupError on the socket: the loop reads it.
+    run.placeholders = std::move(*held);
+    return true;
+}
+
+// Proceed, unless a signal is already waiting: a signal before the command starts ends the run
+// (signals 3, child.cpp), and nothing of the command should start first. A child that failed
+// meanwhile has left its SetupError on the socket: supervise reads it.
+void proceed(const Run& run) {
     sigset_t pending;
     sigemptyset(&pending);
     ::sigpending(&pending);
-    bool signalled = false;
-    for (int sig : kSupervisedSignals) signalled = signalled || (sig != SIGCHLD && sigismember(&pending, sig));
-    if (ready && !signalled) {
-        char proceed = 1;
-        (void)::send(sync.get(), &proceed, 1, MSG_NOSIGNAL);
+    for (int sig : kSupervisedSignals) {
+        if (sig != SIGCHLD && sigismember(&pending, sig)) return;
     }
+    char proceed = 1;
+    (void)::send(run.sync.get(), &proceed, 1, MSG_NOSIGNAL);
+}
 
-    UniqueFd timer(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-    if (!timer) return abort_child(sys_error("timerfd_create"));
-    if (spec.timeout_ms) arm(timer.get(), *spec.timeout_ms);
+// Admit: the child builds the jail meanwhile. It cannot start the command before it has the
+// word to proceed, which comes once the gate allowed the run and the placeholders exist, and
+// they are not created for a run the gate stops (its outcome goes to FACTS).
+Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunFacts& facts) {
+    // The child writes its own uid/gid maps. Without CLONE_INTO_CGROUP it waits for us to move
+    // it into the jail's cgroup first.
+    if (run.late_cgroupns) {
+        CORDON_TRY(run.cgroup->join(run.init));
+        char go = 1;
+        if (::send(run.sync.get(), &go, 1, MSG_NOSIGNAL) != 1) return sys_error("start the jail");
+    }
+    if (gate) {
+        facts.gate_stop = gate();
+        if (facts.gate_stop) return {};
+    }
+    CORDON_ASSIGN_OR_RETURN(const bool ready, acquire_placeholders(run));
+    if (ready) proceed(run);
+    return {};
+}
 
-    bool timed_out = false, killed = false, have_exit = false, started = false;
-    int interrupted = 0;  // a signal that ended the run before the command started
-    int payload_status = 0;
-    int init_status = 0;
-    bool init_done = false;
-    std::optional<Error> child_error;
-    int child_error_code = 125;
+// --- supervise ----------------------------------------------------------------------------------
 
-    auto handle_msg = [&](const ChildMsg& m) {
-        switch (m.type) {
-            case ChildMsg::SetupError:
-                child_error = setup_error(m);
-                child_error_code = 125;
-                break;
-            case ChildMsg::ExecError:
-                if (m.err == ENOENT || m.err == ENOTDIR) {
-                    child_error =
-                        Error{std::string(m.text), "command not found inside the jail", 0, {}, ErrorKind::NotFound};
-                    child_error_code = 127;
-                } else {
-                    child_error =
-                        Error{std::string(m.text), "cannot execute inside the jail", m.err, {}, ErrorKind::Denied};
-                    child_error_code = 126;
-                }
-                break;
-            case ChildMsg::Started:
-                started = true;
-                break;
-            case ChildMsg::Exited:
-                have_exit = true;
-                payload_status = m.status;
-                break;
-        }
-    };
+// From the word to proceed until the jail's end: one poll loop over the child's sync socket,
+// the signalfd and the timeout timer, which records what happens in FACTS.
+class Supervision final {
+public:
+    Supervision(Run& run, RunFacts& facts)
+        : run_(run),
+          facts_(facts),
+          // A cgroup must be empty before it is removed, and --status-json reports the jail's
+          // CPU time from init's rusage: then init is reaped first.
+          reap_init_(run.cgroup != nullptr || run.options.report_cpu) {}
+    Status loop();
 
+private:
     // Init reports Exited only once every other process of the jail is gone. From then on the
     // jail can do nothing, so cordon finishes without waiting for init's own exit (it tears
-    // down the namespaces, a few hundred microseconds, and the kernel kills it with us:
-    // PDEATHSIG). A cgroup must be empty before it is removed, and --status-json reports the
-    // jail's CPU time from init's rusage: then init is reaped first.
-    const bool reap_init = cgroup != nullptr || options.report_cpu;
-    while (!init_done && !(have_exit && !reap_init)) {
-        struct pollfd fds[3] = {{sync.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
-        int n = ::poll(fds, 3, -1);
-        if (n < 0 && errno != EINTR) break;
-        if (sync && (fds[0].revents & POLLIN)) {
-            ChildMsg m{};
-            ssize_t r = ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT);
-            if (r == static_cast<ssize_t>(sizeof m))
-                handle_msg(m);
-            else if (r == 0)
-                sync.reset();
-            // Init waits for us after Exited; when we want it reaped, closing lets it exit.
-            if (have_exit && reap_init) sync.reset();
-        } else if (sync && (fds[0].revents & (POLLHUP | POLLERR))) {
-            sync.reset();
-        }
+    // down the namespaces, which is slow, and the kernel kills it with us: PDEATHSIG), unless
+    // init is to be reaped.
+    [[nodiscard]] bool over() const { return facts_.init_status || (facts_.payload_status && !reap_init_); }
+    // Init waits for us after Exited; when we want it reaped, closing the socket lets it exit.
+    void let_init_exit() {
+        if (facts_.payload_status && reap_init_) run_.sync.reset();
+    }
+    void on_sync(short revents);
+    void on_message(const ChildMsg& m);
+    void on_signal(const struct signalfd_siginfo& si);
+    void on_timer();
+    void finish();
+
+    Run& run_;
+    RunFacts& facts_;
+    const bool reap_init_;
+    UniqueFd timer_;
+};
+
+Status Supervision::loop() {
+    timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+    if (!timer_) return sys_error("timerfd_create");
+    if (run_.spec.timeout_ms) arm(timer_.get(), *run_.spec.timeout_ms);
+    while (!over()) {
+        struct pollfd fds[3] = {{run_.sync.get(), POLLIN, 0}, {run_.sigfd.get(), POLLIN, 0}, {timer_.get(), POLLIN, 0}};
+        if (::poll(fds, 3, -1) < 0 && errno != EINTR) break;
+        on_sync(fds[0].revents);
         if (fds[1].revents & POLLIN) {
             struct signalfd_siginfo si {};
-            while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
-                int sig = static_cast<int>(si.ssi_signo);
-                if (sig == SIGCHLD) {
-                    if (::waitpid(init, &init_status, WNOHANG) == init) init_done = true;
-                    continue;
-                }
-                // Before the command has started, any of them ends the run at once: setup may be
-                // stalled (a hung filesystem, a placeholder locked by a stranger), and there is
-                // no command yet to hand the signal to. The jail goes with init. The payload says
-                // Started before it execs; a message already queued counts.
-                if (!started && sync) {
-                    ChildMsg m{};
-                    while (!started &&
-                           ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) {
-                        handle_msg(m);
-                    }
-                    if (have_exit && reap_init) sync.reset();
-                }
-                if (!started && !child_error && !have_exit) {
-                    if (!interrupted) interrupted = sig;
-                    ::kill(init, SIGKILL);
-                    continue;
-                }
-                // kill(cordon) is relayed to the payload; terminal signals (Ctrl-C) already
-                // reached it, or init, through the process group, unless it runs in its own session.
-                bool from_user = si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE;
-                if (from_user || spec.new_session) ::kill(init, sig);
-            }
+            while (::read(run_.sigfd.get(), &si, sizeof si) == sizeof si) on_signal(si);
         }
-        if (fds[2].revents & POLLIN) {
-            uint64_t ticks = 0;
-            (void)::read(timer.get(), &ticks, sizeof ticks);
-            if (!timed_out) {
-                timed_out = true;
-                ::kill(init, SIGTERM);
-                arm(timer.get(), kKillGraceMs);
-            } else if (!killed) {
-                killed = true;
-                // The whole tree at once, also what escaped init's process group.
-                if (cgroup)
-                    cgroup->kill_all();
-                else
-                    ::kill(init, SIGKILL);
-            }
-        }
+        if (fds[2].revents & POLLIN) on_timer();
     }
+    finish();
+    return {};
+}
+
+void Supervision::on_sync(short revents) {
+    UniqueFd& sync = run_.sync;
+    if (sync && (revents & POLLIN)) {
+        ChildMsg m{};
+        ssize_t r = ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT);
+        if (r == static_cast<ssize_t>(sizeof m))
+            on_message(m);
+        else if (r == 0)
+            sync.reset();
+        let_init_exit();
+    } else if (sync && (revents & (POLLHUP | POLLERR))) {
+        sync.reset();
+    }
+}
+
+void Supervision::on_message(const ChildMsg& m) {
+    auto text = [&] { return std::string(m.text, ::strnlen(m.text, sizeof m.text)); };
+    switch (m.type) {
+        case ChildMsg::SetupError:
+            facts_.child_failure = ChildFailure{ChildFailure::Kind::Setup, m.err, text()};
+            break;
+        case ChildMsg::ExecError:
+            facts_.child_failure = ChildFailure{ChildFailure::Kind::Exec, m.err, text()};
+            break;
+        case ChildMsg::Started:
+            facts_.started = true;
+            break;
+        case ChildMsg::Exited:
+            facts_.payload_status = m.status;
+            break;
+    }
+}
+
+void Supervision::on_signal(const struct signalfd_siginfo& si) {
+    const int sig = static_cast<int>(si.ssi_signo);
+    if (sig == SIGCHLD) {
+        int status = 0;
+        if (::waitpid(run_.init, &status, WNOHANG) == run_.init) facts_.init_status = status;
+        return;
+    }
+    // Signals 3 (child.cpp): before the command has started, any of them ends the run at once:
+    // setup may be stalled (a hung filesystem, a placeholder locked by a stranger), and there is
+    // no command yet to hand the signal to. The jail goes with init. The payload says Started
+    // before it execs; a message already queued counts.
+    if (!facts_.started && run_.sync) {
+        ChildMsg m{};
+        while (!facts_.started &&
+               ::recv(run_.sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) {
+            on_message(m);
+        }
+        let_init_exit();
+    }
+    if (!facts_.started && !facts_.child_failure && !facts_.payload_status) {
+        if (!facts_.interrupted) facts_.interrupted = sig;
+        ::kill(run_.init, SIGKILL);
+        return;
+    }
+    // Signals 7: kill(cordon) is relayed to the payload; terminal signals (Ctrl-C) already
+    // reached it, or init, through the process group, unless it runs in its own session.
+    const bool from_user = si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE;
+    if (from_user || run_.spec.new_session) ::kill(run_.init, sig);
+}
+
+// --timeout: SIGTERM, then after a grace period SIGKILL (signals 7, child.cpp).
+void Supervision::on_timer() {
+    uint64_t ticks = 0;
+    (void)::read(timer_.get(), &ticks, sizeof ticks);
+    if (!facts_.timed_out) {
+        facts_.timed_out = true;
+        ::kill(run_.init, SIGTERM);
+        arm(timer_.get(), kKillGraceMs);
+    } else if (!facts_.timeout_killed) {
+        facts_.timeout_killed = true;
+        // The whole tree at once, also what escaped init's process group.
+        if (run_.cgroup)
+            run_.cgroup->kill_all();
+        else
+            ::kill(run_.init, SIGKILL);
+    }
+}
+
+void Supervision::finish() {
+    UniqueFd& sync = run_.sync;
     // Messages sent just before init exited are still queued.
     if (sync) {
         ChildMsg m{};
-        while (::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) handle_msg(m);
+        while (::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) on_message(m);
     }
     // Not reaping init: it waits on the socket and exits when cordon does, so that its
     // namespace teardown does not compete with our cleanup. The descriptor closes with us.
-    if (sync && have_exit && !reap_init) (void)sync.release();
-    // A signal that came with the jail's end (the same Ctrl-C that ended the payload) must not
-    // kill cordon once unblocked, before it reports and cleans up.
-    for (struct signalfd_siginfo si{}; ::read(sigfd.get(), &si, sizeof si) == sizeof si;) {
+    if (sync && facts_.payload_status && !reap_init_) (void)sync.release();
+    // Signals 9: a signal that came with the jail's end (the same Ctrl-C that ended the
+    // payload) must not kill cordon once unblocked, before it reports and cleans up.
+    for (struct signalfd_siginfo si{}; ::read(run_.sigfd.get(), &si, sizeof si) == sizeof si;) {
     }
-    signals.reset();
+    run_.signals.reset();
+}
 
-    out.wall_ms = ms_since(t0);
+// --- the end ------------------------------------------------------------------------------------
+
+// A run that ends before supervise, or in it with an error: the jail goes at once.
+void end_jail(Run& run) {
+    if (run.init > 0) {
+        ::kill(run.init, SIGKILL);
+        ::waitpid(run.init, nullptr, 0);
+    }
+    run.signals.reset();
+}
+
+// What the jail used: init's rusage (that of everything it reaped), or better the cgroup's,
+// the whole tree's CPU time and peak memory, and its OOM kills. The cgroup goes here.
+void measure(Run& run, RunFacts& facts) {
     struct rusage ru {};
     if (::getrusage(RUSAGE_CHILDREN, &ru) == 0) {
-        out.cpu_ms = static_cast<uint64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-                     static_cast<uint64_t>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-        out.peak_memory_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+        facts.cpu_ms = static_cast<uint64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                       static_cast<uint64_t>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+        facts.peak_memory_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
     }
-    // The cgroup knows better: the whole tree's CPU time and peak memory, and OOM kills.
-    if (cgroup) {
-        cgroup->kill_all();
-        CgroupStats st = cgroup->stats();
-        if (st.have_cpu) out.cpu_ms = st.cpu_usec / 1000;
-        if (st.peak_memory) out.peak_memory_bytes = st.peak_memory;
-        out.oom_kills = st.oom_kills;
-        cgroup.reset();
+    if (run.cgroup) {
+        run.cgroup->kill_all();
+        CgroupStats st = run.cgroup->stats();
+        if (st.have_cpu) facts.cpu_ms = st.cpu_usec / 1000;
+        if (st.peak_memory) facts.peak_memory_bytes = st.peak_memory;
+        facts.oom_kills = st.oom_kills;
+        run.cgroup.reset();
     }
-    if (timed_out) {
-        out.reason = Outcome::Reason::Timeout;
-        out.exit_code = 124;
-        out.signal = have_exit && WIFSIGNALED(payload_status) ? WTERMSIG(payload_status) : (killed ? SIGKILL : SIGTERM);
-    } else if (interrupted) {
-        out.reason = Outcome::Reason::Signaled;
-        out.signal = interrupted;
-        out.exit_code = 128 + interrupted;
-    } else if (child_error) {
-        out.reason = child_error_code == 125 ? Outcome::Reason::SetupError : Outcome::Reason::ExecError;
-        out.exit_code = child_error_code;
-        out.error = child_error;
-    } else if (have_exit && WIFEXITED(payload_status)) {
-        out.reason = Outcome::Reason::Exited;
-        out.exit_code = WEXITSTATUS(payload_status);
-    } else if (have_exit && WIFSIGNALED(payload_status)) {
-        out.reason = Outcome::Reason::Signaled;
-        out.signal = WTERMSIG(payload_status);
-        out.exit_code = 128 + out.signal;
-    } else if (WIFSIGNALED(init_status)) {
-        out.reason = Outcome::Reason::Signaled;
-        out.signal = WTERMSIG(init_status);
-        out.exit_code = 128 + out.signal;
+}
+
+void report_oom(const Outcome& out, const Run& run) {
+    if (out.oom_kills == 0 || run.options.verbosity < 0) return;
+    const auto& memory = run.spec.limits.memory;
+    std::string limit = memory ? format_size(*memory) : std::string("?");
+    if (out.reason == Outcome::Reason::Oom) {
+        std::fprintf(stderr, "cordon: oom: the command was killed by the OOM killer: the jail reached --memory %s\n",
+                     limit.c_str());
     } else {
-        out.reason = Outcome::Reason::SetupError;
-        out.exit_code = 125;
-        out.error = make_error("the jail's init exited without reporting the command's status",
-                               started ? "after the command started" : "before the command started");
+        std::fprintf(stderr, "cordon: note: oom: the OOM killer ended %llu process(es) in the jail (--memory %s)\n",
+                     static_cast<unsigned long long>(out.oom_kills), limit.c_str());
     }
-    // Killed by the OOM killer: SIGKILL, or a shell's 137 for its child's SIGKILL.
-    bool sigkilled = (out.reason == Outcome::Reason::Signaled && out.signal == SIGKILL) ||
-                     (out.reason == Outcome::Reason::Exited && out.exit_code == 128 + SIGKILL);
-    if (out.oom_kills > 0 && sigkilled) {
-        out.reason = Outcome::Reason::Oom;
-        out.signal = SIGKILL;
-        out.exit_code = 128 + SIGKILL;
-    }
-    if (out.oom_kills > 0 && options.verbosity >= 0) {
-        std::string limit = spec.limits.memory ? format_size(*spec.limits.memory) : std::string("?");
-        if (out.reason == Outcome::Reason::Oom) {
-            std::fprintf(stderr,
-                         "cordon: oom: the command was killed by the OOM killer: the jail reached --memory %s\n",
-                         limit.c_str());
-        } else {
-            std::fprintf(stderr, "cordon: note: oom: the OOM killer ended %llu process(es) in the jail (--memory %s)\n",
-                         static_cast<unsigned long long>(out.oom_kills), limit.c_str());
-        }
-    }
+}
+
+}  // namespace
+
+Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOptions& options,
+                 const std::function<std::optional<Outcome>()>& gate) {
+    Run run(spec, prepared, options);
+    print_notes(run);
+    RunFacts facts;
+    Status status = start(run);
+    if (status) status = admit(run, gate, facts);
+    const bool admitted = status && !facts.gate_stop;
+    if (admitted) status = Supervision(run, facts).loop();
+    if (!status || facts.gate_stop) end_jail(run);
+    facts.wall_ms = ms_since(run.t0);
+    if (!status)
+        facts.setup_failure = std::move(status.error());
+    else if (admitted)
+        measure(run, facts);
+    Outcome out = classify(facts);
+    report_oom(out, run);
     return out;
 }
 

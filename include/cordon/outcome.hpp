@@ -1,0 +1,68 @@
+// How a run ended. The supervisor records what happened (RunFacts: facts only, no decision);
+// classify() alone turns them into the reason and the exit status of SPEC §3, for cordon's
+// exit code and --status-json. Pure: the exit table is unit-tested without namespaces.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.hpp"
+
+namespace cordon {
+
+// How the run ended, for the exit status and --status-json.
+struct Outcome {
+    enum class Reason { Exited, Signaled, Timeout, Oom, SetupError, ExecError, Denied };
+    Reason reason = Reason::SetupError;
+    int exit_code = 125;
+    int signal = 0;
+    uint64_t wall_ms = 0;
+    uint64_t cpu_ms = 0;
+    uint64_t peak_memory_bytes = 0;
+    uint64_t oom_kills = 0;            // processes the OOM killer ended under --memory
+    std::optional<Error> error;        // SetupError / ExecError
+    std::vector<std::string> denials;  // JSON objects, one per policy denial
+};
+
+// A failure the child reported over the sync socket (ChildMsg SetupError or ExecError).
+struct ChildFailure {
+    enum class Kind { Setup, Exec };
+    Kind kind = Kind::Setup;
+    int err = 0;       // errno
+    std::string text;  // the step that failed (Setup), or argv[0] (Exec)
+};
+
+// What the supervisor saw of one run.
+struct RunFacts {
+    // Ends before the command could start.
+    std::optional<Error> setup_failure;         // the supervisor could not build or start the jail
+    std::optional<Outcome> gate_stop;           // the gate (the command policy) stopped it: its outcome
+    int interrupted = 0;                        // a signal to cordon ended it before the command started
+    std::optional<ChildFailure> child_failure;  // the child's last reported failure
+    // The jail's processes.
+    bool started = false;               // the payload said Started: a signal is the command's now
+    std::optional<int> payload_status;  // its wait status, from init's Exited
+    std::optional<int> init_status;     // init's wait status, when the supervisor reaped it
+    // --timeout: SIGTERM was sent, and SIGKILL after the grace period.
+    bool timed_out = false;
+    bool timeout_killed = false;
+    // Measured after the end (zero when the run failed or was stopped before it).
+    uint64_t wall_ms = 0;
+    uint64_t cpu_ms = 0;
+    uint64_t peak_memory_bytes = 0;
+    uint64_t oom_kills = 0;  // memory.events of the run's cgroup
+};
+
+// The run's outcome: reason, exit status, signal and error decided from FACTS, the measurements
+// copied. The first that applies: a setup failure (125), the gate's own outcome, --timeout (124),
+// a signal before the command started (128+N), a failure the child reported (125; 126, or 127
+// for a command not found), the payload's status (its code, or 128+N), init killed by a signal
+// (128+N), else 125. Killed by SIGKILL (or a shell's 137) with OOM kills counted is `oom`, 137.
+[[nodiscard]] Outcome classify(const RunFacts& facts);
+
+// The supervisor's clone failed with ERR: the error, with what to check.
+[[nodiscard]] Error clone_error(int err);
+
+}  // namespace cordon

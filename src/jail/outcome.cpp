@@ -1,0 +1,113 @@
+// classify(): the one place that decides a run's reason and exit status (SPEC §3).
+#include "cordon/outcome.hpp"
+
+#include <sys/wait.h>
+
+#include <csignal>
+#include <utility>
+
+namespace cordon {
+
+namespace {
+
+const char* const kUsernsHint =
+    "cordon needs unprivileged user namespaces. Check: sysctl user.max_user_namespaces (must be > 0), "
+    "kernel.unprivileged_userns_clone=1 (Debian < 11), and on Ubuntu >= 23.10 "
+    "kernel.apparmor_restrict_unprivileged_userns: install cordon's AppArmor profile "
+    "(packaging/apparmor/usr.bin.cordon). Inside a container, the container must allow namespaces.";
+
+Error child_error(const ChildFailure& f) {
+    if (f.kind == ChildFailure::Kind::Exec) {
+        if (f.err == ENOENT || f.err == ENOTDIR) {
+            return Error{f.text, "command not found inside the jail", 0, {}, ErrorKind::NotFound};
+        }
+        return Error{f.text, "cannot execute inside the jail", f.err, {}, ErrorKind::Denied};
+    }
+    Error e = sys_error("jail setup failed: " + f.text, f.err);
+    if (f.err == EPERM || f.err == EACCES) {
+        e.hint =
+            "the kernel refused a namespace operation; if user namespaces are restricted (AppArmor, "
+            "SELinux, a container's seccomp policy) see 'cordon doctor' and the README";
+    }
+    if (f.err == ENOSYS) e.hint = "cordon needs Linux >= 5.12 (openat2, open_tree, move_mount, mount_setattr)";
+    if (f.text.rfind("write /proc/self/", 0) == 0) e.hint = kUsernsHint;
+    return e;
+}
+
+void set_signaled(Outcome& out, int sig) {
+    out.reason = Outcome::Reason::Signaled;
+    out.signal = sig;
+    out.exit_code = 128 + sig;
+}
+
+// Reason, exit status, signal and error, before the OOM check.
+void decide(const RunFacts& f, Outcome& out) {
+    const bool payload_signaled = f.payload_status && WIFSIGNALED(*f.payload_status);
+    if (f.timed_out) {
+        out.reason = Outcome::Reason::Timeout;
+        out.exit_code = 124;
+        out.signal = payload_signaled ? WTERMSIG(*f.payload_status) : (f.timeout_killed ? SIGKILL : SIGTERM);
+    } else if (f.interrupted) {
+        set_signaled(out, f.interrupted);
+    } else if (f.child_failure) {
+        out.error = child_error(*f.child_failure);
+        out.exit_code = static_cast<int>(out.error->kind);
+        out.reason = out.exit_code == 125 ? Outcome::Reason::SetupError : Outcome::Reason::ExecError;
+    } else if (f.payload_status && WIFEXITED(*f.payload_status)) {
+        out.reason = Outcome::Reason::Exited;
+        out.exit_code = WEXITSTATUS(*f.payload_status);
+    } else if (payload_signaled) {
+        set_signaled(out, WTERMSIG(*f.payload_status));
+    } else if (f.init_status && WIFSIGNALED(*f.init_status)) {
+        set_signaled(out, WTERMSIG(*f.init_status));
+    } else {
+        out.reason = Outcome::Reason::SetupError;
+        out.exit_code = 125;
+        out.error = make_error("the jail's init exited without reporting the command's status",
+                               f.started ? "after the command started" : "before the command started");
+    }
+}
+
+}  // namespace
+
+Outcome classify(const RunFacts& f) {
+    if (f.setup_failure) {
+        Outcome out;
+        out.error = f.setup_failure;
+        out.wall_ms = f.wall_ms;
+        return out;
+    }
+    if (f.gate_stop) {
+        Outcome out = *f.gate_stop;
+        out.wall_ms = f.wall_ms;
+        return out;
+    }
+    Outcome out;
+    out.wall_ms = f.wall_ms;
+    out.cpu_ms = f.cpu_ms;
+    out.peak_memory_bytes = f.peak_memory_bytes;
+    out.oom_kills = f.oom_kills;
+    decide(f, out);
+    // Killed by the OOM killer: SIGKILL, or a shell's 137 for its child's SIGKILL.
+    const bool sigkilled = (out.reason == Outcome::Reason::Signaled && out.signal == SIGKILL) ||
+                           (out.reason == Outcome::Reason::Exited && out.exit_code == 128 + SIGKILL);
+    if (out.oom_kills > 0 && sigkilled) {
+        out.reason = Outcome::Reason::Oom;
+        out.signal = SIGKILL;
+        out.exit_code = 128 + SIGKILL;
+    }
+    return out;
+}
+
+Error clone_error(int err) {
+    Error e = sys_error("cannot create the jail's namespaces (clone)", err);
+    if (err == EPERM || err == EACCES)
+        e.hint = kUsernsHint;
+    else if (err == ENOSPC || err == EUSERS)
+        e.hint = "a namespace limit is exhausted or 0: sysctl user.max_user_namespaces";
+    else if (err == EINVAL)
+        e.hint = "this kernel lacks a namespace type cordon needs (user, mount, pid, net, ipc, uts, cgroup)";
+    return e;
+}
+
+}  // namespace cordon
