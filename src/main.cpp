@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -12,6 +13,8 @@
 #include "cordon/check_cmd.hpp"
 #include "cordon/cli.hpp"
 #include "cordon/doctor.hpp"
+#include "cordon/exec_gate.hpp"
+#include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
@@ -55,6 +58,38 @@ std::optional<int> answer_help_or_version(const cordon::CliRequest& cli) {
     return std::nullopt;
 }
 
+// Whether the run gets exec-time checks: asked for, a policy to check with, and a listener the
+// kernel grants (not under an outer one). Where it does not, auto warns and required refuses.
+cordon::Status choose_exec_checks(cordon::Spec& spec, const cordon::RunOptions& options) {
+    using Mode = cordon::RunOptions::ExecChecks;
+    spec.exec_checks = false;
+    if (spec.no_policy || options.exec_checks == Mode::Off) return {};
+    auto probe = cordon::probe_exec_listener();
+    if (probe.available) {
+        spec.exec_checks = true;
+        return {};
+    }
+    if (options.exec_checks == Mode::Required) {
+        cordon::Error e = cordon::make_error("--exec-checks required", "exec checks are not available: " + probe.why);
+        e.hint = "run cordon outside the other sandbox, or accept the static check alone with --exec-checks auto";
+        return e;
+    }
+    if (options.verbosity >= 0 && !options.dry_run) {
+        std::fprintf(stderr,
+                     "cordon: warning: exec checks are off: %s; only the command line is checked, and strictly "
+                     "(--exec-checks required refuses instead)\n",
+                     probe.why.c_str());
+    }
+    return {};
+}
+
+std::string exec_checks_mode(const cordon::Spec& spec, const cordon::RunOptions& options) {
+    if (spec.exec_checks) return options.kill_on_deny ? "on (a denied exec ends the run)" : "on";
+    if (spec.no_policy) return "off (--no-policy)";
+    if (options.exec_checks == cordon::RunOptions::ExecChecks::Off) return "off (--exec-checks off)";
+    return "off (" + cordon::probe_exec_listener().why + ")";
+}
+
 // --dry-run: the resolved jail and the command policy files; nothing runs.
 int print_dry_run(const cordon::Spec& spec, const cordon::RunOptions& options, const cordon::Prepared& prepared,
                   const std::vector<std::string>& policy_names) {
@@ -66,6 +101,7 @@ int print_dry_run(const cordon::Spec& spec, const cordon::RunOptions& options, c
         for (const auto& f : loaded->files()) files += " " + f;
     }
     std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
+    std::printf("exec checks: %s\n", exec_checks_mode(spec, options).c_str());
     return 0;
 }
 
@@ -77,14 +113,16 @@ void print_summary(const cordon::Spec& spec, const cordon::RunOptions& options, 
     std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
                  names.empty() ? "(none)" : names.c_str(), spec.workdir ? spec.workdir->c_str() : "none",
                  spec.share_net ? "host" : "none", prepared.mounts.ops.size(), prepared.seccomp.name.c_str(),
-                 policies.empty() ? "off" : "checked, allowed");
+                 policies.empty()   ? "off"
+                 : spec.exec_checks ? "checked, allowed; every exec checked"
+                                    : "checked, allowed");
 }
 
 // The command policy's decision on the command (the jail's gate): nullopt lets it run, an
 // Outcome ends the run (a policy that does not load, or a denial).
 std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::RunOptions& options,
-                                     const cordon::Prepared& prepared, const std::vector<std::string>& policy_names) {
-    cordon::policy::PolicySet policies;
+                                     const cordon::Prepared& prepared, const std::vector<std::string>& policy_names,
+                                     cordon::policy::PolicySet& policies) {
     if (!spec.no_policy) {
         auto loaded = cordon::policy::load(policy_names);
         if (!loaded) {
@@ -95,8 +133,10 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
         }
         policies = std::move(*loaded);
         const std::string cwd = spec.chdir;
-        auto decision = spec.via_shell ? policies.check_script(spec.argv[2], cwd, spec.home)
-                                       : policies.check_argv(spec.argv, cwd, spec.home);
+        // With exec-time checks what is uncertain here is judged at the execs it leads to.
+        const cordon::policy::CheckOptions mode{.defer_uncertain = spec.exec_checks};
+        auto decision = spec.via_shell ? policies.check_script(spec.argv[2], cwd, spec.home, mode)
+                                       : policies.check_argv(spec.argv, cwd, spec.home, mode);
         if (!decision.allow) {
             std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
             cordon::Outcome denied;
@@ -125,12 +165,45 @@ int conclude(const cordon::Outcome& outcome, const cordon::RunOptions& options) 
     return outcome.exit_code;
 }
 
+// --audit PATH|fd:N: where exec decisions are appended (-1: nowhere).
+cordon::Result<int> open_audit(const cordon::RunOptions& options) {
+    if (!options.audit) return -1;
+    const std::string& target = *options.audit;
+    if (target.rfind("fd:", 0) == 0) {
+        int fd = std::stoi(target.substr(3));
+        if (::fcntl(fd, F_GETFD) < 0) return cordon::sys_error("--audit " + target);
+        return fd;
+    }
+    int fd = ::open(target.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return cordon::sys_error("--audit " + target);
+    return fd;
+}
+
+// Each exec inside the jail: judged with the run's policies, reported, logged.
+cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& options,
+                          const cordon::policy::PolicySet& policies, int audit_fd, const cordon::ExecRequest& r) {
+    cordon::ExecJudgement j = cordon::judge_exec(policies, r, spec.home);
+    if (audit_fd >= 0) {
+        const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        const std::string line = cordon::audit_line(r, j, now);
+        (void)cordon::write_all(audit_fd, line.data(), line.size());
+    }
+    cordon::ExecVerdict v;
+    if (j.decision.allow) return v;
+    std::fprintf(stderr, "%s\n", cordon::policy::format_denial(j.decision).c_str());
+    v.allow = false;
+    v.end_run = options.kill_on_deny;
+    v.denial_json = cordon::policy::to_json(j.decision);
+    return v;
+}
+
 int run(const std::vector<std::string>& args) {
     auto cli = cordon::parse_command_line(args);
     if (!cli) return report(cli.error());
     if (auto answered = answer_help_or_version(*cli)) return *answered;
     auto resolved = cordon::resolve_spec(*cli, cordon::current_host());
     if (!resolved) return report(resolved.error());
+    if (auto chosen = choose_exec_checks(resolved->spec, resolved->options); !chosen) return report(chosen.error());
     const cordon::Spec& spec = resolved->spec;
     const cordon::RunOptions& options = resolved->options;
     // The default profile lists "default"; with --no-profile and no --policy it still applies.
@@ -144,9 +217,13 @@ int run(const std::vector<std::string>& args) {
     }
     // The command policy decides while the child builds the jail: nothing of the command runs,
     // and no placeholder is made on the host, before it allows the command.
-    auto gate = [&]() { return admit(spec, options, *prepared, policy_names); };
+    auto audit = open_audit(options);
+    if (!audit) return report(audit.error());
+    cordon::policy::PolicySet policies;  // loaded by admit, used again for each exec
+    auto gate = [&]() { return admit(spec, options, *prepared, policy_names, policies); };
+    auto exec_gate = [&](const cordon::ExecRequest& r) { return judge(spec, options, policies, *audit, r); };
     const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value()};
-    return finish(conclude(cordon::run_jail(spec, *prepared, supervisor, gate), options));
+    return finish(conclude(cordon::run_jail(spec, *prepared, supervisor, gate, exec_gate), options));
 }
 
 }  // namespace

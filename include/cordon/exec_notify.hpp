@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,7 @@ struct ExecRequest {
     std::string exe;                // PATH resolved inside the jail's root (empty: not found)
     UniqueFd root;                  // the process's root directory (O_PATH), for resolving paths
     std::string error;              // set when what it asks could not be read: judge as a denial
+    bool no_access = false;         // ... because /proc/PID refused us (see ExecChecks)
 };
 
 class ExecListener {
@@ -87,6 +89,47 @@ private:
     size_t notif_size_ = 0, resp_size_ = 0;
     void respond(uint64_t id, int err, bool cont);
 };
+
+// The supervisor's answer to one exec, from the gate main.cpp gives it (exec_gate.hpp judges).
+struct ExecVerdict {
+    bool allow = true;
+    bool end_run = false;     // --on-deny kill: end the whole jail, exit 126
+    std::string denial_json;  // for the status's denials, when denied
+};
+using ExecGate = std::function<ExecVerdict(const ExecRequest&)>;
+
+// The supervisor's side: the listener the payload hands over, answered from the poll loop.
+//
+// The command's own first exec is the one an unprivileged supervisor cannot read: the payload
+// runs on init's memory, which was made outside the jail and became undumpable when it took
+// the jail's ids (and making it dumpable would expose init). That exec is the command line the
+// supervisor already knows, so it is judged as PAYLOAD_ARGV in PAYLOAD_CWD: the first process
+// to notify, until it has made one exec that could be read (its new memory belongs to the jail).
+class ExecChecks {
+public:
+    ExecChecks(const ExecGate* gate, std::vector<std::string> payload_argv, std::string payload_cwd)
+        : gate_(gate), payload_argv_(std::move(payload_argv)), payload_cwd_(std::move(payload_cwd)) {}
+    void adopt(UniqueFd listener) { listener_ = ExecListener(std::move(listener)); }
+    // For poll: -1 until the payload has handed the listener over, and once it is closed.
+    [[nodiscard]] int fd() const { return listener_.active() ? listener_.fd() : -1; }
+    // REVENTS came on fd(): answer what waits, adding each denial's JSON to DENIALS. True when
+    // a verdict ends the run (--on-deny kill).
+    bool on_ready(short revents, std::vector<std::string>& denials);
+
+private:
+    const ExecGate* gate_;
+    ExecListener listener_;
+    std::vector<std::string> payload_argv_;
+    std::string payload_cwd_;
+    pid_t payload_pid_ = 0;        // the first process to notify
+    bool payload_execed_ = false;  // it made an exec that could be read
+    void as_payload(ExecRequest& r) const;
+};
+
+// Payload -> supervisor: the listener descriptor beside a message (SCM_RIGHTS), and back.
+// Both return false on failure; RECV sets FD to -1 when the message carried none.
+bool send_with_fd(int sock, const void* msg, size_t len, int fd);
+ssize_t recv_with_fd(int sock, void* msg, size_t len, int& fd);
 
 // PATH as the process sees it, resolved inside ROOT (an O_PATH descriptor of its root
 // directory): relative to CWD, '.' and '..' folded, symlinks followed (the last one only when

@@ -13,6 +13,7 @@
 
 #include "cordon/cgroup.hpp"
 #include "cordon/error.hpp"
+#include "cordon/exec_notify.hpp"
 #include "cordon/mount_plan.hpp"
 #include "cordon/outcome.hpp"
 #include "cordon/seccomp.hpp"
@@ -43,6 +44,7 @@ struct Prepared {
     SeccompOptions seccomp_options;
     SeccompPolicy seccomp;  // the default's rules are left out: seccomp_rules() makes them
     std::vector<sock_filter> bpf;
+    std::vector<sock_filter> exec_bpf;  // spec.exec_checks: the exec notification filter
     int clone_flags = 0;
     // cgroup v2 limits: what discovery found and how the supervisor will apply them (nullopt:
     // no cgroup for this run), plus the limits given up under --limits best-effort.
@@ -56,7 +58,7 @@ std::vector<SyscallRule> seccomp_rules(const Prepared& prepared);
 
 // Child -> supervisor messages over a SOCK_SEQPACKET socket.
 struct ChildMsg {
-    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4 };
+    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4, ExecListener = 5 };
     Type type;
     int32_t err;     // errno
     int32_t status;  // wait status, for Exited
@@ -73,8 +75,9 @@ struct SupervisorOptions {
 // The supervisor: create the namespaces, feed the child, wait, clean up. GATE, if given, runs
 // while the child builds the jail and before anything of the command can run (nor any
 // placeholder exists on the host): an Outcome from it ends the run there (the command policy).
+// EXEC_GATE judges each exec inside the jail when spec.exec_checks (exec_notify.hpp).
 Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOptions& options,
-                 const std::function<std::optional<Outcome>()>& gate = {});
+                 const std::function<std::optional<Outcome>()>& gate = {}, const ExecGate& exec_gate = {});
 
 // Child side (src/jail/child.cpp): runs as pid 1 of the new pid namespace; never returns.
 struct ChildContext {

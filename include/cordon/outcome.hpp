@@ -48,6 +48,9 @@ struct RunFacts {
     // --timeout: SIGTERM was sent, and SIGKILL after the grace period.
     bool timed_out = false;
     bool timeout_killed = false;
+    // Exec-time checks: the denials (JSON), and whether one ended the run (--on-deny kill).
+    std::vector<std::string> exec_denials;
+    bool denied_exec_ended = false;
     // Measured after the end (zero when the run failed or was stopped before it).
     uint64_t wall_ms = 0;
     uint64_t cpu_ms = 0;

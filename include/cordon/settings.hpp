@@ -39,7 +39,6 @@ struct KeyInfo {
     const char* help;
     bool profile_ok;  // may appear in a profile file
     int arity;        // values per occurrence (Ops and PairList: 1 or 2)
-    bool available;   // false: reserved for a later release, rejected with a clear message
 };
 
 // Every key cordon knows, in --help order.

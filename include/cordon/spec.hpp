@@ -125,6 +125,9 @@ struct Spec {
     // Command policy (checked while the jail is built, before the command can run).
     bool no_policy = false;
     std::vector<std::string> policies;  // names or paths; empty: "default"
+    // Every exec inside the jail waits for the supervisor's answer (exec_notify.hpp); the
+    // payload installs the listener and the jail's filter refuses any other.
+    bool exec_checks = false;
 };
 
 }  // namespace cordon

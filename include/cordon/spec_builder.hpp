@@ -51,6 +51,11 @@ struct RunOptions {
     std::optional<std::string> status_json;  // --status-json PATH or fd:N
     std::vector<std::string> profiles;       // the profiles named, for --dry-run and -v
     std::string workdir_note;                // why the current directory was not made writable
+    // Exec-time checks (--exec-checks, --on-deny, --audit): what the caller asked for; whether
+    // the run gets them is Spec::exec_checks, decided once the host has been probed.
+    enum class ExecChecks : unsigned char { Auto, Required, Off } exec_checks = ExecChecks::Auto;
+    bool kill_on_deny = false;
+    std::optional<std::string> audit;  // PATH or fd:N
 };
 
 // What the command line and profiles resolve to: the jail and how to run it.

@@ -107,7 +107,7 @@ void add_jail_options(CLI::App& app, const NamedOptions& named, JailOptions& jai
             opt->multi_option_policy(is_repeatable(key.type) ? CLI::MultiOptionPolicy::TakeAll
                                                              : CLI::MultiOptionPolicy::TakeLast);
         }
-        opt->group(key.available ? "Jail options" : "Not yet available");
+        opt->group("Jail options");
         jail.key_of[opt] = &key;
     }
 }
@@ -202,11 +202,6 @@ Status fill_jail_layer(const CLI::App& app, const JailOptions& jail, SettingsLay
         if (it == jail.key_of.end()) continue;
         const KeyInfo& key = *it->second;
         std::string optname = std::string("--") + key.name;
-        if (!key.available) {
-            return make_error(optname,
-                              "exec-time policy enforcement and audit logs are not available in this "
-                              "version of cordon; refusing to run without them");
-        }
         size_t idx = seen[opt]++;
         if (key.type == KeyType::Bool) {
             layer.values[key.name] = true;

@@ -199,9 +199,6 @@ Status ProfileReader::read_setting(const TomlValue::Key& k, const TomlValue& nod
     if (!info || !info->profile_ok) {
         return make_error(where(path_, k.line, k.column), "unknown key '" + key + "'" + suggestion(key));
     }
-    if (!info->available) {
-        return make_error(at, "'" + key + "' is not available in this version of cordon; refusing to run without it");
-    }
     layer_.where[key] = at;
     if (node.kind != toml_kind(info->type)) return make_error(at, "'" + key + "' must be " + type_name(info->type));
     switch (info->type) {

@@ -434,15 +434,42 @@ Status set_security(const SettingsLayer& merged, Spec& s) {
     return {};
 }
 
-// --status-json PATH or fd:N.
-Status set_status_json(const SettingsLayer& merged, RunOptions& o) {
-    o.status_json = get_string(merged, "status-json");
-    if (o.status_json && o.status_json->rfind("fd:", 0) == 0) {
-        std::string n = o.status_json->substr(3);
+// An output target: PATH or fd:N.
+Result<std::optional<std::string>> output_target(const SettingsLayer& merged, const char* key) {
+    auto target = get_string(merged, key);
+    if (target && target->rfind("fd:", 0) == 0) {
+        std::string n = target->substr(3);
         if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 6) {
-            return make_error("--status-json", "invalid value '" + *o.status_json + "': expected PATH or fd:N");
+            return make_error(std::string("--") + key, "invalid value '" + *target + "': expected PATH or fd:N");
         }
     }
+    return target;
+}
+
+// --status-json and --audit.
+Status set_outputs(const SettingsLayer& merged, RunOptions& o) {
+    CORDON_ASSIGN_OR_RETURN(o.status_json, output_target(merged, "status-json"));
+    CORDON_ASSIGN_OR_RETURN(o.audit, output_target(merged, "audit"));
+    return {};
+}
+
+// --exec-checks auto|required|off and --on-deny error|kill.
+Status set_exec_checks(const SettingsLayer& merged, RunOptions& o) {
+    const std::string mode = get_string(merged, "exec-checks").value_or("auto");
+    if (mode == "auto") {
+        o.exec_checks = RunOptions::ExecChecks::Auto;
+    } else if (mode == "required") {
+        o.exec_checks = RunOptions::ExecChecks::Required;
+    } else if (mode == "off") {
+        o.exec_checks = RunOptions::ExecChecks::Off;
+    } else {
+        return make_error("--exec-checks", "invalid value '" + mode + "': expected auto, required or off");
+    }
+    const std::string on_deny = get_string(merged, "on-deny").value_or("error");
+    if (on_deny != "error" && on_deny != "kill") {
+        return make_error("--on-deny", "invalid value '" + on_deny + "': expected error or kill");
+    }
+    o.kill_on_deny = on_deny == "kill";
     return {};
 }
 
@@ -470,7 +497,8 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merge
     CORDON_TRY(set_environment(merged, host, s));
     CORDON_TRY(set_limits(merged, s));
     CORDON_TRY(set_security(merged, s));
-    CORDON_TRY(set_status_json(merged, o));
+    CORDON_TRY(set_outputs(merged, o));
+    CORDON_TRY(set_exec_checks(merged, o));
     s.no_policy = cli.no_policy;
     s.policies = get_list(merged, "policy");
     o.profiles = cli.profiles;

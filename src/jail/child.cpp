@@ -129,7 +129,8 @@ struct PayloadPlan {
     struct __user_cap_header_struct cap_header {};
     struct __user_cap_data_struct caps[2]{};  // effective = permitted = inheritable = kept
     struct sock_fprog prog {};
-    sigset_t signals{};  // kForwarded and SIGCHLD
+    struct sock_fprog exec_prog {};  // exec checks: installed with a listener first (len 0: none)
+    sigset_t signals{};              // kForwarded and SIGCHLD
 };
 
 PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
@@ -165,6 +166,8 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     }
     const auto& bpf = ctx.prepared->bpf;
     p.prog = {static_cast<unsigned short>(bpf.size()), const_cast<sock_filter*>(bpf.data())};
+    const auto& exec_bpf = ctx.prepared->exec_bpf;
+    p.exec_prog = {static_cast<unsigned short>(exec_bpf.size()), const_cast<sock_filter*>(exec_bpf.data())};
     return p;
 }
 
@@ -196,6 +199,17 @@ int payload_main(void* arg) {
     send_msg(p.sync_fd, ChildMsg::Started, 0, 0, nullptr);
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(errno);
     if (spec.new_session && ::setsid() < 0) die(errno);
+    // Exec checks: every execve from here on, the command's own first, waits for the supervisor,
+    // which gets the listener now, before the socket closes below.
+    if (p.exec_prog.len > 0) {
+        auto exec_prog = p.exec_prog;
+        const int listener = install_exec_listener(&exec_prog);
+        if (listener < 0) die(-listener);
+        ChildMsg m{};
+        m.type = ChildMsg::ExecListener;
+        if (!send_with_fd(p.sync_fd, &m, sizeof m, listener)) die(errno);
+        ::close(listener);
+    }
     // Only 0, 1, 2 (and our report pipe, close-on-exec) survive into the command.
     if (p.report_fd > 3) ::close_range(3, static_cast<unsigned>(p.report_fd) - 1, 0);
     ::close_range(static_cast<unsigned>(p.report_fd) + 1, ~0U, 0);

@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -204,6 +206,7 @@ void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits
     UniqueFd mem(::open((proc + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
     r.root.reset(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!mem || !r.root) {
+        r.no_access = errno == EACCES || errno == EPERM;
         r.error = std::string("cannot read the process: ") + std::strerror(errno);
         return;
     }
@@ -257,6 +260,78 @@ Result<std::optional<ExecRequest>> ExecListener::receive() {
     __u64 id = r.id;
     if (::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return std::optional<ExecRequest>{};
     return std::optional<ExecRequest>(std::move(r));
+}
+
+bool ExecChecks::on_ready(short revents, std::vector<std::string>& denials) {
+    if (!(revents & POLLIN)) {
+        // Every process under the filter is gone.
+        if (revents & (POLLHUP | POLLERR | POLLNVAL)) listener_.close();
+        return false;
+    }
+    auto req = listener_.receive();
+    if (!req) {
+        listener_.close();
+        return false;
+    }
+    if (!req->has_value()) return false;
+    ExecRequest& r = **req;
+    if (payload_pid_ == 0) payload_pid_ = r.pid;
+    if (r.pid == payload_pid_) {
+        if (r.no_access && !payload_execed_) as_payload(r);
+        if (r.error.empty()) payload_execed_ = payload_execed_ || !r.no_access;
+    }
+    ExecVerdict v = gate_ && *gate_ ? (*gate_)(r) : ExecVerdict{};
+    if (v.allow) {
+        listener_.allow(r.id);
+        return false;
+    }
+    listener_.deny(r.id, EACCES);
+    if (!v.denial_json.empty()) denials.push_back(std::move(v.denial_json));
+    return v.end_run;
+}
+
+void ExecChecks::as_payload(ExecRequest& r) const {
+    r.error.clear();
+    r.argv = payload_argv_;
+    r.path = payload_argv_.empty() ? std::string() : payload_argv_[0];
+    r.cwd = payload_cwd_;
+    r.exe.clear();
+}
+
+bool send_with_fd(int sock, const void* msg, size_t len, int fd) {
+    iovec iov{const_cast<void*>(msg), len};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (fd >= 0) {
+        mh.msg_control = control;
+        mh.msg_controllen = sizeof control;
+        cmsghdr* c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    return retry_eintr([&] { return ::sendmsg(sock, &mh, MSG_NOSIGNAL); }) == static_cast<ssize_t>(len);
+}
+
+ssize_t recv_with_fd(int sock, void* msg, size_t len, int& fd) {
+    fd = -1;
+    iovec iov{msg, len};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    for (cmsghdr* c = n >= 0 ? CMSG_FIRSTHDR(&mh) : nullptr; c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
+            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        }
+    }
+    return n;
 }
 
 // ---- resolving inside the jail's root ----

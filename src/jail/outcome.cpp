@@ -43,7 +43,10 @@ void set_signaled(Outcome& out, int sig) {
 // Reason, exit status, signal and error, before the OOM check.
 void decide(const RunFacts& f, Outcome& out) {
     const bool payload_signaled = f.payload_status && WIFSIGNALED(*f.payload_status);
-    if (f.timed_out) {
+    if (f.denied_exec_ended) {
+        out.reason = Outcome::Reason::Denied;
+        out.exit_code = 126;
+    } else if (f.timed_out) {
         out.reason = Outcome::Reason::Timeout;
         out.exit_code = 124;
         out.signal = payload_signaled ? WTERMSIG(*f.payload_status) : (f.timeout_killed ? SIGKILL : SIGTERM);
@@ -87,6 +90,7 @@ Outcome classify(const RunFacts& f) {
     out.cpu_ms = f.cpu_ms;
     out.peak_memory_bytes = f.peak_memory_bytes;
     out.oom_kills = f.oom_kills;
+    out.denials = f.exec_denials;
     decide(f, out);
     // Killed by the OOM killer: SIGKILL, or a shell's 137 for its child's SIGKILL.
     const bool sigkilled = (out.reason == Outcome::Reason::Signaled && out.signal == SIGKILL) ||

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -152,6 +153,20 @@ void require_inspectable_clone(Rules& r) {
     r.push_back(SyscallRule{"clone3", A::Enosys, ENOSYS, {}, "flags not inspectable; libc falls back to clone"});
 }
 
+// A seccomp listener of the command's own would take the exec notifications from cordon's
+// (the newest listener answers first), and outer runtimes need theirs: none is installed
+// inside. SECCOMP_SET_MODE_FILTER with NEW_LISTENER, or with the flag proposed to let
+// listeners nest (1 << 6), so a later kernel does not open the way.
+void deny_listeners(Rules& r) {
+    for (uint64_t flag : {uint64_t{SECCOMP_FILTER_FLAG_NEW_LISTENER}, uint64_t{1} << 6}) {
+        r.push_back(SyscallRule{"seccomp",
+                                A::Errno,
+                                EPERM,
+                                {{0, 0xffffffffULL, SECCOMP_SET_MODE_FILTER}, {1, flag, flag}},
+                                "a seccomp listener would bypass cordon's exec checks"});
+    }
+}
+
 void deny_namespaces(Rules& r) {
     const uint64_t ns_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
                                  CLONE_NEWUTS,  CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME};
@@ -177,6 +192,7 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
     deny_setid_files(p.rules);
     if (!options.share_net) deny_vsock(p.rules);
     require_inspectable_clone(p.rules);
+    deny_listeners(p.rules);
     if (!options.allow_userns) deny_namespaces(p.rules);
     return p;
 }

@@ -131,6 +131,7 @@ Result<Prepared> prepare(const Spec& spec) {
         CORDON_ASSIGN_OR_RETURN(p.seccomp, load_seccomp(spec.seccomp, p.seccomp_options));
         CORDON_ASSIGN_OR_RETURN(p.bpf, compile_seccomp(p.seccomp));
     }
+    if (spec.exec_checks) p.exec_bpf = exec_filter();
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
     if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
     // Limits: decided here, read-only, so a limit that cannot be applied fails before anything
@@ -166,7 +167,8 @@ struct Run {
     UniqueFd sigfd;
     UniqueFd sync;  // our end of the child's SOCK_SEQPACKET socket (ChildMsg one way, bytes the other)
     pid_t init = -1;
-    bool late_cgroupns = false;  // the child waits to be moved into its cgroup (admit)
+    bool late_cgroupns = false;           // the child waits to be moved into its cgroup (admit)
+    const ExecGate* exec_gate = nullptr;  // spec.exec_checks: judges each exec
 };
 
 void print_notes(const Run& run) {
@@ -336,7 +338,8 @@ public:
           facts_(facts),
           // A cgroup must be empty before it is removed, and --status-json reports the jail's
           // CPU time from init's rusage: then init is reaped first.
-          reap_init_(run.cgroup != nullptr || run.options.report_cpu) {}
+          reap_init_(run.cgroup != nullptr || run.options.report_cpu),
+          exec_(run.exec_gate, run.spec.argv, run.spec.chdir) {}
     Status loop();
 
 private:
@@ -350,7 +353,12 @@ private:
         if (facts_.payload_status && reap_init_) run_.sync.reset();
     }
     void on_sync(short revents);
-    void on_message(const ChildMsg& m);
+    // One queued message, if any, with the descriptor it carries: recv's result (0: the child
+    // closed its end).
+    ssize_t read_message();
+    bool next_message() { return read_message() == static_cast<ssize_t>(sizeof(ChildMsg)); }
+    void on_message(const ChildMsg& m, UniqueFd fd);
+    void on_exec(short revents);
     void on_signal(const struct signalfd_siginfo& si);
     void on_timer();
     void finish();
@@ -359,6 +367,7 @@ private:
     RunFacts& facts_;
     const bool reap_init_;
     UniqueFd timer_;
+    ExecChecks exec_;
 };
 
 Status Supervision::loop() {
@@ -366,9 +375,13 @@ Status Supervision::loop() {
     if (!timer_) return sys_error("timerfd_create");
     if (run_.spec.timeout_ms) arm(timer_.get(), *run_.spec.timeout_ms);
     while (!over()) {
-        struct pollfd fds[3] = {{run_.sync.get(), POLLIN, 0}, {run_.sigfd.get(), POLLIN, 0}, {timer_.get(), POLLIN, 0}};
-        if (::poll(fds, 3, -1) < 0 && errno != EINTR) break;
+        struct pollfd fds[4] = {{run_.sync.get(), POLLIN, 0},
+                                {run_.sigfd.get(), POLLIN, 0},
+                                {timer_.get(), POLLIN, 0},
+                                {exec_.fd(), POLLIN, 0}};
+        if (::poll(fds, 4, -1) < 0 && errno != EINTR) break;
         on_sync(fds[0].revents);
+        if (fds[3].revents) on_exec(fds[3].revents);
         if (fds[1].revents & POLLIN) {
             struct signalfd_siginfo si {};
             while (::read(run_.sigfd.get(), &si, sizeof si) == sizeof si) on_signal(si);
@@ -382,19 +395,37 @@ Status Supervision::loop() {
 void Supervision::on_sync(short revents) {
     UniqueFd& sync = run_.sync;
     if (sync && (revents & POLLIN)) {
-        ChildMsg m{};
-        ssize_t r = ::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT);
-        if (r == static_cast<ssize_t>(sizeof m))
-            on_message(m);
-        else if (r == 0)
-            sync.reset();
+        if (read_message() == 0) sync.reset();
         let_init_exit();
     } else if (sync && (revents & (POLLHUP | POLLERR))) {
         sync.reset();
     }
 }
 
-void Supervision::on_message(const ChildMsg& m) {
+ssize_t Supervision::read_message() {
+    ChildMsg m{};
+    int fd = -1;
+    const ssize_t r = recv_with_fd(run_.sync.get(), &m, sizeof m, fd);
+    if (r == static_cast<ssize_t>(sizeof m)) {
+        on_message(m, UniqueFd(fd));
+    } else if (fd >= 0) {
+        ::close(fd);
+    }
+    return r;
+}
+
+// An exec inside the jail waits for its answer (exec_notify.hpp). A denial that ends the run
+// (--on-deny kill) takes the whole jail at once.
+void Supervision::on_exec(short revents) {
+    if (!exec_.on_ready(revents, facts_.exec_denials) || facts_.denied_exec_ended) return;
+    facts_.denied_exec_ended = true;
+    if (run_.cgroup)
+        run_.cgroup->kill_all();
+    else
+        ::kill(run_.init, SIGKILL);
+}
+
+void Supervision::on_message(const ChildMsg& m, UniqueFd fd) {
     auto text = [&] { return std::string(m.text, ::strnlen(m.text, sizeof m.text)); };
     switch (m.type) {
         case ChildMsg::SetupError:
@@ -408,6 +439,9 @@ void Supervision::on_message(const ChildMsg& m) {
             break;
         case ChildMsg::Exited:
             facts_.payload_status = m.status;
+            break;
+        case ChildMsg::ExecListener:
+            exec_.adopt(std::move(fd));
             break;
     }
 }
@@ -424,10 +458,7 @@ void Supervision::on_signal(const struct signalfd_siginfo& si) {
     // no command yet to hand the signal to. The jail goes with init. The payload says Started
     // before it execs; a message already queued counts.
     if (!facts_.started && run_.sync) {
-        ChildMsg m{};
-        while (!facts_.started &&
-               ::recv(run_.sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) {
-            on_message(m);
+        while (!facts_.started && next_message()) {
         }
         let_init_exit();
     }
@@ -464,8 +495,8 @@ void Supervision::finish() {
     UniqueFd& sync = run_.sync;
     // Messages sent just before init exited are still queued.
     if (sync) {
-        ChildMsg m{};
-        while (::recv(sync.get(), &m, sizeof m, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof m)) on_message(m);
+        while (next_message()) {
+        }
     }
     // Not reaping init: it waits on the socket and exits when cordon does, so that its
     // namespace teardown does not compete with our cleanup. The descriptor closes with us.
@@ -523,8 +554,9 @@ void report_oom(const Outcome& out, const Run& run) {
 }  // namespace
 
 Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOptions& options,
-                 const std::function<std::optional<Outcome>()>& gate) {
+                 const std::function<std::optional<Outcome>()>& gate, const ExecGate& exec_gate) {
     Run run(spec, prepared, options);
+    if (spec.exec_checks) run.exec_gate = &exec_gate;
     print_notes(run);
     RunFacts facts;
     Status status = start(run);

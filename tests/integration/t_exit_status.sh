@@ -31,8 +31,10 @@ expect_exit 125 "a bad duration names option and value" "$CORDON" --timeout 10x 
 expect_err "--timeout.*10x" "the bad duration message names --timeout and 10x"
 expect_exit 125 "a bad --net value" "$CORDON" --net maybe -- true
 expect_exit 125 "a missing --ro path" "$CORDON" --ro /nonexistent-cordon-path -- true
-expect_exit 125 "options not yet available are refused, not ignored" "$CORDON" --audit "$WORK/audit.jsonl" -- true
+expect_exit 125 "a bad --audit target is refused, not ignored" "$CORDON" --audit fd:x -- true
 expect_err "--audit" "the refusal names --audit"
+expect_exit 125 "an --audit file that cannot be opened" "$CORDON" --audit /nonexistent-cordon-dir/audit.jsonl -- true
+expect_err "--audit /nonexistent-cordon-dir/audit.jsonl" "the error names the file"
 expect_exit 125 "a missing profile" "$CORDON" -p no-such-profile -- true
 expect_err "profile 'no-such-profile'.*not found" "the missing profile is named"
 

@@ -165,12 +165,11 @@ TEST_CASE("cli: bad values name the option and the value", "[cli]") {
     CHECK_THAT(parse_err({"--workdir"}).why, Catch::Contains("--workdir"));
 }
 
-TEST_CASE("cli: keys reserved for a later release are refused", "[cli]") {
-    for (const auto& args : {Args{"--audit", "/tmp/a", "ls"}, Args{"--on-deny", "kill", "ls"}}) {
-        auto e = parse_err(args);
-        CHECK(e.what == args[0]);
-        CHECK_THAT(e.why, Catch::Contains("not available"));
-    }
+TEST_CASE("cli: exec-time check options are taken as given", "[cli]") {
+    auto r = parse_ok({"--audit", "/tmp/a", "--on-deny", "kill", "--exec-checks", "required", "ls"});
+    CHECK(get_string(r.layer, "audit") == "/tmp/a");
+    CHECK(get_string(r.layer, "on-deny") == "kill");
+    CHECK(get_string(r.layer, "exec-checks") == "required");
 }
 
 TEST_CASE("cli: --policy is repeatable and accumulates", "[cli]") {
@@ -200,7 +199,10 @@ TEST_CASE("cli: --help and --version run nothing", "[cli]") {
     CHECK_THAT(h.help_text, Catch::Contains("--bind"));
     CHECK_THAT(h.help_text, Catch::Contains("--timeout"));
     CHECK_THAT(h.help_text, Catch::Contains("-c"));
-    CHECK_THAT(h.help_text, Catch::Contains("Not yet available"));
+    CHECK_THAT(h.help_text, Catch::Contains("--exec-checks"));
+    CHECK_THAT(h.help_text, Catch::Contains("--on-deny"));
+    CHECK_THAT(h.help_text, Catch::Contains("--audit"));
+    CHECK_THAT(h.help_text, !Catch::Contains("Not yet available"));
 
     // --help wins even with other options and a command.
     auto h2 = parse_ok({"--ro", "/a", "-h", "ls"});

@@ -150,11 +150,12 @@ TEST_CASE("profile: bad size and duration values", "[profile]") {
     CHECK_THAT(d.why, Catch::Contains("invalid duration '5x'"));
 }
 
-TEST_CASE("profile: keys for later releases and CLI-only keys are refused", "[profile]") {
-    auto e = parse_err("audit = \"/a\"");
+TEST_CASE("profile: exec-time check keys are profile keys", "[profile]") {
+    auto e = parse_err("audit = 3");
     CHECK(e.what == "p.toml:1:9");
-    CHECK_THAT(e.why, Catch::Contains("not available"));
-    CHECK_THAT(parse_err("on-deny = \"kill\"").why, Catch::Contains("not available"));
+    CHECK_THAT(e.why, Catch::Contains("'audit' must be"));
+    CHECK_THAT(parse_err("on-deny = true").why, Catch::Contains("'on-deny' must be"));
+    CHECK_THAT(parse_err("exec-checks = 1").why, Catch::Contains("'exec-checks' must be"));
 }
 
 TEST_CASE("profile: TOML syntax errors carry a position", "[profile]") {

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Exec-time checks (SPEC §6, last point): every execve inside the jail is judged with its real
+# argv, so rm -rf / is stopped however it is reached (an interpreter, a script, make, a symlink
+# to rm, a path through /proc/self/root), while commands the static check cannot resolve are
+# deferred to their execs instead of refused. Each dangerous case runs in a throwaway project
+# with a marker file, behind the jail guard: should the check fail, what runs deletes only that
+# project and the jail's own tmpfs (the system is read-only in the jail).
+source "$TESTLIB"
+
+run "$CORDON" --dry-run -- true
+if ! grep -q "^exec checks: on" "$OUT/out"; then
+  echo "# skip: exec-time checks are not available here: $(grep -i 'exec checks' "$OUT/out")"
+  exit 77
+fi
+
+project() {
+  proj=$(mktemp -d "$WORK/proj.XXXXXX")
+  echo keep >"$proj/marker"
+  cd "$proj" || exit 99
+}
+kept() {
+  if [[ -e $proj/marker ]]; then ok "$1: marker kept"; else not_ok "$1: the marker is gone"; fi
+}
+
+# denied_run DESCRIPTION SCRIPT: runs SCRIPT (after the guard) with an audit log and the status
+# JSON, and checks that an exec was denied, reported and logged, and that the project survived.
+denied_run() {
+  local desc=$1 script=$2
+  shift 2
+  project
+  rc=0
+  "$CORDON" --status-json "$OUT/status.json" --audit "$OUT/audit.jsonl" "$@" -c "$GUARD; $script" \
+    >"$OUT/out" 2>"$OUT/err" </dev/null || rc=$?
+  [[ $rc -eq 99 ]] && { echo "# the jail guard failed: aborting"; exit 1; }
+  kept "$desc"
+  expect_err "^cordon: denied: .*\(rule [a-z0-9-]+: " "$desc: the denial is on stderr"
+  if grep -q '"rule":"' "$OUT/status.json" 2>/dev/null && grep -q '"denials":\[{' "$OUT/status.json"; then
+    ok "$desc: the status JSON lists the denial"
+  else
+    not_ok "$desc: status JSON: $(cat "$OUT/status.json" 2>/dev/null)"
+  fi
+  if grep -q '"decision":"deny"' "$OUT/audit.jsonl" 2>/dev/null; then
+    ok "$desc: the audit log records the denial"
+  else
+    not_ok "$desc: audit log: $(head -c 600 "$OUT/audit.jsonl" 2>/dev/null)"
+  fi
+  cd "$WORK" || exit 99
+}
+
+denied_run "python's os.system" "python3 -c 'import os; os.system(\"rm -rf --no-preserve-root /\")'"
+denied_run "a shell script" "printf 'rm -rf /*\n' > cleanup.sh; sh ./cleanup.sh"
+denied_run "a make recipe" "printf 'all:\n\trm -rf /*\n' > cleanup.mk; make -f cleanup.mk"
+denied_run "node's execSync" "node -e 'try { require(\"child_process\").execSync(\"rm -rf /*\") } catch (e) {}'"
+denied_run "perl's system" "perl -e 'system(\"rm\", \"-rf\", \"/\")'"
+denied_run "find -exec sh -c" "find . -maxdepth 0 -exec sh -c 'rm -rf /usr' \\;"
+denied_run "xargs" "echo / | xargs rm -rf"
+denied_run "a symlink to rm under another name" "ln -s \"\$(command -v rm)\" ./del; ./del -rf /usr"
+denied_run "a path through /proc/self/root" "p=/proc/self/root; rm -rf \"\$p/usr\""
+denied_run "a symlink to / as operand" "ln -s / ./up; rm -rf up/"
+denied_run "a git alias" "git -c alias.wipe='!rm -rf /usr' wipe"
+denied_run "a bash alias" "bash -O expand_aliases -c \"\$(printf 'alias tidy=\"rm -rf\"\ntidy /usr')\""
+denied_run "busybox rm" "busybox rm -rf /usr"
+
+# --on-deny kill ends the whole jail with 126 at the first denied exec.
+project
+expect_exit 126 "--on-deny kill ends the run with 126" \
+  "$CORDON" --on-deny kill -c "$GUARD; python3 -c 'import os; os.system(\"rm -rf /\")'; touch after"
+kept "--on-deny kill"
+[[ ! -e $proj/after ]] && ok "nothing ran after the denial under --on-deny kill" || not_ok "the run went on after kill"
+cd "$WORK" || exit 99
+
+# The run goes on after a denial: the shell reports the failed exec as usual.
+project
+expect_exit 0 "the run goes on after a denied exec" \
+  "$CORDON" -c "$GUARD; python3 -c 'import os; os.system(\"rm -rf /\")'; echo still-here"
+expect_out "still-here" "the next command ran"
+kept "the run goes on"
+cd "$WORK" || exit 99
+
+# What the static check cannot resolve is deferred to its execs, and those run.
+project
+mkdir -p build/obj && touch build/obj/a.o
+expect_exit 0 "rm -rf \"\$BUILD_DIR\" runs" "$CORDON" -c "$GUARD; BUILD_DIR=build; rm -rf \"\$BUILD_DIR\""
+[[ ! -e build ]] && ok "and removed the build directory" || not_ok "build/ is still there"
+expect_exit 0 "a mktemp directory removed through its variable" \
+  "$CORDON" -c "$GUARD; tmp=\$(mktemp -d) && touch \"\$tmp/x\" && rm -rf \"\$tmp\" && echo removed"
+expect_out "^removed$" "the temporary directory was removed"
+expect_exit 0 "eval of generated text runs" "$CORDON" -c "$GUARD; eval \"\$(echo echo evaluated)\""
+expect_out "^evaluated$" "eval printed its text"
+expect_exit 0 "a pipe into sh runs" "$CORDON" -c "$GUARD; echo 'echo piped' | sh"
+expect_out "^piped$" "the piped script ran"
+kept "deferred commands"
+cd "$WORK" || exit 99
+
+# The audit log has one line per exec, allowed ones too, with the fields SPEC §9 names.
+project
+run "$CORDON" --audit fd:3 -c "$GUARD; /bin/true; echo hi" 3>"$OUT/audit2.jsonl"
+expect_rc 0 "--audit fd:3 run"
+line=$(grep '"argv":\["/bin/true"\]' "$OUT/audit2.jsonl" | head -1)
+if [[ $line == *'"time":'* && $line == *'"pid":'* && $line == *'"cwd":"'* && $line == *'"executable":"/usr/bin/true"'* &&
+  $line == *'"decision":"allow"'* && $line == *'"rule":'* ]]; then
+  ok "the audit log records an allowed exec with time, pid, argv, cwd, executable, decision, rule"
+else
+  not_ok "audit line for /bin/true: ${line:-none}; log: $(head -c 800 "$OUT/audit2.jsonl")"
+fi
+cd "$WORK" || exit 99
+
+# --dry-run names the mode; --exec-checks off leaves only the static check.
+expect_exit 0 "--dry-run" "$CORDON" --dry-run -- true
+expect_out "^exec checks: +on" "--dry-run reports exec checks on"
+expect_exit 0 "--dry-run --exec-checks off" "$CORDON" --dry-run --exec-checks off -- true
+expect_out "^exec checks: +off" "--dry-run reports exec checks off"
+expect_exit 125 "a bad --exec-checks value" "$CORDON" --exec-checks sometimes -- true
+expect_err "^cordon: .*--exec-checks.*sometimes" "the error names the option and value"
+expect_exit 125 "a bad --on-deny value" "$CORDON" --on-deny explode -- true
+expect_err "^cordon: .*--on-deny.*explode" "the error names the option and value"
+
+# Cordon inside cordon: the kernel allows one listener, so the inner run says what it loses, or
+# refuses under --exec-checks required. The inner binary and its data are a copy inside the
+# outer workdir. (An inner jail cannot be built in full: the outer jail's /proc is partly masked,
+# and the kernel then refuses the inner one a fresh /proc, as with bubblewrap; what matters here
+# is what the inner cordon decides before that.) With the outer default filter the inner probe
+# meets its refusal of new listeners (EPERM); with a filter of no rules, the kernel's own (EBUSY).
+project
+mkdir bin && cp "$CORDON" ./bin/cordon-inner && cp -r "$STAGE/share" ./share
+printf 'description = "nothing denied: for cordon inside cordon"\nbase = "none"\n' >"$SCRATCH/open.seccomp.toml"
+for outer in "" "--seccomp $SCRATCH/open.seccomp.toml"; do
+  what="inner cordon${outer:+ (outer filter without rules)}"
+  # shellcheck disable=SC2086
+  expect_exit 0 "$what: --dry-run" "$CORDON" --allow-userns $outer -c "$GUARD; ./bin/cordon-inner --dry-run -- true"
+  expect_out "^exec checks: off \\(cordon already runs under a seccomp listener" "$what: --dry-run says exec checks are off, and why"
+  # shellcheck disable=SC2086
+  run "$CORDON" --allow-userns $outer -c "$GUARD; ./bin/cordon-inner -- true"
+  expect_err "^cordon: warning: exec checks are off: cordon already runs under a seccomp listener" \
+    "$what: a run warns that only the command line is checked"
+  # shellcheck disable=SC2086
+  expect_exit 125 "$what: --exec-checks required refuses" \
+    "$CORDON" --allow-userns $outer -c "$GUARD; ./bin/cordon-inner --exec-checks required -- echo must-not-run"
+  expect_no_out "must-not-run" "$what: nothing ran under --exec-checks required"
+  expect_err "^cordon: --exec-checks required: exec checks are not available" "$what: the refusal says why"
+done
+cd "$WORK" || exit 99
+
+finish
