@@ -1,7 +1,39 @@
-// The child: pid 1 of the jail's pid namespace. It builds the jail, then stays as a tiny init
-// that reaps zombies and forwards the supervisor's signals, while its child (the payload) execs
-// the command. Everything here replays data prepared by the parent; errors travel back to the
-// supervisor as typed ChildMsg records.
+// The child: pid 1 of the jail's pid namespace, "init". child_main is its step list: it builds
+// the jail, starts the payload (the process that execs the command) and then stays as a tiny
+// init that reaps zombies and relays the supervisor's signals. Everything here replays data
+// prepared by the supervisor; errors travel back to it as typed ChildMsg records. Each function
+// says which process runs it: init, or the payload (payload_main, until it execs).
+//
+// Signals, in order (S: the supervisor, supervisor.cpp; I: init; P: the payload). The code
+// that does a step points here as "signals N".
+//  1. S, before clone: blocks SIGCHLD and the relayed signals (INT TERM HUP QUIT USR1 USR2),
+//     reads them from a signalfd, and gives them a do-nothing handler. I inherits mask and
+//     handlers: as pid 1 of its namespace, it would silently drop a signal still at SIG_DFL.
+//  2. I, while it builds the jail: keeps them blocked, with handlers (hold_signals); whatever
+//     comes stays pending. S meanwhile: a signal ends its wait for a locked placeholder, and
+//     one already pending keeps it from sending the word to proceed.
+//  3. S, until P has said Started: any of them ends the run at once as 128+N (unless the child
+//     has already reported a failure or the end): S kills I with SIGKILL, and the jail goes
+//     with it. There is no command yet to hand the signal to, and setup may be stalled.
+//  4. I, just before P's clone: reads SIGCHLD and the relayed signals from a signalfd of its
+//     own, and unblocks the relayed ones with note_signal around the clone, so that none falls
+//     between "before P exists" and "after" (watch_signals). One pending since setup ends the
+//     run there, reported as P killed by it (end_if_signalled_during_setup); one that comes
+//     during clone makes the kernel restart it, or from the process group (Ctrl-C) reaches P
+//     too; one S sent is also noted, for I to relay.
+//  5. P (payload_main): blocks them, resets them to SIG_DFL, unblocks them; one noted before
+//     kills P with it at once. Then Started tells S that a signal is the command's now.
+//  6. I, once clone returns (start_payload): blocks them again and relays to P what S sent
+//     during the clone.
+//  7. S, after Started: relays to I what was sent to cordon itself (kill: SI_USER, SI_QUEUE),
+//     and everything under --new-session; terminal signals (Ctrl-C) reached I and P through the
+//     process group already. --timeout: SIGTERM to I, after a grace period SIGKILL to the
+//     cgroup's tree (or to I).
+//  8. I (run_init): relays to P only what S sent (SI_USER from pid 0, outside I's namespace);
+//     SIGCHLD reaps. At P's end, I kills what is left, reaps it, and reports Exited.
+//  9. S at the end: reads away what is left on its signalfd (the Ctrl-C that ended P must not
+//     kill cordon, once unblocked, before it reports and cleans up), then restores its mask
+//     and handlers.
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
@@ -53,14 +85,12 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2
 
 void noop_handler(int) {}
 
-// Around the payload's clone, init's forwarded signals are unblocked with this handler, so that
-// no signal falls between "before the payload exists" and "after": one that is pending when
-// clone starts makes the kernel run the handler and restart clone, and a process-group signal
-// (Ctrl-C) that comes during clone reaches the new payload too. The payload, which shares
-// init's memory until it execs, reads g_early: a signal noted before it took over (or by its own
-// copy of the handler before it blocked them) ends it at once, as if it had come a moment later.
-// Signals the supervisor sent (SI_USER from outside our namespace: pid 0) are also noted in
-// g_relay, for init to pass on once clone returns; terminal ones reached the payload itself.
+// Signals 4-6: the handler of the relayed signals around the payload's clone. The payload,
+// which shares init's memory until it execs, reads g_early: a signal noted before it took over
+// (or by its own copy of the handler before it blocked them) ends it at once, as if it had come
+// a moment later. Signals the supervisor sent (SI_USER from outside our namespace: pid 0) are
+// also noted in g_relay, for init to pass on once clone returns; terminal ones reached the
+// payload itself.
 volatile sig_atomic_t g_early = 0;
 volatile sig_atomic_t g_relay = 0;  // bit per signal number
 
@@ -133,6 +163,7 @@ struct PayloadPlan {
     sigset_t signals{};              // kForwarded and SIGCHLD
 };
 
+// init: the payload's plan, made before the last signal check (end_if_signalled_during_setup).
 PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     const Spec& spec = *ctx.spec;
     PayloadPlan p;
@@ -168,11 +199,15 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     p.prog = {static_cast<unsigned short>(bpf.size()), const_cast<sock_filter*>(bpf.data())};
     const auto& exec_bpf = ctx.prepared->exec_bpf;
     p.exec_prog = {static_cast<unsigned short>(exec_bpf.size()), const_cast<sock_filter*>(exec_bpf.data())};
+    sigemptyset(&p.signals);
+    sigaddset(&p.signals, SIGCHLD);
+    for (int sig : kForwarded) sigaddset(&p.signals, sig);
     return p;
 }
 
 // The payload: reset what init changed, shed every privilege, install the syscall filter as
-// the very last step, exec. Only system calls from here on (see PayloadPlan).
+// the very last step, exec. Only system calls from here on (see PayloadPlan). Runs in the
+// payload, cloned by init (start_payload).
 int payload_main(void* arg) {
     const PayloadPlan& p = *static_cast<const PayloadPlan*>(arg);
     const Spec& spec = *p.spec;
@@ -180,7 +215,7 @@ int payload_main(void* arg) {
         (void)write_all(p.report_fd, &err, sizeof err);
         ::_exit(127);
     };
-    // Signals: the default actions, then unblocked. One that came before (see note_signal)
+    // Signals 5: the default actions, then unblocked. One that came before (see note_signal)
     // ends us now; one pending meanwhile does so when they are unblocked.
     ::sigprocmask(SIG_BLOCK, &p.signals, nullptr);
     for (int sig : kForwarded) ::signal(sig, SIG_DFL);
@@ -240,13 +275,13 @@ int payload_main(void* arg) {
     return 127;
 }
 
-// The supervisor removes the placeholders once it reads Exited. One still mounted on here makes
-// its removal detach that mount from this namespace, an RCU grace period apiece; detaching the
-// trees that hold them at once costs one. It is done before Exited is sent: done alongside, the
-// supervisor's removals often came first (measured: 0.12-0.19 ms slower per run).
+// init, at the payload's end (end_jail). The supervisor removes the placeholders once it reads
+// Exited. One still mounted on here makes its removal detach that mount from this namespace, an
+// RCU grace period apiece; detaching the trees that hold them at once costs one. It is done
+// before Exited is sent: done alongside, the supervisor's removals often came first.
 // Init also keeps each placeholder open until it exits, after cordon: removing a directory frees
-// its disk block, and on a file system mounted with discard that waits for the disk (about
-// 0.1 ms each, measured on ext4); an inode still open is freed by its last holder instead.
+// its disk block, and on a file system mounted with discard that waits for the disk; an inode
+// still open is freed by its last holder instead.
 void detach_placeholder_mounts(const ChildContext& ctx) {
     const Spec& spec = *ctx.spec;
     std::vector<std::string> roots;
@@ -265,146 +300,227 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     for (const auto& r : roots) (void)::umount2(r.c_str(), MNT_DETACH);
 }
 
-}  // namespace
+// --- init's steps, in the order child_main takes them -------------------------------------------
 
-[[noreturn]] void child_main(const ChildContext& ctx) {
-    const Spec& spec = *ctx.spec;
-    const int sync = ctx.sync_fd;
-    // 0. As pid 1 we only ever receive signals we handle. The supervisor's mask (inherited)
-    //    keeps them blocked; with handlers in place they stay pending until step 7, where
-    //    they end the run before the command starts.
+// init: as pid 1 we only ever receive signals we handle. The supervisor's mask (inherited)
+// keeps them blocked; with handlers in place they stay pending until watch_signals, where they
+// end the run before the command starts (signals 2).
+void hold_signals() {
     for (int sig : kForwarded) ::signal(sig, noop_handler);
     ::signal(SIGCHLD, noop_handler);
-    // 1. Die with the supervisor. It may already be gone: then the socket is at EOF below.
+}
+
+// init: die with the supervisor. It may already be gone: then the socket is at EOF later, and
+// the word to proceed never comes.
+void die_with_supervisor(int sync) {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
-    // 2. Nothing inherited beyond stdio and the sync socket reaches the jail (the supervisor's
-    //    ready-made mounts, if any, are closed once attached, after step 4).
+}
+
+// init: nothing inherited beyond stdio and the sync socket reaches the jail. The supervisor's
+// ready-made mounts for a remapped root caller's jail (root_remap.hpp), if any, are closed once
+// build_filesystem has attached them.
+void close_inherited_fds(const ChildContext& ctx, bool premounts_attached) {
+    const bool premounts = ctx.premounts && !ctx.premounts->empty();
+    if (premounts != premounts_attached) return;
+    const int sync = ctx.sync_fd;
+    if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
+    ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
+}
+
+// init: our ids. A process may write the single-line maps of a user namespace it has just
+// created (its own ids, or 0 for them), while it still holds its capabilities there: no round
+// trip to the supervisor. Should the supervisor be gone already (before die_with_supervisor),
+// the word to proceed it never sends stops us before anything of the command runs.
+void write_id_maps(const ChildContext& ctx) {
+    const int sync = ctx.sync_fd;
+    // Cloned with other effective ids than the supervisor's real ones (a remapped root caller's
+    // jail), our memory started non-dumpable, and /proc/self root's: dumpable again to write
+    // our maps (lock_privileges makes init non-dumpable for good).
+    if (ctx.remap && ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) setup_failed(sync, "make init dumpable for its maps");
+    char what[96];
+    const std::pair<const char*, std::string> maps[] = {
+        {"/proc/self/setgroups", "deny"},
+        {"/proc/self/uid_map", format_id_map(uid_maps(*ctx.spec, ctx.remap))},
+        {"/proc/self/gid_map", format_id_map(gid_maps(*ctx.spec, ctx.remap))},
+    };
+    for (const auto& [file, data] : maps) {
+        if (!write_file(file, data)) {
+            std::snprintf(what, sizeof what, "write %s (%s)", file, data.substr(0, data.find('\n')).c_str());
+            setup_failed(sync, what);
+        }
+    }
+}
+
+// init, in a remapped root caller's jail: only our effective ids were kRootJailId; now all of
+// them are, so nothing of ours is host root any more (not the real uid either). The parent-death
+// signal is set again, should the kernel have cleared it with the change of ids.
+void take_jail_ids(const ChildContext& ctx) {
+    if (!ctx.remap) return;
+    const Spec& spec = *ctx.spec;
+    if (::syscall(SYS_setresgid, spec.gid, spec.gid, spec.gid) != 0 ||
+        ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0) {
+        setup_failed(ctx.sync_fd, "take the jail's ids");
+    }
+    die_with_supervisor(ctx.sync_fd);
+}
+
+// init, without CLONE_INTO_CGROUP: wait until the supervisor has moved us into the jail's
+// cgroup, which then becomes the root of our cgroup namespace before anything of the payload
+// exists.
+void enter_cgroup_namespace(const ChildContext& ctx) {
+    if (!ctx.late_cgroupns) return;
+    char go = 0;
+    if (retry_eintr([&] { return ::recv(ctx.sync_fd, &go, 1, 0); }) != 1) ::_exit(125);
+    if (::unshare(CLONE_NEWCGROUP) != 0) setup_failed(ctx.sync_fd, "create the cgroup namespace");
+}
+
+// init: the filesystem (the mount plan, then pivot_root into the new root). Needs CAP_SYS_ADMIN
+// in our user namespace, which init holds until start_payload. Returns whether the supervisor's
+// word to proceed was read meanwhile (at the first placeholder's mount).
+bool build_filesystem(const ChildContext& ctx) {
     static const std::vector<int> kNone;
     const std::vector<int>& premounts = ctx.premounts ? *ctx.premounts : kNone;
-    auto close_inherited = [&] {
-        if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
-        ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
-    };
-    if (premounts.empty()) close_inherited();
-    //    Cloned with other effective ids than the supervisor's real ones (a remapped root
-    //    caller's jail), our memory started non-dumpable, and /proc/self root's: dumpable again
-    //    to write our maps (step 6 makes init non-dumpable for good).
-    if (ctx.remap && ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) setup_failed(sync, "make init dumpable for its maps");
-    // 3. Our ids. A process may write the single-line maps of a user namespace it has just
-    //    created (its own ids, or 0 for them), while it still holds its capabilities there: no
-    //    round trip to the supervisor. Should the supervisor be gone already (before step 1),
-    //    the "proceed" it never sends stops us before anything of the command runs.
-    {
-        char what[96];
-        const std::pair<const char*, std::string> maps[] = {
-            {"/proc/self/setgroups", "deny"},
-            {"/proc/self/uid_map", format_id_map(uid_maps(spec, ctx.remap))},
-            {"/proc/self/gid_map", format_id_map(gid_maps(spec, ctx.remap))},
-        };
-        for (const auto& [file, data] : maps) {
-            if (!write_file(file, data)) {
-                std::snprintf(what, sizeof what, "write %s (%s)", file, data.substr(0, data.find('\n')).c_str());
-                setup_failed(sync, what);
-            }
-        }
-    }
-    //    A remapped root caller's jail: only our effective ids were kRootJailId; now all of them
-    //    are, so nothing of ours is host root any more (not the real uid either). The parent-death
-    //    signal is set again, should the kernel have cleared it with the change of ids.
-    if (ctx.remap) {
-        if (::syscall(SYS_setresgid, spec.gid, spec.gid, spec.gid) != 0 ||
-            ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0) {
-            setup_failed(sync, "take the jail's ids");
-        }
-        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
-    }
-    //    Without CLONE_INTO_CGROUP, wait until the supervisor has moved us into the jail's
-    //    cgroup: it becomes the root of our cgroup namespace before anything of the payload exists.
-    if (ctx.late_cgroupns) {
-        char go = 0;
-        if (retry_eintr([&] { return ::recv(sync, &go, 1, 0); }) != 1) ::_exit(125);
-        if (::unshare(CLONE_NEWCGROUP) != 0) setup_failed(sync, "create the cgroup namespace");
-    }
-    // 4. The filesystem. Needs CAP_SYS_ADMIN in our user namespace, which we hold until step 8.
+    const bool jail_is_host_root = ctx.spec->host_uid == 0 && !ctx.remap;
     char step[256] = "";
     bool proceeded = false;
-    const bool jail_is_host_root = spec.host_uid == 0 && !ctx.remap;
-    const auto handoff = [&] { return proceeded = wait_proceed(sync); };
+    const auto handoff = [&] { return proceeded = wait_proceed(ctx.sync_fd); };
     if (apply_mounts(ctx.prepared->mounts, premounts, jail_is_host_root, handoff, step, sizeof step) != 0) {
-        setup_failed(sync, step);
+        setup_failed(ctx.sync_fd, step);
     }
-    if (!premounts.empty()) close_inherited();
-    // 5. Identity and network namespace contents.
+    return proceeded;
+}
+
+// init: the hostname and the network namespace's loopback.
+void set_up_uts_and_network(const ChildContext& ctx) {
+    const Spec& spec = *ctx.spec;
     if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
-        setup_failed(sync, "set the hostname");
+        setup_failed(ctx.sync_fd, "set the hostname");
     }
-    if (!spec.share_net && bring_loopback_up() != 0) setup_failed(sync, "bring up the loopback interface");
-    // The caller's directory may not exist in the jail (--no-profile, a directory outside every
-    // exposed path): like bwrap, fall back to HOME, then /. An explicit --chdir must work.
+    if (!spec.share_net && bring_loopback_up() != 0) setup_failed(ctx.sync_fd, "bring up the loopback interface");
+}
+
+// init: the command's working directory. The caller's directory may not exist in the jail
+// (--no-profile, a directory outside every exposed path): like bwrap, fall back to HOME, then
+// /. An explicit --chdir must work.
+void enter_working_directory(const ChildContext& ctx) {
+    const Spec& spec = *ctx.spec;
     if (::chdir(spec.chdir.c_str()) != 0 &&
         (spec.chdir_explicit || (::chdir(spec.home.c_str()) != 0 && ::chdir("/") != 0))) {
+        char step[256];
         std::snprintf(step, sizeof step, "change to directory %s inside the jail", spec.chdir.c_str());
-        setup_failed(sync, step);
+        setup_failed(ctx.sync_fd, step);
     }
-    // 6. Privileges: no way back up for init or anything it starts. Init is not dumpable, so
-    //    the payload (same uid) cannot ptrace it or read its memory through /proc.
-    if (drop_bounding_set(spec) != 0) setup_failed(sync, "drop the capability bounding set");
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed(sync, "set no_new_privs");
-    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) setup_failed(sync, "make init non-dumpable");
-    //    The supervisor's word that the command may run (the command policy is checked while
-    //    we build) and that its placeholders exist, unless a placeholder mount already read it.
-    if (!proceeded && !wait_proceed(sync)) ::_exit(125);
-    // 7. The payload's plan, made before the signal check below so that nothing but the
-    //    clone separates that check from the payload's existence.
-    int report[2];
-    if (::pipe2(report, O_CLOEXEC) != 0) setup_failed(sync, "create a pipe");
-    PayloadPlan plan = plan_payload(ctx, report[1]);
-    constexpr size_t kStack = size_t{64} * 1024;
-    void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack == MAP_FAILED) setup_failed(sync, "allocate the payload's stack");
-    //    Signals: as pid 1 we only receive signals we handle. They stay blocked (the
-    //    supervisor's mask) and are read from a signalfd, except around the payload's clone.
-    sigset_t& mask = plan.signals;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGCHLD);
-    for (int sig : kForwarded) sigaddset(&mask, sig);
+}
+
+// init: no way back up for init or anything it starts. Init is not dumpable, so the payload
+// (same uid) cannot ptrace it or read its memory through /proc.
+void lock_privileges(const ChildContext& ctx) {
+    if (drop_bounding_set(*ctx.spec) != 0) setup_failed(ctx.sync_fd, "drop the capability bounding set");
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed(ctx.sync_fd, "set no_new_privs");
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) setup_failed(ctx.sync_fd, "make init non-dumpable");
+}
+
+// init: the supervisor's word that the command may run (the command policy is checked while
+// we build) and that its placeholders exist, unless a placeholder's mount already read it.
+void wait_to_proceed(const ChildContext& ctx, bool proceeded) {
+    if (!proceeded && !wait_proceed(ctx.sync_fd)) ::_exit(125);
+}
+
+// What init makes for the payload before the last signal check, so that nothing but the clone
+// separates that check from the payload's existence.
+struct PayloadStart {
+    int report[2] = {-1, -1};  // close-on-exec pipe: the payload's exec errno, or EOF
+    PayloadPlan plan;
+    void* stack = nullptr;
+};
+constexpr size_t kPayloadStack = size_t{64} * 1024;
+
+// init: the pipe, the plan, the stack.
+PayloadStart prepare_payload(const ChildContext& ctx) {
+    PayloadStart start;
+    if (::pipe2(start.report, O_CLOEXEC) != 0) setup_failed(ctx.sync_fd, "create a pipe");
+    start.plan = plan_payload(ctx, start.report[1]);
+    start.stack =
+        ::mmap(nullptr, kPayloadStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (start.stack == MAP_FAILED) setup_failed(ctx.sync_fd, "allocate the payload's stack");
+    return start;
+}
+
+// init, signals 4: SIGCHLD and the relayed signals stay blocked (the supervisor's mask) and are
+// read from the returned signalfd, except around the payload's clone, where the relayed ones
+// are unblocked with note_signal.
+UniqueFd watch_signals(const ChildContext& ctx, const sigset_t& mask) {
     sigset_t forwarded;
     sigemptyset(&forwarded);
     for (int sig : kForwarded) sigaddset(&forwarded, sig);
     ::sigprocmask(SIG_BLOCK, &mask, nullptr);
     UniqueFd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC));
-    if (!sigfd) setup_failed(sync, "create a signalfd");
+    if (!sigfd) setup_failed(ctx.sync_fd, "create a signalfd");
     struct sigaction note {};
     note.sa_sigaction = note_signal;
     note.sa_flags = SA_SIGINFO;
     note.sa_mask = mask;
     for (int sig : kForwarded) ::sigaction(sig, &note, nullptr);
     ::sigprocmask(SIG_UNBLOCK, &forwarded, nullptr);
-    // A signal that arrived during setup (Ctrl-C, kill) never reached a payload: it ends the
-    // run now, as if the payload had been killed by it.
-    if (g_early) {
-        ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
-        send_msg(sync, ChildMsg::Exited, 0, g_early, nullptr);  // wait status "killed by sig"
-        ::_exit(0);
-    }
-    // 8. The payload. Exec failure comes back over a close-on-exec pipe; EOF means it ran.
-    // Init sleeps until the payload has exec'd or failed (CLONE_VFORK).
-    pid_t payload = ::clone(payload_main, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-    ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
+    return sigfd;
+}
+
+// init, signals 4: a signal that arrived during setup (Ctrl-C, kill) never reached a payload:
+// it ends the run now, as if the payload had been killed by it.
+void end_if_signalled_during_setup(const ChildContext& ctx, const sigset_t& mask) {
+    if (!g_early) return;
+    ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+    send_msg(ctx.sync_fd, ChildMsg::Exited, 0, g_early, nullptr);  // wait status "killed by sig"
+    ::_exit(0);
+}
+
+// init: start the payload, which execs the command (payload_main). Init sleeps until the
+// payload has exec'd or failed (CLONE_VFORK); an exec failure comes back over the close-on-exec
+// pipe and goes to the supervisor as ExecError, EOF means the command runs. Init holds no
+// capability afterwards.
+pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
+    const int sync = ctx.sync_fd;
+    pid_t payload = ::clone(payload_main, static_cast<char*>(start.stack) + kPayloadStack,
+                            CLONE_VM | CLONE_VFORK | SIGCHLD, &start.plan);
+    ::sigprocmask(SIG_BLOCK, &start.plan.signals, nullptr);
     if (payload < 0) setup_failed(sync, "start the payload");
-    // What the supervisor sent while the payload was starting is the payload's now.
+    // Signals 6: what the supervisor sent while the payload was starting is the payload's now.
     for (int sig : kForwarded) {
         if (g_relay & (1 << sig)) ::kill(payload, sig);
     }
-    ::munmap(stack, kStack);
-    ::close(report[1]);
+    ::munmap(start.stack, kPayloadStack);
+    ::close(start.report[1]);
     if (drop_capabilities() != 0) setup_failed(sync, "drop init's capabilities");
     int exec_err = 0;
-    ssize_t n = retry_eintr([&] { return ::read(report[0], &exec_err, sizeof exec_err); });
-    ::close(report[0]);
+    ssize_t n = retry_eintr([&] { return ::read(start.report[0], &exec_err, sizeof exec_err); });
+    ::close(start.report[0]);
     if (n == static_cast<ssize_t>(sizeof exec_err))
-        send_msg(sync, ChildMsg::ExecError, exec_err, 0, spec.argv[0].c_str());
-    // 9. Init: reap everything, relay the supervisor's signals, report the payload's end.
+        send_msg(sync, ChildMsg::ExecError, exec_err, 0, ctx.spec->argv[0].c_str());
+    return payload;
+}
+
+// init: the command is over and so is the jail. End whatever it left behind and reap it all
+// (orphans are ours), so that once the supervisor reads Exited nothing in the jail can act any
+// more, and it need not wait for our own exit, which tears down the namespaces and is slow.
+[[noreturn]] void end_jail(const ChildContext& ctx, int status) {
+    ::kill(-1, SIGKILL);
+    for (;;) {
+        pid_t r = ::waitpid(-1, nullptr, 0);
+        if (r < 0 && errno != EINTR) break;
+    }
+    detach_placeholder_mounts(ctx);
+    send_msg(ctx.sync_fd, ChildMsg::Exited, 0, status, nullptr);
+    // Our exit is slow kernel work: let the supervisor finish first. It closes the socket when
+    // it wants us gone, or exits, and then PDEATHSIG ends us.
+    char byte = 0;
+    while (::recv(ctx.sync_fd, &byte, 1, 0) > 0) {
+    }
+    ::_exit(0);
+}
+
+// init, signals 8, until the payload's end: reap everything, relay the supervisor's signals,
+// report the payload's end.
+[[noreturn]] void run_init(const ChildContext& ctx, pid_t payload, const UniqueFd& sigfd) {
     for (;;) {
         struct signalfd_siginfo si {};
         if (retry_eintr([&] { return ::read(sigfd.get(), &si, sizeof si); }) != sizeof si) continue;
@@ -412,26 +528,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
             int status = 0;
             pid_t pid = 0;
             while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-                if (pid == payload) {
-                    // The command is over and so is the jail: end whatever it left behind and
-                    // reap it all (orphans are ours), so that once the supervisor reads Exited
-                    // nothing in the jail can act any more, and it need not wait for our own
-                    // exit, which tears down the namespaces and is slow.
-                    ::kill(-1, SIGKILL);
-                    for (;;) {
-                        pid_t r = ::waitpid(-1, nullptr, 0);
-                        if (r < 0 && errno != EINTR) break;
-                    }
-                    detach_placeholder_mounts(ctx);
-                    send_msg(sync, ChildMsg::Exited, 0, status, nullptr);
-                    // Our exit tears down the namespaces, a few hundred microseconds of kernel
-                    // work: let the supervisor finish first. It closes the socket when it wants
-                    // us gone, or exits, and then PDEATHSIG ends us.
-                    char byte = 0;
-                    while (::recv(sync, &byte, 1, 0) > 0) {
-                    }
-                    ::_exit(0);
-                }
+                if (pid == payload) end_jail(ctx, status);
             }
             continue;
         }
@@ -439,6 +536,33 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
         // Terminal-generated signals (SI_KERNEL) already reached the payload's process group.
         if (si.ssi_code == SI_USER && si.ssi_pid == 0) ::kill(payload, static_cast<int>(si.ssi_signo));
     }
+}
+
+}  // namespace
+
+// Init's step list. The order: the id maps first (until they exist, our ids mean nothing in the
+// new user namespace); the jail is built while the supervisor checks the command policy, and
+// the word to proceed comes last, so that nothing of the command exists before it is allowed;
+// the payload's plan before the last signal check, so that nothing but the clone separates that
+// check from the payload's existence.
+[[noreturn]] void child_main(const ChildContext& ctx) {
+    hold_signals();                                                 // init (signals 2)
+    die_with_supervisor(ctx.sync_fd);                               // init
+    close_inherited_fds(ctx, /*premounts_attached=*/false);         // init, when there are no premounts
+    write_id_maps(ctx);                                             // init, in the user namespace it created
+    take_jail_ids(ctx);                                             // init, in a remapped root caller's jail
+    enter_cgroup_namespace(ctx);                                    // init, without CLONE_INTO_CGROUP
+    const bool proceeded = build_filesystem(ctx);                   // init: the mount plan, pivot_root
+    close_inherited_fds(ctx, /*premounts_attached=*/true);          // init, when there are premounts
+    set_up_uts_and_network(ctx);                                    // init: hostname, loopback
+    enter_working_directory(ctx);                                   // init
+    lock_privileges(ctx);                                           // init: bounding set, no_new_privs
+    wait_to_proceed(ctx, proceeded);                                // init: the supervisor allows the command
+    PayloadStart start = prepare_payload(ctx);                      // init: plan, stack, exec-report pipe
+    const UniqueFd sigfd = watch_signals(ctx, start.plan.signals);  // init (signals 4)
+    end_if_signalled_during_setup(ctx, start.plan.signals);         // init (signals 4)
+    const pid_t payload = start_payload(ctx, start);                // init clones the payload, which execs the command
+    run_init(ctx, payload, sigfd);                                  // init, until the payload's end (signals 8)
 }
 
 }  // namespace cordon
