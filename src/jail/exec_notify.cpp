@@ -381,20 +381,20 @@ std::string resolve_in_root(int root, const std::string& cwd, const std::string&
             continue;
         }
         // /proc as the process sees it: its self links and its own root and cwd.
-        if (done.size() == 1 && done[0] == "proc" && (comp == "self" || comp == "thread-self") && !self.empty()) {
-            done.push_back(self);
+        // A process of the jail (itself, or another: judged as if it exists).
+        const bool self_link = comp == "self" || comp == "thread-self";
+        if (done.size() == 1 && done[0] == "proc" && (self_link || is_number(comp))) {
+            done.push_back(self_link && !self.empty() ? self : std::move(comp));
             continue;
         }
-        if (done.size() == 1 && done[0] == "proc" && is_number(comp)) {
-            done.push_back(std::move(comp));  // another process of the jail: judged as if it exists
-            continue;
-        }
-        if (done.size() == 2 && done[0] == "proc" && is_number(done[1]) && (comp == "root" || comp == "cwd")) {
+        const bool proc_entry = done.size() == 2 && done[0] == "proc" &&
+                                (is_number(done[1]) || done[1] == "self" || done[1] == "thread-self");
+        if (proc_entry && (comp == "root" || comp == "cwd")) {
             if (comp == "root") {
                 done.clear();
                 continue;
             }
-            if (done[1] == self) {
+            if (done[1] == self || done[1] == "self" || done[1] == "thread-self") {
                 auto base = path_components(cwd);
                 done.assign(base.begin(), base.end());
                 continue;

@@ -60,6 +60,9 @@ denied_run "a symlink to / as operand" "ln -s / ./up; rm -rf up/"
 denied_run "a git alias" "git -c alias.wipe='!rm -rf /usr' wipe"
 denied_run "a bash alias" "bash -O expand_aliases -c \"\$(printf 'alias tidy=\"rm -rf\"\ntidy /usr')\""
 denied_run "busybox rm" "busybox rm -rf /usr"
+denied_run "awk's system" "awk 'BEGIN { system(\"rm -rf /usr\") }'"
+denied_run "a command read from a file by xargs" "printf '/usr\n' > list; xargs -a list rm -rf"
+denied_run "a git hook" "git init -q repo && cd repo && mkdir hooks && printf '#!/bin/sh\nrm -rf /usr\n' > hooks/pre-commit && chmod +x hooks/pre-commit && git -c core.hooksPath=hooks -c user.name=t -c user.email=t@t.invalid commit -q --allow-empty -m x"
 
 # --on-deny kill ends the whole jail with 126 at the first denied exec.
 project

@@ -1,0 +1,96 @@
+// Judging one exec inside the jail (src/cli/exec_gate.cpp): the argv lines it is judged as, and
+// the decisions of the shipped policy on them, against a fake jail root on disk.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cordon/exec_gate.hpp"
+#include "cordon/policy.hpp"
+
+using namespace cordon;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct FakeRoot {
+    fs::path dir = fs::temp_directory_path() / ("cordon-exec-gate-" + std::to_string(::getpid()));
+    FakeRoot() {
+        fs::remove_all(dir);
+        fs::create_directories(dir / "usr/bin");
+        fs::create_directories(dir / "proc");
+        fs::create_directories(dir / "home/me/project");
+        for (const char* f : {"usr/bin/rm", "usr/bin/busybox", "usr/bin/true"}) {
+            UniqueFd(::open((dir / f).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755));
+        }
+        fs::create_symlink("/usr/bin/rm", dir / "home/me/project/del");
+        fs::create_symlink("/", dir / "home/me/project/up");
+    }
+    ~FakeRoot() { fs::remove_all(dir); }
+    ExecRequest request(std::vector<std::string> argv, const std::string& exe) const {
+        ExecRequest r;
+        r.argv = std::move(argv);
+        r.path = r.argv[0];
+        r.cwd = "/home/me/project";
+        r.exe = exe;
+        r.root.reset(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        return r;
+    }
+};
+
+using Lines = std::vector<std::vector<std::string>>;
+
+}  // namespace
+
+TEST_CASE("exec_variants: the program really run, and operands resolved in the jail", "[exec_gate]") {
+    FakeRoot root;
+    // A symlink to rm under another name is judged as rm too.
+    auto del = root.request({"./del", "-rf", "x"}, "/usr/bin/rm");
+    CHECK(exec_variants(del) == Lines{{"./del", "-rf", "x"}, {"/usr/bin/rm", "-rf", "x"}});
+    // A multicall binary is named by argv[0]: no second line.
+    auto bb = root.request({"rm", "-rf", "x"}, "/usr/bin/busybox");
+    CHECK(exec_variants(bb) == Lines{{"rm", "-rf", "x"}});
+    // Operands reaching / through a symlink or /proc/self/root are resolved; a plain one is not.
+    auto up = root.request({"rm", "-rf", "up/"}, "/usr/bin/rm");
+    CHECK(exec_variants(up) == Lines{{"rm", "-rf", "up/"}, {"rm", "-rf", "/"}});
+    auto proc = root.request({"rm", "-rf", "/proc/self/root/usr"}, "/usr/bin/rm");
+    CHECK(exec_variants(proc) == Lines{{"rm", "-rf", "/proc/self/root/usr"}, {"rm", "-rf", "/usr"}});
+    auto plain = root.request({"rm", "-rf", "build/obj"}, "/usr/bin/rm");
+    CHECK(exec_variants(plain) == Lines{{"rm", "-rf", "build/obj"}});
+}
+
+TEST_CASE("judge_exec denies what any line denies, and what could not be read", "[exec_gate]") {
+    FakeRoot root;
+    auto policies = policy::load({"default"});
+    REQUIRE(policies);
+    const std::string home = "/home/me";
+    CHECK_FALSE(judge_exec(*policies, root.request({"./del", "-rf", "/usr"}, "/usr/bin/rm"), home).decision.allow);
+    CHECK_FALSE(judge_exec(*policies, root.request({"rm", "-rf", "up/"}, "/usr/bin/rm"), home).decision.allow);
+    CHECK_FALSE(judge_exec(*policies, root.request({"sh", "-c", "rm -rf /"}, "/usr/bin/dash"), home).decision.allow);
+    auto ok = judge_exec(*policies, root.request({"rm", "-rf", "build"}, "/usr/bin/rm"), home);
+    CHECK(ok.decision.allow);
+    CHECK(ok.executable == "/usr/bin/rm");
+    // What stays uncertain in a shell's text is left to the execs it leads to.
+    CHECK(judge_exec(*policies, root.request({"sh", "-c", "rm -rf \"$X\""}, "/usr/bin/dash"), home).decision.allow);
+    auto unreadable = root.request({"x"}, "");
+    unreadable.error = "its arguments exceed what cordon reads to check them";
+    auto j = judge_exec(*policies, unreadable, home);
+    CHECK_FALSE(j.decision.allow);
+    CHECK(j.decision.rule_id == "exec-unreadable");
+}
+
+TEST_CASE("audit_line has the fields SPEC §9 names", "[exec_gate]") {
+    FakeRoot root;
+    auto r = root.request({"true", "a b"}, "/usr/bin/true");
+    r.jail_pid = 7;
+    ExecJudgement j;
+    j.executable = "/usr/bin/true";
+    j.decision.rule_id = "default";
+    std::string line = audit_line(r, j, 1700000000.5);
+    CHECK(line == R"({"time":1700000000.500000,"pid":7,"argv":["true","a b"],"cwd":"/home/me/project",)"
+                  R"("executable":"/usr/bin/true","decision":"allow","rule":"default","reason":""})"
+                  "\n");
+}
