@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/builtin.hpp"
 #include "cordon/check_cmd.hpp"
 #include "cordon/cli.hpp"
 #include "cordon/doctor.hpp"
@@ -66,7 +67,7 @@ int run(const std::vector<std::string>& args) {
         std::fputs(cordon::format_dry_run(spec, options, *prepared).c_str(), stdout);
         std::string files;
         if (!spec.no_policy) {
-            auto loaded = cordon::policy::load(policy_names);
+            auto loaded = cordon::load_policies(policy_names);
             if (!loaded) return report(loaded.error());
             for (const auto& f : loaded->files()) files += " " + f;
         }
@@ -81,7 +82,7 @@ int run(const std::vector<std::string>& args) {
     auto gate = [&]() -> std::optional<cordon::Outcome> {
         cordon::policy::PolicySet policies;
         if (!spec.no_policy) {
-            auto loaded = cordon::policy::load(policy_names);
+            auto loaded = cordon::load_policies(policy_names);
             if (!loaded) {
                 cordon::Outcome failed;
                 failed.error = loaded.error();
