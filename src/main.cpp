@@ -14,6 +14,7 @@
 #include "cordon/cli.hpp"
 #include "cordon/doctor.hpp"
 #include "cordon/fd.hpp"
+#include "cordon/features.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
 #include "cordon/policy.hpp"
@@ -51,7 +52,7 @@ int run(const std::vector<std::string>& args) {
         return 0;
     }
     if (cli->version) {
-        std::printf("%s\n", cordon::version_string());
+        std::fputs(cordon::version_report().c_str(), stdout);
         return 0;
     }
     auto resolved = cordon::resolve_spec(*cli, cordon::current_host());
