@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "cordon/builtin.hpp"
-#include "cordon/check_cmd.hpp"
 #include "cordon/cli.hpp"
-#include "cordon/doctor.hpp"
+#include "cordon/commands.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/features.hpp"
 #include "cordon/jail.hpp"
@@ -135,10 +134,9 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         // Subcommands are recognised only as the first argument ("cordon -- check" runs check).
-        if (!args.empty() && args[0] == "check") return cordon::main_check({args.begin() + 1, args.end()});
-        if (!args.empty() && args[0] == "policy") return cordon::main_policy({args.begin() + 1, args.end()});
-        if (!args.empty() && args[0] == "profile") return cordon::main_profile({args.begin() + 1, args.end()});
-        if (!args.empty() && args[0] == "doctor") return cordon::main_doctor({args.begin() + 1, args.end()});
+        if (const cordon::Subcommand* sub = args.empty() ? nullptr : cordon::find_subcommand(args[0])) {
+            return sub->run({args.begin() + 1, args.end()});
+        }
         return run(args);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cordon: internal error: %s\n", e.what());
