@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "cordon/check_cmd.hpp"
+#include "cordon/builtin.hpp"
 #include "cordon/cli.hpp"
-#include "cordon/doctor.hpp"
+#include "cordon/commands.hpp"
 #include "cordon/exec_gate.hpp"
 #include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
+#include "cordon/features.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
 #include "cordon/policy.hpp"
@@ -52,7 +53,7 @@ std::optional<int> answer_help_or_version(const cordon::CliRequest& cli) {
         return 0;
     }
     if (cli.version) {
-        std::printf("%s\n", cordon::version_string());
+        std::fputs(cordon::version_report().c_str(), stdout);
         return 0;
     }
     return std::nullopt;
@@ -96,7 +97,7 @@ int print_dry_run(const cordon::Spec& spec, const cordon::RunOptions& options, c
     std::fputs(cordon::format_dry_run(spec, options, prepared).c_str(), stdout);
     std::string files;
     if (!spec.no_policy) {
-        auto loaded = cordon::policy::load(policy_names);
+        auto loaded = cordon::load_policies(policy_names);
         if (!loaded) return report(loaded.error());
         for (const auto& f : loaded->files()) files += " " + f;
     }
@@ -124,7 +125,7 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
                                      const cordon::Prepared& prepared, const std::vector<std::string>& policy_names,
                                      cordon::policy::PolicySet& policies) {
     if (!spec.no_policy) {
-        auto loaded = cordon::policy::load(policy_names);
+        auto loaded = cordon::load_policies(policy_names);
         if (!loaded) {
             cordon::Outcome failed;
             failed.error = loaded.error();
@@ -232,10 +233,9 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         // Subcommands are recognised only as the first argument ("cordon -- check" runs check).
-        if (!args.empty() && args[0] == "check") return cordon::main_check({args.begin() + 1, args.end()});
-        if (!args.empty() && args[0] == "policy") return cordon::main_policy({args.begin() + 1, args.end()});
-        if (!args.empty() && args[0] == "profile") return cordon::main_profile({args.begin() + 1, args.end()});
-        if (!args.empty() && args[0] == "doctor") return cordon::main_doctor({args.begin() + 1, args.end()});
+        if (const cordon::Subcommand* sub = args.empty() ? nullptr : cordon::find_subcommand(args[0])) {
+            return sub->run({args.begin() + 1, args.end()});
+        }
         return run(args);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cordon: internal error: %s\n", e.what());

@@ -5,12 +5,17 @@
 #error "the jail does not see the CLI: it takes a Spec (CMakeLists.txt defines CORDON_JAIL for src/jail)"
 #endif
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cordon/error.hpp"
 #include "cordon/settings.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace cordon {
 
@@ -31,6 +36,9 @@ struct CliRequest {
 // Parse argv (without subcommands, which main dispatches first). Errors name the option.
 Result<CliRequest> parse_command_line(const std::vector<std::string>& args);
 // Always through CLI11 (parse_command_line takes a shortcut for `[-q|-v]... -- COMMAND`).
-Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args);
+// INSPECT, if given, sees the option table before ARGS are parsed (with "--help" among ARGS,
+// every option is registered): the shell completions are generated from it (completion.cpp).
+Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args,
+                                           const std::function<void(const CLI::App&)>& inspect = {});
 
 }  // namespace cordon

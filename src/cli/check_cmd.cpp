@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "cordon/builtin.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
@@ -34,8 +35,10 @@ constexpr const char* kCheckUsage =
     "Exit status: 0 allow, 126 deny, 125 error.\n";
 
 constexpr const char* kPolicyUsage =
-    "usage: cordon policy test FILE|NAME...\n"
-    "Load each policy and run its rules' must-match and must-not-match examples.\n"
+    "usage: cordon policy test FILE|NAME|--built-in...\n"
+    "Load each policy and run its rules' must-match and must-not-match examples. A NAME on no\n"
+    "directory of the policy search path is the policy built into cordon; --built-in tests every\n"
+    "built-in policy, even one that a file on the search path overrides.\n"
     "Exit status: 0 all pass, 1 an example fails, 125 a file cannot be loaded.\n";
 
 int fail(const Error& e) {
@@ -121,6 +124,19 @@ Result<CheckArgs> parse_check(const std::vector<std::string>& args) {
     return c;
 }
 
+// The policies `cordon policy test ARGS` tests: --built-in stands for every built-in one.
+std::vector<std::string> policy_test_names(const std::vector<std::string>& args) {
+    std::vector<std::string> names;
+    for (const auto& a : args) {
+        if (a != "--built-in") {
+            names.push_back(a);
+            continue;
+        }
+        for (auto& builtin : builtin_policies()) names.push_back(std::move(builtin));
+    }
+    return names;
+}
+
 }  // namespace
 
 int main_check(const std::vector<std::string>& args) {
@@ -133,7 +149,7 @@ int main_check(const std::vector<std::string>& args) {
     }
     PolicySet set;
     if (!c.no_policy) {
-        auto loaded = load(c.policies.empty() ? std::vector<std::string>{kDefaultPolicy} : c.policies);
+        auto loaded = load_policies(c.policies.empty() ? std::vector<std::string>{kDefaultPolicy} : c.policies);
         if (!loaded) return fail(loaded.error());
         set = std::move(*loaded);
     }
@@ -163,17 +179,18 @@ int main_policy(const std::vector<std::string>& args) {
         Error e = make_error("policy", args.empty()        ? "missing subcommand (expected test)"
                                        : args[0] != "test" ? "unknown subcommand '" + args[0] + "' (expected test)"
                                                            : "test needs at least one policy FILE or NAME");
-        e.hint = "cordon policy test FILE|NAME...";
+        e.hint = "cordon policy test FILE|NAME|--built-in...";
         return fail(e);
     }
     int status = 0;
-    for (size_t i = 1; i < args.size(); ++i) {
-        auto path = find_policy(args[i]);
+    for (const auto& name : policy_test_names({args.begin() + 1, args.end()})) {
+        auto path = resolve_policy(name);
         if (!path) {
             status = fail(path.error());
             continue;
         }
-        auto p = load_policy_file(*path);
+        auto text = read_data_file(*path);
+        auto p = text ? parse_policy(*text, *path) : Result<Policy>(text.error());
         if (!p) {
             status = fail(p.error());
             continue;

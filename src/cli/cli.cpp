@@ -17,15 +17,18 @@ const char* kDescription =
     "a seccomp filter and no capabilities.\n\n"
     "  cordon [OPTIONS] [--] COMMAND [ARG...]\n"
     "  cordon [OPTIONS] -c SCRIPT\n"
-    "  cordon check [--policy P]... [--json] (-c SCRIPT | [--] COMMAND [ARG...])\n"
-    "  cordon policy test FILE...\n"
+    "  cordon check [--policy P]... [--static] [--json] (-c SCRIPT | [--] COMMAND [ARG...])\n"
+    "  cordon policy test FILE|NAME|--built-in...\n"
     "  cordon profile list | cordon profile show NAME [--json]\n"
-    "  cordon doctor [--json]\n\n"
+    "  cordon doctor [--json]\n"
+    "  cordon completion bash|zsh|fish\n\n"
     "The command line (or every command in SCRIPT) is checked against the command policy\n"
     "before anything of it runs; a denial prints the rule and exits 126.\n\n"
     "Exit status: the command's own; 128+N if killed by signal N; 124 timeout;\n"
     "125 cordon failed; 126 denied by the command policy or not executable; 127 not found.\n"
-    "Subcommands (check, policy, profile, doctor) are recognised only as the first argument.";
+    "Subcommands (check, policy, profile, doctor, completion) are recognised only as the first\n"
+    "argument. `cordon completion SHELL` prints the completion script for SHELL (installed\n"
+    "with cordon; profile names complete after -p).";
 
 // cordon's own options, bound to where parse_command_line_full reads them.
 struct RunFlags {
@@ -254,7 +257,8 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
     return parse_command_line_full(args);
 }
 
-Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args) {
+Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args,
+                                           const std::function<void(const CLI::App&)>& inspect) {
     CliRequest req;
     CLI::App app(kDescription, "cordon");
     app.prefix_command();  // the first positional starts COMMAND; the rest is its argv
@@ -265,6 +269,7 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args)
     add_run_options(app, flags, req);
     JailOptions jail;
     add_jail_options(app, options_named(args), jail);
+    if (inspect) inspect(app);
     CORDON_TRY(parse_reversed(app, args));
 
     req.help = flags.help;

@@ -13,6 +13,7 @@
 #include "cordon/cgroup.hpp"
 #include "cordon/doctor.hpp"
 #include "cordon/fd.hpp"
+#include "cordon/features.hpp"
 #include "cordon/json.hpp"
 
 namespace cordon {
@@ -65,18 +66,32 @@ Finding check_userns() {
     return {"user namespaces", ok ? "ok" : "fail", detail, fix};
 }
 
-Finding check_apparmor() {
+Finding check_apparmor(const AppArmorFacts& apparmor) {
     std::string v = sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
     if (v.empty() || v == "0") {
         return {"AppArmor userns restriction", "ok", v.empty() ? "not present" : "off", ""};
+    }
+    if (confined_by_cordon_profile(apparmor)) {
+        return {"AppArmor userns restriction", "ok",
+                "kernel.apparmor_restrict_unprivileged_userns=1; cordon's profile grants it userns", ""};
     }
     return {"AppArmor userns restriction", "warn", "kernel.apparmor_restrict_unprivileged_userns=1",
             "install cordon's AppArmor profile (packaging/apparmor/usr.bin.cordon, shipped by the .deb) so "
             "/usr/bin/cordon may use user namespaces"};
 }
 
-Finding check_seccomp() {
-    std::string actions = sysctl("/proc/sys/kernel/seccomp/actions_avail");
+// The profile that grants cordon userns where AppArmor restricts it (packaging/apparmor).
+Finding check_apparmor_profile(const AppArmorFacts& apparmor) {
+    Verdict v = judge_apparmor_profile(apparmor);
+    return {"AppArmor profile", std::move(v.status), std::move(v.detail), std::move(v.fix)};
+}
+
+// Features cordon may not use yet, reported as `cordon --version` does (cordon/features.hpp).
+Finding check_feature(const Feature& f) {
+    return {f.name, f.compiled_in && !f.available ? "warn" : "ok", f.summary(), ""};
+}
+
+Finding check_seccomp(const std::string& actions) {
     bool ok = actions.find("kill_process") != std::string::npos && actions.find("errno") != std::string::npos;
     return {"seccomp", ok ? "ok" : "fail", actions.empty() ? "no seccomp filter support" : "actions: " + actions,
             ok ? "" : "cordon needs a kernel with CONFIG_SECCOMP_FILTER"};
@@ -120,15 +135,11 @@ std::vector<Finding> check_cgroups() {
         for (const auto& c : host.v1) detail += " " + c;
     }
     out.push_back({"cgroup v2", "ok", detail, ""});
-    std::vector<std::unique_ptr<CgroupBackend>> backends;
-    backends.push_back(cgroupfs_backend());
-    backends.push_back(systemd_backend());
     bool any = false;
-    for (auto& b : backends) {
-        auto r = b->check(host);
+    for (const BackendProbe& probe : probe_cgroup_backends(host)) {
+        const auto& r = probe.controllers;
         if (r) {
-            std::string got, missing;
-            for (const auto& c : *r) got += " " + c;
+            std::string missing;
             for (const char* want : {"memory", "pids", "cpu"}) {
                 if (std::find(r->begin(), r->end(), want) == r->end()) missing += std::string(" ") + want;
             }
@@ -139,11 +150,10 @@ std::vector<Finding> check_cgroups() {
                            ? std::string(": ask for a delegation that includes them")
                            : std::string(" (bound to cgroup v1): boot with systemd.unified_cgroup_hierarchy=1"));
             }
-            out.push_back({std::string("limits via ") + b->name(), missing.empty() ? "ok" : "warn",
-                           "controllers:" + (got.empty() ? std::string(" none") : got), fix});
+            out.push_back({"limits via " + probe.name, missing.empty() ? "ok" : "warn", backend_detail(probe), fix});
             any = any || missing.empty();
         } else {
-            out.push_back({std::string("limits via ") + b->name(), "warn", r.error().why, r.error().hint});
+            out.push_back({"limits via " + probe.name, "warn", backend_detail(probe), r.error().hint});
         }
     }
     if (!any) {
@@ -165,7 +175,16 @@ int main_doctor(const std::vector<std::string>& args) {
             return 125;
         }
     }
-    std::vector<Finding> findings = {check_kernel(), check_userns(), check_apparmor(), check_seccomp(), check_jail()};
+    const AppArmorFacts apparmor = probe_apparmor();
+    const std::string actions = seccomp_actions();
+    std::vector<Finding> findings = {check_kernel(),
+                                     check_userns(),
+                                     check_apparmor(apparmor),
+                                     check_apparmor_profile(apparmor),
+                                     check_seccomp(actions),
+                                     check_feature(seccomp_notify_feature(actions)),
+                                     check_feature(landlock_feature()),
+                                     check_jail()};
     for (auto& f : check_cgroups()) findings.push_back(std::move(f));
     bool failed = false;
     std::string arr = "[";

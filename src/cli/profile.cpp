@@ -7,6 +7,7 @@
 #include <charconv>
 #include <set>
 
+#include "cordon/builtin.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/toml.hpp"
@@ -323,6 +324,7 @@ Result<std::string> find_profile(const std::string& name) {
         struct stat st {};
         if (::stat(candidate.c_str(), &st) == 0) return candidate;
     }
+    if (auto builtin = builtin_profile(name)) return *builtin;
     Error e = make_error("profile '" + name + "'", "not found");
     std::string dirs;
     for (const auto& dir : search_path("profiles", "CORDON_PROFILE_PATH")) dirs += (dirs.empty() ? "" : ":") + dir;
@@ -346,7 +348,7 @@ Status load_one(const std::string& name, const std::string& at, const Vars& vars
         return make_error(at.empty() ? *path : at, "profiles extend each other in a cycle: " + chain + *path);
     }
     if (done.count(*path)) return {};
-    auto text = read_file(*path);
+    auto text = read_data_file(*path);
     if (!text) return make_error(*path, "cannot read this profile", text.error().err);
     std::vector<std::string> parents, parents_where;
     auto layer = parse_profile(*text, *path, vars, &parents, &parents_where, item_origins);

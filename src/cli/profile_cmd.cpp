@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 
+#include "cordon/builtin.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
@@ -69,6 +70,7 @@ std::vector<ProfileEntry> list_profiles() {
             out.push_back(entry);
         }
     }
+    add_builtin_profiles(out);
     std::sort(out.begin(), out.end(), [](const ProfileEntry& a, const ProfileEntry& b) { return a.name < b.name; });
     return out;
 }

@@ -8,6 +8,34 @@ expect_out "^(ok|warn) +cgroup v2: |^warn +cgroup v2" "doctor reported cgroup v2
 run "$CORDON" doctor --json
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert {x["check"] for x in d} >= {"kernel","user namespaces","seccomp","default jail"}; assert all(x["status"] in ("ok","warn","fail") for x in d)' "$OUT/out" \
   && ok "doctor --json is a JSON array of checks" || not_ok "doctor --json: $(head -c 300 "$OUT/out")"
+cp "$OUT/out" "$OUT/doctor.json"
+
+# cordon --version: a line per feature, the same text as doctor's finding of that name.
+expect_exit 0 "--version" "$CORDON" --version
+expect_out "^seccomp user notification: (not )?compiled in; this host: " "--version reports seccomp user notification"
+expect_out "^limits via cgroupfs: compiled in; this host: " "--version reports the cgroupfs backend"
+expect_out "^limits via systemd: compiled in; this host: " "--version reports the systemd backend"
+expect_out "^Landlock: (not )?compiled in; this host: (ABI [0-9]+|no )" "--version reports the Landlock ABI"
+/usr/bin/python3 - "$OUT/out" "$OUT/doctor.json" <<'PY' && ok "--version agrees with doctor --json" || not_ok "--version and doctor --json disagree"
+import json, sys
+doctor = {x["check"]: x["detail"] for x in json.load(open(sys.argv[2]))}
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    name, summary = line.split(": ", 1)
+    if name.startswith("limits via "):
+        # doctor says which controllers a backend offers; --version adds that it is compiled in.
+        if name in doctor:  # (without a cgroup2 mount doctor stops before the backends)
+            assert summary == "compiled in; this host: " + doctor[name], (line, doctor[name])
+    else:
+        assert summary == doctor[name], (line, doctor[name])
+PY
+
+# The AppArmor profile: found where the data directory ships it (share/cordon/apparmor).
+run "$CORDON" doctor
+expect_out "^(ok|warn) +AppArmor profile: " "doctor reports cordon's AppArmor profile"
+if [[ $(cat /sys/module/apparmor/parameters/enabled 2>/dev/null) != Y ]]; then
+  expect_out "^ok +AppArmor profile: AppArmor is not active here; (installed at /etc/apparmor.d/usr.bin.cordon|shipped at $STAGE/share/cordon/apparmor/usr.bin.cordon, not installed)$" \
+    "without AppArmor: nothing to do, and where the profile is"
+fi
 expect_exit 125 "doctor rejects unknown arguments" "$CORDON" doctor --bogus
 expect_err "^cordon: doctor: unknown argument" "and says so"
 finish

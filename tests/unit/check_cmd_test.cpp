@@ -5,14 +5,14 @@
 #include <cstdlib>
 
 #include "cordon/check_cmd.hpp"
+#include "test_files.hpp"
 
 using namespace cordon;
 
 namespace {
 
 std::string default_toml() {
-    std::string f = __FILE__;
-    return f.substr(0, f.rfind("/tests/")) + "/policies/default.toml";
+    return cordon::test::source_dir() + "/policies/default.toml";
 }
 
 }  // namespace

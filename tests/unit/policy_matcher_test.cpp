@@ -6,15 +6,12 @@
 
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
+#include "test_files.hpp"
 
 using namespace cordon::policy;
+using cordon::test::source_dir;
 
 namespace {
-
-std::string source_dir() {
-    std::string f = __FILE__;
-    return f.substr(0, f.rfind("/tests/"));
-}
 
 const PolicySet& default_policy() {
     static PolicySet set = [] {

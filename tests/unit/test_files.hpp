@@ -7,10 +7,10 @@
 
 namespace cordon::test {
 
-// The repository's root, from this file's path at build time.
+// The repository's root, as CMake knows it (tests/CMakeLists.txt). Not derived from __FILE__,
+// which a package build rewrites (dpkg-buildpackage passes -ffile-prefix-map).
 inline std::string source_dir() {
-    std::string f = __FILE__;
-    return f.substr(0, f.rfind("/tests/"));
+    return CORDON_SOURCE_DIR;
 }
 
 inline std::string slurp(const std::string& path) {

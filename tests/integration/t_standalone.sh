@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The executable on its own (SPEC §5, issue 15): copied alone into an empty directory, with no
+# data directory next to it, it runs the default jail, lists the 14 shipped profiles as built in,
+# passes `policy test` on its built-in policies, runs a profile, and a file on the search path
+# still overrides a built-in profile or policy.
+source "$TESTLIB"
+ALONE_DIR="$SCRATCH/alone"
+mkdir -m 0755 "$ALONE_DIR"
+cp "$CORDON" "$ALONE_DIR/cordon"
+ALONE="$ALONE_DIR/cordon"
+# The data directory it would look for: <prefix>/share/cordon with <prefix> = the directory
+# above the executable's.
+[[ ! -e $SCRATCH/share ]] && ok "no data directory next to the copied executable" ||
+  not_ok "$SCRATCH/share exists: the test would not be standalone"
+[[ $(ls -A "$ALONE_DIR") == cordon ]] && ok "the directory holds the executable alone" ||
+  not_ok "the directory holds: $(ls -A "$ALONE_DIR")"
+
+# The default jail, proved to be one (the guard) before anything else runs in it.
+CORDON=$ALONE jailed 'echo inside'
+[[ $rc -eq 0 ]] && ok "the copied executable runs the default jail" ||
+  not_ok "default jail: exit $rc: $(head -3 "$OUT/err")"
+expect_out "^inside$" "the command ran inside"
+
+run "$ALONE" profile list
+expect_rc 0 "profile list"
+[[ $(grep -c '^[^ ]' "$OUT/out") -eq 14 ]] && ok "profile list shows 14 profiles" ||
+  not_ok "profile list shows $(grep -c '^[^ ]' "$OUT/out") profiles"
+for name in default strict ci npm pip cargo go make git python node claude-code codex aider; do
+  grep -q "^$name " "$OUT/out" && ok "profile list shows $name" || not_ok "profile list lacks $name"
+done
+if [[ -e /etc/cordon/profiles ]]; then
+  ok "# skip: /etc/cordon/profiles exists on this host, not every profile can be the built-in one"
+else
+  [[ $(grep -c '^ *from built-in:profiles/[a-z-]*\.toml$' "$OUT/out") -eq 14 ]] &&
+    ok "every profile is the built-in one" || not_ok "not all built in: $(grep ' from ' "$OUT/out" | head -3)"
+fi
+expect_no_out "shadows" "nothing shadows anything"
+
+expect_exit 0 "policy test --built-in" "$ALONE" policy test --built-in
+expect_out "^built-in:policies/default.toml: [0-9]+ rules, [1-9][0-9]* examples, 0 failed$" "the built-in default policy's examples pass"
+expect_exit 0 "policy test NAME falls back to the built-in policy" "$ALONE" policy test default
+expect_out "^built-in:policies/default.toml: " "and names it"
+expect_exit 126 "check denies with the built-in policy" "$ALONE" check -c 'rm -rf /'
+expect_out "^policy: built-in:policies/default.toml$" "the denial names the built-in policy"
+# A denied script never runs; were the policy missing, it would only empty the jail's private HOME.
+expect_exit 126 "a run is checked against the built-in policy" "$ALONE" -- /bin/sh -c 'rm -rf "$HOME"'
+expect_err "denied: .*rule rm-recursive" "the run's denial names the rule"
+run "$ALONE" --dry-run -- true
+expect_out "^policy: +built-in:policies/default.toml$" "--dry-run names the built-in policy"
+
+expect_exit 0 "profile show npm" "$ALONE" profile show npm
+expect_out '^net = "host"  # built-in:profiles/npm.toml:[0-9]+:[0-9]+$' "profile show: values come from the built-in npm"
+expect_out '^  "/usr",  # built-in:profiles/default.toml:' "and from the built-in default it extends"
+expect_exit 0 "a profile run: -p ci" "$ALONE" -p ci -- /bin/sh -c 'echo "CI=$CI"'
+expect_out "^CI=true$" "the built-in ci profile applied"
+expect_exit 0 "a built-in profile named by its origin" "$ALONE" -p built-in:profiles/ci.toml -- /bin/sh -c 'echo "CI=$CI"'
+expect_out "^CI=true$" "-p built-in:profiles/ci.toml"
+
+# Files on the search path override the built-in ones.
+mkdir -p "$HOME/.config/cordon/profiles"
+printf 'description = "user ci"\nextends = ["default"]\nhostname = "user-ci"\n' > "$HOME/.config/cordon/profiles/ci.toml"
+run "$ALONE" -p ci -- /bin/sh -c 'cat /proc/sys/kernel/hostname; echo "CI=${CI:-unset}"'
+expect_out "^user-ci$" "~/.config/cordon/profiles/ci.toml overrides the built-in ci"
+expect_out "^CI=unset$" "and nothing of the built-in ci is loaded"
+run "$ALONE" profile list
+expect_out "^ci +user ci$" "profile list describes the user's ci"
+expect_out "^ +from $HOME/.config/cordon/profiles/ci.toml$" "profile list: ci from the user's file"
+expect_out "^ +shadows built-in:profiles/ci.toml$" "profile list: the built-in ci is shadowed"
+rm -f "$HOME/.config/cordon/profiles/ci.toml"
+
+POL="$SCRATCH/policies"
+mkdir -p "$POL"
+printf 'description = "allows everything"\n' > "$POL/default.toml"
+expect_exit 0 "CORDON_POLICY_PATH's default.toml overrides the built-in policy" \
+  env CORDON_POLICY_PATH="$POL" "$ALONE" check -c 'rm -rf /'
+run env CORDON_POLICY_PATH="$POL" "$ALONE" --dry-run -- true
+expect_out "^policy: +$POL/default.toml$" "--dry-run names the overriding file"
+expect_exit 0 "policy test --built-in still tests the built-in one" env CORDON_POLICY_PATH="$POL" "$ALONE" policy test --built-in
+expect_out "^built-in:policies/default.toml: " "policy test --built-in names it"
+finish
