@@ -150,6 +150,7 @@ Result<Prepared> prepare(const Spec& spec) {
     auto plan = plan_mounts(spec, real_host_fs());
     if (!plan) return plan.error();
     p.mounts = std::move(*plan);
+    p.landlock = plan_landlock(spec, p.mounts, landlock_abi());
     // The default syscall policy's program was compiled when cordon was built: it is taken as
     // it is (its rules are made only when they are shown, for --dry-run).
     p.seccomp_options = SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net};
