@@ -130,6 +130,8 @@ struct PayloadPlan {
     struct __user_cap_data_struct caps[2]{};  // effective = permitted = inheritable = kept
     struct sock_fprog prog {};
     sigset_t signals{};  // kForwarded and SIGCHLD
+    // The Landlock ruleset (close-on-exec) the payload enforces, or -1.
+    int landlock_fd = -1;
 };
 
 PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
@@ -196,9 +198,9 @@ int payload_main(void* arg) {
     send_msg(p.sync_fd, ChildMsg::Started, 0, 0, nullptr);
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(errno);
     if (spec.new_session && ::setsid() < 0) die(errno);
-    // Only 0, 1, 2 (and our report pipe, close-on-exec) survive into the command.
-    if (p.report_fd > 3) ::close_range(3, static_cast<unsigned>(p.report_fd) - 1, 0);
-    ::close_range(static_cast<unsigned>(p.report_fd) + 1, ~0U, 0);
+    // Only 0, 1, 2 (and our report pipe and the Landlock ruleset, close-on-exec) survive into
+    // the command.
+    close_fds_from(3, p.report_fd, p.landlock_fd);
     for (const auto& r : spec.rlimits) {
         struct rlimit rl {
             static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)
@@ -212,6 +214,9 @@ int payload_main(void* arg) {
     for (int cap : spec.cap_keep) {
         if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) die(errno);
     }
+    // The Landlock domain, the payload's alone: init, outside it, is one of the processes it
+    // scopes signals away from.
+    if (p.landlock_fd >= 0 && enforce_landlock(p.landlock_fd) != 0) die(errno);
     // Last step before exec: the syscall filter (no_new_privs is already set).
     auto prog = p.prog;
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) die(errno);
@@ -332,6 +337,10 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
         std::snprintf(step, sizeof step, "change to directory %s inside the jail", spec.chdir.c_str());
         setup_failed(sync, step);
     }
+    //    The Landlock ruleset, named in the jail's own terms now that its root is in place; the
+    //    payload enforces it.
+    int landlock = -1;
+    if (build_landlock_ruleset(ctx.prepared->landlock, landlock, step, sizeof step) != 0) setup_failed(sync, step);
     // 6. Privileges: no way back up for init or anything it starts. Init is not dumpable, so
     //    the payload (same uid) cannot ptrace it or read its memory through /proc.
     if (drop_bounding_set(spec) != 0) setup_failed(sync, "drop the capability bounding set");
@@ -345,6 +354,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) setup_failed(sync, "create a pipe");
     PayloadPlan plan = plan_payload(ctx, report[1]);
+    plan.landlock_fd = landlock;
     constexpr size_t kStack = size_t{64} * 1024;
     void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) setup_failed(sync, "allocate the payload's stack");
@@ -384,6 +394,7 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
     }
     ::munmap(stack, kStack);
     ::close(report[1]);
+    if (landlock >= 0) ::close(landlock);
     if (drop_capabilities() != 0) setup_failed(sync, "drop init's capabilities");
     int exec_err = 0;
     ssize_t n = retry_eintr([&] { return ::read(report[0], &exec_err, sizeof exec_err); });
