@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "cordon/fd.hpp"
+#include "cordon/paths.hpp"
 
 namespace cordon {
 
@@ -68,6 +69,14 @@ void add_rules_for(const MountOp& op, const LandlockPlan& plan, const Spec& spec
             if (spec.allow_userns) {
                 add_rule(rules, op.dest,
                          LANDLOCK_ACCESS_FS_WRITE_FILE | (plan.abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
+            }
+            return;
+        case MountOp::Kind::RemountRo:
+            // What it covers was writable: nothing there can be created, removed, renamed or
+            // truncated any more. Writing stays, for what a read-only mount leaves writable
+            // (devices, fifos); its regular files' the mount refuses.
+            for (auto& r : rules) {
+                if (path_at_or_under(r.path, op.dest)) r.access &= ~(write & ~LANDLOCK_ACCESS_FS_WRITE_FILE);
             }
             return;
         default:

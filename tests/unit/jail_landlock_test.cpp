@@ -148,6 +148,16 @@ TEST_CASE("landlock: --rw paths and binds are writable, --ro-bind and --dir are 
     CHECK(rule_on(plan, "/mnt/ro") == 0);
     CHECK(rule_on(plan, "/mnt/dir") == 0);
     CHECK_FALSE(writable(plan, "/mnt/ro/x"));
+    // --remount-ro takes back what an earlier bind made writable but writing, which a read-only
+    // mount leaves to devices and fifos; a later bind is writable again.
+    s.mount_requests = {{R::Bind, "/srv", "/mnt/rw"},
+                        {R::DevBind, "/dev/fuse", "/mnt/rw/fuse"},
+                        {R::RemountRo, "", "/mnt"},
+                        {R::Bind, "/srv", "/mnt/later"}};
+    const LandlockPlan remounted = plan_for(s, 7);
+    CHECK(rule_on(remounted, "/mnt/rw") == LANDLOCK_ACCESS_FS_WRITE_FILE);
+    CHECK(rule_on(remounted, "/mnt/rw/fuse") == (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV));
+    CHECK(rule_on(remounted, "/mnt/later") == landlock_write_rights(7));
     // The workdir given again as --rw: one rule.
     s.rw = {"/w"};
     const LandlockPlan again = plan_for(s, 7);
