@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cordon/mount_plan.hpp"
+#include "cordon/seccomp.hpp"
 #include "cordon/spec.hpp"
 
 // What Debian 12's headers (Linux 6.1, ABI 2) do not define yet.
@@ -57,6 +58,7 @@ struct LandlockRule {
 struct LandlockPlan {
     int abi = 0;              // the ABI the ruleset is built for; 0: none (see unavailable)
     std::string unavailable;  // why there is none
+    std::string no_fs;        // why it handles no file-system rights (only scopes), if so
     uint64_t handled_fs = 0;
     uint64_t scoped = 0;  // LANDLOCK_SCOPE_*
     std::vector<LandlockRule> rules;
@@ -68,7 +70,12 @@ struct LandlockPlan {
 };
 
 // The plan for the jail MOUNTS builds, on a kernel that answered ABI (landlock_abi()).
-LandlockPlan plan_landlock(const Spec& spec, const MountPlan& mounts, int abi);
+// NESTED_MOUNTS: the command may mount in namespaces of its own (--allow-userns under a syscall
+// policy that lets mount through, for a sandbox inside the jail), which a Landlock domain that
+// handles file-system rights refuses: the plan then has the scopes only.
+LandlockPlan plan_landlock(const Spec& spec, const MountPlan& mounts, int abi, bool nested_mounts = false);
+// Whether a syscall policy with RULES (allow by default) lets mount(2) or move_mount(2) through.
+bool seccomp_allows_mounts(const std::vector<SyscallRule>& rules);
 
 // --dry-run's lines for the plan, without a trailing newline each.
 std::vector<std::string> describe(const LandlockPlan& plan);

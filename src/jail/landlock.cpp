@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
@@ -162,13 +163,31 @@ uint64_t landlock_read_rights() {
     return LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
 }
 
-LandlockPlan plan_landlock(const Spec& spec, const MountPlan& mounts, int abi) {
+bool seccomp_allows_mounts(const std::vector<SyscallRule>& rules) {
+    auto refused = [&](std::string_view call) {
+        return std::any_of(rules.begin(), rules.end(), [&](const SyscallRule& r) {
+            return r.syscall == call && r.action != SyscallRule::Action::Allow && r.conds.empty();
+        });
+    };
+    return !refused("mount") || !refused("move_mount");
+}
+
+LandlockPlan plan_landlock(const Spec& spec, const MountPlan& mounts, int abi, bool nested_mounts) {
     LandlockPlan plan;
     plan.unavailable = landlock_unavailable(abi);
+    if (plan.unavailable.empty() && nested_mounts && abi < 6) {
+        plan.unavailable =
+            "--allow-userns with a syscall policy that allows mount(2), which Landlock refuses, and "
+            "no scopes before ABI 6";
+    }
     if (!plan.unavailable.empty()) return plan;
     plan.abi = std::min(abi, kLandlockAbiKnown);
-    plan.handled_fs = landlock_handled_fs(plan.abi);
     if (plan.abi >= 6) plan.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+    if (nested_mounts) {
+        plan.no_fs = "--allow-userns with a syscall policy that allows mount(2), which Landlock refuses";
+        return plan;
+    }
+    plan.handled_fs = landlock_handled_fs(plan.abi);
     plan.stdio = true;
     // Everything the jail shows may be read and executed: the mounts decide what it shows.
     add_rule(plan.rules, "/", landlock_read_rights());
@@ -178,9 +197,11 @@ LandlockPlan plan_landlock(const Spec& spec, const MountPlan& mounts, int abi) {
 
 std::vector<std::string> describe(const LandlockPlan& plan) {
     if (!plan.enabled()) return {"none (" + plan.unavailable + "): the jail runs without this second wall"};
-    std::string head = "ABI " + std::to_string(plan.abi) + ", a second wall behind the mounts";
+    std::string head =
+        "ABI " + std::to_string(plan.abi) + (plan.handled_fs != 0 ? ", a second wall behind the mounts" : "");
     if (plan.scoped != 0) head += "; abstract unix sockets and signals scoped to the jail";
     std::vector<std::string> lines = {head};
+    if (!plan.no_fs.empty()) lines.push_back("no file-system rights (" + plan.no_fs + ")");
     // One line per set of rights, in the order the rules come.
     std::vector<uint64_t> seen;
     for (const auto& rule : plan.rules) {

@@ -150,7 +150,6 @@ Result<Prepared> prepare(const Spec& spec) {
     auto plan = plan_mounts(spec, real_host_fs());
     if (!plan) return plan.error();
     p.mounts = std::move(*plan);
-    p.landlock = plan_landlock(spec, p.mounts, landlock_abi());
     // The default syscall policy's program was compiled when cordon was built: it is taken as
     // it is (its rules are made only when they are shown, for --dry-run).
     p.seccomp_options = SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net};
@@ -165,6 +164,8 @@ Result<Prepared> prepare(const Spec& spec) {
         if (!bpf) return bpf.error();
         p.bpf = std::move(*bpf);
     }
+    p.landlock =
+        plan_landlock(spec, p.mounts, landlock_abi(), spec.allow_userns && seccomp_allows_mounts(seccomp_rules(p)));
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
     if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
     // Limits: decided here, read-only, so a limit that cannot be applied fails before anything

@@ -129,6 +129,22 @@ else
   skip "Landlock ABI $abi scopes neither signals nor abstract unix sockets (ABI 6, Linux 6.12)"
 fi
 
+# A sandbox inside the jail (--allow-userns, a syscall policy that lets mount through) mounts in
+# namespaces of its own, which a domain with file-system rights refuses: the jail keeps the
+# scopes only, and says so.
+printf 'base = "default"\nallow = ["mount", "umount2", "pivot_root", "move_mount", "open_tree", "mount_setattr"]\n' \
+  >"$SCRATCH/mounts.seccomp.toml"
+chmod 0644 "$SCRATCH/mounts.seccomp.toml"
+run "$CORDON" --dry-run --allow-userns --seccomp "$SCRATCH/mounts.seccomp.toml" -- true
+expect_out '^ +no file-system rights \(--allow-userns with a syscall policy that allows mount' \
+  "--dry-run: a policy that lets nested sandboxes mount leaves the file-system rights out"
+if [[ $(id -u) -ne 0 ]]; then  # a root caller's nested uid 0 map needs CAP_SETFCAP (t_seccomp)
+  jailed 'unshare -Urm sh -c "mount -t tmpfs none /tmp && echo mounted"; kill -0 1 2>/dev/null || echo init-refused' \
+    --allow-userns --seccomp "$SCRATCH/mounts.seccomp.toml"
+  expect_out '^mounted$' "a nested namespace mounts under a policy that allows it"
+  ((abi >= 6)) && expect_out '^init-refused$' "and the signal scope still holds"
+fi
+
 # --- what the jail is for still works -------------------------------------------------------------------
 jailed 'set -e
 echo a > ./wd.txt; mkdir -p d1 d2; echo b > d1/f; mv d1/f d2/f; ln d2/f d1/hard; truncate -s 0 wd.txt

@@ -9,6 +9,7 @@
 #include "cordon/landlock.hpp"
 #include "cordon/mount_plan.hpp"
 #include "cordon/paths.hpp"
+#include "cordon/seccomp.hpp"
 
 using namespace cordon;
 using R = MountRequest::Kind;
@@ -42,10 +43,10 @@ Spec default_spec() {
 }
 const std::set<std::string> kHostDirs = {"/usr", "/etc", "/opt", "/w", "/w/.git", "/home/u", "/srv", "/srv/data"};
 
-LandlockPlan plan_for(const Spec& spec, int abi, const std::set<std::string>& files = {}) {
+LandlockPlan plan_for(const Spec& spec, int abi, const std::set<std::string>& files = {}, bool nested_mounts = false) {
     auto mounts = plan_mounts(spec, fake_host(kHostDirs, files));
     if (!mounts) FAIL("mount plan: " << mounts.error().what << ": " << mounts.error().why);
-    return plan_landlock(spec, *mounts, abi);
+    return plan_landlock(spec, *mounts, abi, nested_mounts);
 }
 
 // The rights of the rule on exactly PATH (0 if none).
@@ -291,4 +292,34 @@ TEST_CASE("landlock: describe() gives --dry-run's lines", "[landlock]") {
     const auto none = describe(plan_for(default_spec(), -ENOSYS));
     REQUIRE(none.size() == 1);
     CHECK(none[0] == "none (this kernel has no Landlock): the jail runs without this second wall");
+}
+
+TEST_CASE("landlock: a sandbox inside the jail that mounts keeps the scopes only", "[landlock]") {
+    // The default syscall policy refuses mount(2), with or without --allow-userns.
+    for (bool userns : {false, true}) {
+        CHECK_FALSE(seccomp_allows_mounts(default_seccomp(SeccompOptions{userns, false, false}).rules));
+    }
+    SeccompPolicy relaxed = default_seccomp(SeccompOptions{true, false, false});
+    std::erase_if(relaxed.rules, [](const SyscallRule& r) { return r.syscall == "mount"; });
+    CHECK(seccomp_allows_mounts(relaxed.rules));
+    CHECK(seccomp_allows_mounts({}));  // base = "none" with nothing refused
+
+    // A domain that handles file-system rights refuses mount(2) to every process in it.
+    Spec s = default_spec();
+    s.allow_userns = true;
+    const LandlockPlan plan = plan_for(s, 7, {}, true);
+    REQUIRE(plan.enabled());
+    CHECK(plan.handled_fs == 0);
+    CHECK(plan.rules.empty());
+    CHECK_FALSE(plan.stdio);
+    CHECK(plan.scoped == (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL));
+    CHECK(plan.no_fs.find("mount(2)") != std::string::npos);
+    const auto lines = describe(plan);
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == "ABI 7; abstract unix sockets and signals scoped to the jail");
+    CHECK(lines[1].rfind("no file-system rights (", 0) == 0);
+    // Before ABI 6 nothing is left.
+    const LandlockPlan five = plan_for(s, 5, {}, true);
+    CHECK_FALSE(five.enabled());
+    CHECK(five.unavailable.find("mount(2)") != std::string::npos);
 }
