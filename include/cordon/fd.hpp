@@ -46,6 +46,10 @@ auto retry_eintr(F&& f) {
     return r;
 }
 
+// Closes every fd from FIRST up except KEEP_A and KEEP_B (-1: none). Only system calls: for a
+// process that may not allocate.
+void close_fds_from(int first, int keep_a, int keep_b);
+
 // Whole-buffer I/O; return false with errno set on failure.
 bool write_all(int fd, const void* buf, size_t len);
 Result<std::string> read_file(const std::string& path);

@@ -27,9 +27,6 @@ struct Feature {
 
 // /proc/sys/kernel/seccomp/actions_avail, trimmed; empty without seccomp filters.
 std::string seccomp_actions();
-// The kernel's Landlock ABI version (landlock_create_ruleset(NULL, 0, ..._VERSION)); 0 when
-// Landlock is missing or disabled, with the reason in WHY.
-int landlock_abi(std::string* why = nullptr);
 
 // A cgroup backend's check() on this host: the controllers a run would get, or why not.
 struct BackendProbe {

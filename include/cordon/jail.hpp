@@ -14,6 +14,7 @@
 #include "cordon/cgroup.hpp"
 #include "cordon/error.hpp"
 #include "cordon/exec_notify.hpp"
+#include "cordon/landlock.hpp"
 #include "cordon/mount_plan.hpp"
 #include "cordon/outcome.hpp"
 #include "cordon/seccomp.hpp"
@@ -41,6 +42,7 @@ std::string format_id_map(const std::vector<IdMap>& maps);
 // Everything the child needs, computed in the parent before clone so the child only replays it.
 struct Prepared {
     MountPlan mounts;
+    LandlockPlan landlock;  // the second wall, from the mount plan and this kernel's ABI
     SeccompOptions seccomp_options;
     SeccompPolicy seccomp;  // the default's rules are left out: seccomp_rules() makes them
     std::vector<sock_filter> bpf;

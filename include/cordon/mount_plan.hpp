@@ -15,6 +15,9 @@
 
 namespace cordon {
 
+// The host's device nodes a Dev op binds into its /dev (tty only where the host has one).
+inline constexpr const char* kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
 struct MountOp {
     enum class Kind {
         Bind,       // source (host) on dest; readonly/devices as flagged

@@ -15,6 +15,7 @@
 #include "cordon/fd.hpp"
 #include "cordon/features.hpp"
 #include "cordon/json.hpp"
+#include "cordon/landlock.hpp"
 
 namespace cordon {
 
@@ -97,6 +98,30 @@ Finding check_seccomp(const std::string& actions) {
             ok ? "" : "cordon needs a kernel with CONFIG_SECCOMP_FILTER"};
 }
 
+// The jail's second wall (cordon(1), LANDLOCK): never a failure, the jail runs without it.
+Finding check_landlock() {
+    const int abi = landlock_abi();
+    if (const std::string off = landlock_unavailable(abi); !off.empty()) {
+        std::string fix;
+        if (abi == 1) {
+            fix =
+                "Linux >= 5.19 (ABI 2) gives the jail Landlock; 6.12 (ABI 6) also scopes abstract unix sockets and "
+                "signals";
+        } else if (abi == -EOPNOTSUPP) {
+            fix = "add landlock to the lsm= kernel parameter (the active modules: /sys/kernel/security/lsm)";
+        } else if (abi == -ENOSYS) {
+            fix = "a kernel built with CONFIG_SECURITY_LANDLOCK (Linux >= 5.19)";
+        } else {
+            fix = "allow the landlock_* system calls (a container's seccomp profile refuses them)";
+        }
+        return {"landlock", "warn", off + "; the jail runs without this second wall", fix};
+    }
+    std::string detail = "ABI " + std::to_string(abi) + ": the jail's second wall behind its mounts";
+    detail += abi >= 6 ? ", with abstract unix sockets and signals scoped to the jail"
+                       : "; abstract unix sockets and signals are scoped from ABI 6 (Linux 6.12)";
+    return {"landlock", "ok", detail, ""};
+}
+
 Finding check_jail() {
     // The real thing: the default jail around /bin/true, with this very binary.
     pid_t pid = ::fork();
@@ -177,14 +202,10 @@ int main_doctor(const std::vector<std::string>& args) {
     }
     const AppArmorFacts apparmor = probe_apparmor();
     const std::string actions = seccomp_actions();
-    std::vector<Finding> findings = {check_kernel(),
-                                     check_userns(),
-                                     check_apparmor(apparmor),
-                                     check_apparmor_profile(apparmor),
-                                     check_seccomp(actions),
-                                     check_feature(seccomp_notify_feature(actions)),
-                                     check_feature(landlock_feature()),
-                                     check_jail()};
+    std::vector<Finding> findings = {check_kernel(),           check_userns(),
+                                     check_apparmor(apparmor), check_apparmor_profile(apparmor),
+                                     check_seccomp(actions),   check_feature(seccomp_notify_feature(actions)),
+                                     check_landlock(),         check_jail()};
     for (auto& f : check_cgroups()) findings.push_back(std::move(f));
     bool failed = false;
     std::string arr = "[";

@@ -11,6 +11,7 @@
 
 #include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
+#include "cordon/landlock.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/settings.hpp"
 #include "cordon/version.hpp"
@@ -78,16 +79,6 @@ std::string seccomp_actions() {
     return trimmed("/proc/sys/kernel/seccomp/actions_avail");
 }
 
-int landlock_abi(std::string* why) {
-    const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-    if (abi > 0) return static_cast<int>(abi);
-    if (why) {
-        *why = errno == EOPNOTSUPP ? "Landlock is built into this kernel but not enabled (the boot's lsm= list)"
-                                   : "this kernel has no Landlock";
-    }
-    return 0;
-}
-
 std::vector<BackendProbe> probe_cgroup_backends(const CgroupHost& host) {
     std::vector<BackendProbe> out;
     std::unique_ptr<CgroupBackend> backends[] = {cgroupfs_backend(), systemd_backend()};
@@ -118,11 +109,11 @@ Feature seccomp_notify_feature(const std::string& actions) {
 Feature landlock_feature() {
     Feature f;
     f.name = "Landlock";
-    f.compiled_in = false;  // the Landlock fallback jail (SPEC §2) is not built yet
-    std::string why;
-    const int abi = landlock_abi(&why);
-    f.available = abi > 0;
-    f.detail = f.available ? "ABI " + std::to_string(abi) : "no (" + why + ")";
+    f.compiled_in = true;  // the second wall of every jail (cordon(1), LANDLOCK)
+    const int abi = landlock_abi();
+    const std::string off = landlock_unavailable(abi);
+    f.available = off.empty();
+    f.detail = f.available ? "ABI " + std::to_string(abi) : "no (" + off + ")";
     return f;
 }
 

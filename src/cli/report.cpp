@@ -73,6 +73,8 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
     for (const auto& n : prepared.mounts.notes) o += "note:       " + n + "\n";
     o += "seccomp:    " + prepared.seccomp.name + " (" + std::to_string(seccomp_rules(prepared).size()) + " rules, " +
          std::to_string(prepared.bpf.size()) + " BPF instructions; other ABIs killed)\n";
+    const std::vector<std::string> landlock = describe(prepared.landlock);
+    for (size_t k = 0; k < landlock.size(); ++k) o += (k == 0 ? "landlock:   " : "            ") + landlock[k] + "\n";
     o += "caps:       none" + std::string(spec.cap_keep.empty() ? "" : " except");
     for (const auto& c : spec.cap_keep_names) o += " " + c;
     o += "; bounding set cleared; no_new_privs\n";

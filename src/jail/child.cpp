@@ -161,6 +161,7 @@ struct PayloadPlan {
     struct sock_fprog prog {};
     struct sock_fprog exec_prog {};  // exec checks: installed with a listener first (len 0: none)
     sigset_t signals{};              // kForwarded and SIGCHLD
+    int landlock_fd = -1;            // the Landlock ruleset (close-on-exec) the payload enforces, or -1
 };
 
 // init: the payload's plan, made before the last signal check (end_if_signalled_during_setup).
@@ -245,9 +246,9 @@ int payload_main(void* arg) {
         if (!send_with_fd(p.sync_fd, &m, sizeof m, listener)) die(errno);
         ::close(listener);
     }
-    // Only 0, 1, 2 (and our report pipe, close-on-exec) survive into the command.
-    if (p.report_fd > 3) ::close_range(3, static_cast<unsigned>(p.report_fd) - 1, 0);
-    ::close_range(static_cast<unsigned>(p.report_fd) + 1, ~0U, 0);
+    // Only 0, 1, 2 (and our report pipe and the Landlock ruleset, close-on-exec) survive into
+    // the command.
+    close_fds_from(3, p.report_fd, p.landlock_fd);
     for (const auto& r : spec.rlimits) {
         struct rlimit rl {
             static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)
@@ -261,6 +262,9 @@ int payload_main(void* arg) {
     for (int cap : spec.cap_keep) {
         if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) die(errno);
     }
+    // The Landlock domain, the payload's alone: init, outside it, is one of the processes it
+    // scopes signals away from.
+    if (p.landlock_fd >= 0 && enforce_landlock(p.landlock_fd) != 0) die(errno);
     // Last step before exec: the syscall filter (no_new_privs is already set).
     auto prog = p.prog;
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) die(errno);
@@ -412,6 +416,17 @@ void enter_working_directory(const ChildContext& ctx) {
     }
 }
 
+// init: the Landlock ruleset, named in the jail's own terms now that its root is in place; the
+// payload enforces it (-1: none).
+int build_landlock(const ChildContext& ctx) {
+    int landlock = -1;
+    char step[256] = "";
+    if (build_landlock_ruleset(ctx.prepared->landlock, landlock, step, sizeof step) != 0) {
+        setup_failed(ctx.sync_fd, step);
+    }
+    return landlock;
+}
+
 // init: no way back up for init or anything it starts. Init is not dumpable, so the payload
 // (same uid) cannot ptrace it or read its memory through /proc.
 void lock_privileges(const ChildContext& ctx) {
@@ -436,10 +451,11 @@ struct PayloadStart {
 constexpr size_t kPayloadStack = size_t{64} * 1024;
 
 // init: the pipe, the plan, the stack.
-PayloadStart prepare_payload(const ChildContext& ctx) {
+PayloadStart prepare_payload(const ChildContext& ctx, int landlock) {
     PayloadStart start;
     if (::pipe2(start.report, O_CLOEXEC) != 0) setup_failed(ctx.sync_fd, "create a pipe");
     start.plan = plan_payload(ctx, start.report[1]);
+    start.plan.landlock_fd = landlock;
     start.stack =
         ::mmap(nullptr, kPayloadStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (start.stack == MAP_FAILED) setup_failed(ctx.sync_fd, "allocate the payload's stack");
@@ -490,6 +506,7 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
     }
     ::munmap(start.stack, kPayloadStack);
     ::close(start.report[1]);
+    if (start.plan.landlock_fd >= 0) ::close(start.plan.landlock_fd);
     if (drop_capabilities() != 0) setup_failed(sync, "drop init's capabilities");
     int exec_err = 0;
     ssize_t n = retry_eintr([&] { return ::read(start.report[0], &exec_err, sizeof exec_err); });
@@ -556,9 +573,10 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
     close_inherited_fds(ctx, /*premounts_attached=*/true);          // init, when there are premounts
     set_up_uts_and_network(ctx);                                    // init: hostname, loopback
     enter_working_directory(ctx);                                   // init
+    const int landlock = build_landlock(ctx);                       // init: the ruleset the payload enforces
     lock_privileges(ctx);                                           // init: bounding set, no_new_privs
     wait_to_proceed(ctx, proceeded);                                // init: the supervisor allows the command
-    PayloadStart start = prepare_payload(ctx);                      // init: plan, stack, exec-report pipe
+    PayloadStart start = prepare_payload(ctx, landlock);            // init: plan, stack, exec-report pipe
     const UniqueFd sigfd = watch_signals(ctx, start.plan.signals);  // init (signals 4)
     end_if_signalled_during_setup(ctx, start.plan.signals);         // init (signals 4)
     const pid_t payload = start_payload(ctx, start);                // init clones the payload, which execs the command

@@ -161,7 +161,7 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
     if (mount_tmpfs(dest.get(), 64 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0) {
         return fail(c, "mount tmpfs on", dest_path);
     }
-    for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
+    for (const char* node : kDevNodes) {
         const MountOp op{.kind = MountOp::Kind::Bind,
                          .source = std::string("/dev/") + node,
                          .dest = dest_path + "/" + node,

@@ -132,6 +132,8 @@ Result<Prepared> prepare(const Spec& spec) {
         CORDON_ASSIGN_OR_RETURN(p.bpf, compile_seccomp(p.seccomp));
     }
     if (spec.exec_checks) p.exec_bpf = exec_filter();
+    p.landlock =
+        plan_landlock(spec, p.mounts, landlock_abi(), spec.allow_userns && seccomp_allows_mounts(seccomp_rules(p)));
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
     if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
     // Limits: decided here, read-only, so a limit that cannot be applied fails before anything

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 
+#include <utility>
+
 namespace cordon {
 
 bool write_all(int fd, const void* buf, size_t len) {
@@ -13,6 +15,16 @@ bool write_all(int fd, const void* buf, size_t len) {
         len -= static_cast<size_t>(n);
     }
     return true;
+}
+
+void close_fds_from(int first, int keep_a, int keep_b) {
+    if (keep_a > keep_b) std::swap(keep_a, keep_b);
+    for (int keep : {keep_a, keep_b}) {
+        if (keep < first) continue;
+        if (keep > first) ::close_range(static_cast<unsigned>(first), static_cast<unsigned>(keep) - 1, 0);
+        first = keep + 1;
+    }
+    ::close_range(static_cast<unsigned>(first), ~0U, 0);
 }
 
 Result<std::string> read_file(const std::string& path) {

@@ -79,6 +79,13 @@ expect_no_out() {
   else ok "$2"; fi
 }
 
+# landlock_abi: the Landlock ABI the jail uses here (--dry-run says), 0 for none.
+landlock_abi() {
+  local abi
+  abi=$("$CORDON" --dry-run -- true 2>/dev/null | sed -n 's/^landlock: *ABI \([0-9]*\).*/\1/p')
+  echo "${abi:-0}"
+}
+
 # The guard that every escape attempt runs first, inside the jail: pid 1 must be cordon's init,
 # the bounding set empty and /etc read-only. Otherwise the script exits 99 before trying anything.
 GUARD='grep -q "^CapBnd:[[:space:]]*0000000000000000" /proc/self/status && grep -q "^Name:[[:space:]]*cordon" /proc/1/status && ! [ -w /etc ] || exit 99'

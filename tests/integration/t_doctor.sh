@@ -5,6 +5,7 @@ expect_exit 0 "cordon doctor succeeds where the jail works" "$CORDON" doctor
 expect_out "^ok +default jail: " "doctor ran the default jail"
 expect_out "^ok +user namespaces: " "doctor checked user namespaces"
 expect_out "^(ok|warn) +cgroup v2: |^warn +cgroup v2" "doctor reported cgroup v2"
+expect_out "^(ok +landlock: ABI [0-9]+: |warn +landlock: .*runs without)" "doctor reported Landlock, never as a failure"
 run "$CORDON" doctor --json
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert {x["check"] for x in d} >= {"kernel","user namespaces","seccomp","default jail"}; assert all(x["status"] in ("ok","warn","fail") for x in d)' "$OUT/out" \
   && ok "doctor --json is a JSON array of checks" || not_ok "doctor --json: $(head -c 300 "$OUT/out")"
@@ -21,7 +22,12 @@ import json, sys
 doctor = {x["check"]: x["detail"] for x in json.load(open(sys.argv[2]))}
 for line in open(sys.argv[1]).read().splitlines()[1:]:
     name, summary = line.split(": ", 1)
-    if name.startswith("limits via "):
+    if name == "Landlock":
+        # doctor's landlock line says more (what the jail does with the ABI); the ABI must agree.
+        import re
+        abi = lambda s: (re.search(r"ABI ([0-9]+)", s) or [None, None])[1]
+        assert abi(summary) == abi(doctor["landlock"]), (line, doctor["landlock"])
+    elif name.startswith("limits via "):
         # doctor says which controllers a backend offers; --version adds that it is compiled in.
         if name in doctor:  # (without a cgroup2 mount doctor stops before the backends)
             assert summary == "compiled in; this host: " + doctor[name], (line, doctor[name])

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # §4 Network: by default the jail gets a new network namespace with only loopback up — the host's
 # 127.0.0.1 services and its abstract unix sockets are unreachable, only `lo` exists, and loopback
-# inside the jail works. `--net host` shares the host's network.
+# inside the jail works. `--net host` shares the host's network, but for its abstract unix sockets
+# where Landlock scopes them (ABI 6+).
 # The host side is a small python server (TCP on 127.0.0.1, plus an abstract unix socket) that this
 # script starts in the background and always kills by its PID.
 source "$TESTLIB"
@@ -133,8 +134,15 @@ expect_out '^got abstract-inside$' "abstract unix sockets work inside the jail"
 # --- --net host ---------------------------------------------------------------------------------------
 jailed "$CLIENT tcp $port" --net host
 expect_out '^connected hello-tcp$' "--net host: the host's 127.0.0.1:$port is reachable"
+# The host's abstract unix sockets: from Landlock ABI 6 on they are scoped to the jail
+# (cordon(1), LANDLOCK), under --net host too; an older kernel leaves them reachable there.
+abi=$(landlock_abi)
 jailed "$CLIENT unix $abstract" --net host
-expect_out '^connected hello-unix$' "--net host: the host's abstract unix socket is reachable"
+if ((abi >= 6)); then
+  expect_out '^failed 1 PermissionError$' "--net host: the host's abstract unix socket is refused (Landlock ABI $abi scope)"
+else
+  expect_out '^connected hello-unix$' "--net host: the host's abstract unix socket is reachable (Landlock ABI $abi)"
+fi
 
 stop_server
 finish
