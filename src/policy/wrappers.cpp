@@ -389,6 +389,67 @@ bool find_is_filter(std::string_view p) {
     return std::find(std::begin(neutral), std::end(neutral), p) == std::end(neutral);
 }
 
+// What find's expression selects, from a first pass over it.
+struct FindScope {
+    bool filtered = false;   // tests select only some files
+    bool min_depth = false;  // -mindepth N with N > 0: the start paths themselves are not visited
+};
+
+FindScope find_scope(const Argv& argv, size_t k) {
+    FindScope scope;
+    for (; k < argv.size(); ++k) {
+        if (!argv[k].is_static()) continue;
+        std::string t = argv[k].static_text();
+        if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
+            while (k + 1 < argv.size() && !(argv[k + 1].is_static() &&
+                                            (argv[k + 1].static_text() == ";" || argv[k + 1].static_text() == "+"))) {
+                ++k;
+            }
+            ++k;
+            continue;
+        }
+        if (find_is_filter(t)) scope.filtered = true;
+        if (t == "-mindepth" && k + 1 < argv.size()) {
+            scope.min_depth = !(argv[k + 1].is_static() && argv[k + 1].static_text() == "0");
+        }
+        if (t == "-fprintf") ++k;
+        if (find_takes_arg(t)) ++k;
+    }
+    return scope;
+}
+
+// find START... -exec CMD {} ;: CMD runs on some file under each start (an unknown), and, when
+// no test selects files, certainly on every one of them: on START itself (or, with -mindepth,
+// on every child of START, spelled START/*).
+void find_exec(const Argv& cmd, const Argv& starts, const FindScope& scope, Unwrapped& u) {
+    auto with = [&](const Field& value) {
+        Argv c = cmd;
+        for (size_t k = 1; k < c.size(); ++k) c[k] = substitute(c[k], "{}", value);
+        return c;
+    };
+    bool uses = std::any_of(cmd.begin() + 1, cmd.end(), [](const Field& f) {
+        return std::any_of(f.pieces.begin(), f.pieces.end(), [](const Piece& p) {
+            return p.kind == Piece::Kind::Lit && p.text.find("{}") != std::string::npos;
+        });
+    });
+    for (const auto& s : starts) {
+        if (!scope.filtered && uses) {
+            Field every = s;
+            if (scope.min_depth) {
+                bool slash =
+                    !s.pieces.empty() && s.pieces.back().kind == Piece::Kind::Lit && s.pieces.back().text.back() == '/';
+                every.add(Piece::Kind::Lit, slash ? "" : "/");
+                every.add(Piece::Kind::Glob, "*");
+            }
+            u.argvs.push_back(with(every));
+        }
+        Field some = s;
+        if (scope.filtered) some.add(Piece::Kind::Lit, "/");
+        some.pieces.push_back({Piece::Kind::Unknown, "{}"});
+        u.argvs.push_back(with(some));
+    }
+}
+
 Unwrapped find(const Argv& argv) {
     size_t i = 1;
     Argv starts;
@@ -401,38 +462,21 @@ Unwrapped find(const Argv& argv) {
         starts.push_back(f);
     }
     if (starts.empty()) starts.push_back(Field::lit("."));
-    // First pass: are there tests that select only some files?
-    bool filtered = false;
-    for (size_t k = i; k < argv.size(); ++k) {
-        if (!argv[k].is_static()) continue;
-        std::string t = argv[k].static_text();
-        if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
-            while (k + 1 < argv.size() && !(argv[k + 1].is_static() &&
-                                            (argv[k + 1].static_text() == ";" || argv[k + 1].static_text() == "+"))) {
-                ++k;
-            }
-            ++k;
-            continue;
-        }
-        if (find_is_filter(t)) filtered = true;
-        if (t == "-fprintf") ++k;
-        if (find_takes_arg(t)) ++k;
-    }
+    const FindScope scope = find_scope(argv, i);
     Unwrapped u;
-    auto each_file = [&](const Field& start) {
-        Field f = start;
-        if (filtered) f.add(Piece::Kind::Lit, "/");
-        f.pieces.push_back({Piece::Kind::Unknown, "{}"});
-        return f;
-    };
     for (; i < argv.size(); ++i) {
         if (!argv[i].is_static()) continue;
         std::string t = argv[i].static_text();
         if (t == "-delete") {
             for (const auto& s : starts) {
                 Argv rm{Field::lit("rm"), Field::lit("-f")};
-                if (!filtered) rm.insert(rm.begin() + 1, Field::lit("-r"));
-                rm.push_back(filtered ? each_file(s) : s);
+                if (!scope.filtered) rm.insert(rm.begin() + 1, Field::lit("-r"));
+                Field each = s;
+                if (scope.filtered) {
+                    each.add(Piece::Kind::Lit, "/");
+                    each.pieces.push_back({Piece::Kind::Unknown, "{}"});
+                }
+                rm.push_back(std::move(each));
                 u.argvs.push_back(std::move(rm));
             }
         } else if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
@@ -444,12 +488,7 @@ Unwrapped find(const Argv& argv) {
                 }
                 cmd.push_back(argv[i]);
             }
-            if (cmd.empty()) continue;
-            for (const auto& s : starts) {
-                Argv c = cmd;
-                for (size_t k = 1; k < c.size(); ++k) c[k] = substitute(c[k], "{}", each_file(s));
-                u.argvs.push_back(std::move(c));
-            }
+            if (!cmd.empty()) find_exec(cmd, starts, scope, u);
         } else if (find_takes_arg(t)) {
             ++i;
         } else if (t == "-fprintf") {

@@ -106,6 +106,14 @@ TEST_CASE("find: -delete and -exec", "[policy][wrappers]") {
     CHECK(innermost("find . -name x -execdir rm {} +") == "rm <./{}>");
     CHECK(innermost("find . -name x -ok rm {} ';'") == "rm <./{}>");
     CHECK(invocations("find . -name '*.c'") == V{"find . -name *.c"});
+    // Without a test that selects files, -exec runs on every file: on the start itself, or with
+    // -mindepth on every child of it.
+    auto all = invocations("find ~ -exec rm -rf {} +");
+    CHECK(std::find(all.begin(), all.end(), "rm -rf /home/user") != all.end());
+    all = invocations("find / -mindepth 1 -exec rm -rf {} +");
+    CHECK(std::find(all.begin(), all.end(), "rm -rf </*>") != all.end());
+    all = invocations("find / -name x -exec rm -rf {} +");
+    CHECK(std::find(all.begin(), all.end(), "rm -rf /") == all.end());
     // A pattern that looks like an action is an argument, not an action.
     CHECK(invocations("find . -name -delete") == V{"find . -name -delete"});
 }
