@@ -198,11 +198,40 @@ TEST_CASE("brace expansion", "[policy][wrappers]") {
 TEST_CASE("IFS, aliases, ~+ and watch", "[policy][wrappers]") {
     CHECK(invocations("IFS=,; x=rm,-rf,/; $x") == V{"UNANALYZABLE"});
     CHECK(innermost("IFS=,; x=/; rm -rf \"$x\"") == "rm -rf /");  // quoted: no splitting
-    CHECK(invocations("alias x='rm -rf /'; x") == V{"alias x=rm -rf /", "rm -rf /", "x"});
+    // Checked where defined and again where used (issue 12: an alias forwards its arguments).
+    CHECK(invocations("alias x='rm -rf /'; x") == V{"alias x=rm -rf /", "rm -rf /", "x", "rm -rf /"});
     CHECK(innermost("cd / && rm -rf ~+") == "rm -rf /");
     CHECK(innermost("cd /tmp && cd /usr && rm -rf ~-") == "rm -rf /tmp");
     CHECK(innermost("watch -n 1 'rm -rf /'") == "rm -rf /");
     CHECK(innermost("watch -x rm -rf /") == "rm -rf /");
+}
+
+TEST_CASE("functions and aliases are checked where they are used, with their arguments", "[policy][wrappers]") {
+    CHECK(innermost("f() { rm -rf \"$@\"; }; f /") == "rm -rf /");
+    CHECK(innermost("f() { rm -rf $*; }; f / /usr") == "rm -rf / /usr");
+    CHECK(innermost("f() { rm -rf \"$1\"; }; f /tmp/x") == "rm -rf /tmp/x");
+    CHECK(innermost("function f { shift; rm -rf \"$1\"; }; f a ~") == "rm -rf /home/user");
+    CHECK(innermost("f() { rm -rf \"$1\"; }; f \"$X\"") == "rm -rf <$1>");
+    CHECK(innermost("a() { b /; }; b() { rm -r \"$1\"; }; a") == "rm -r /");
+    CHECK(innermost("f() { cd \"$1\"; }; f /; rm -rf usr") == "rm -rf usr");
+    auto in_root = analyze_script("f() { cd \"$1\"; }; f /; rm -rf usr", "/home/user/project", "/home/user");
+    CHECK(to_string(in_root.back().cwd) == "/");
+    CHECK(innermost("alias x='rm -rf'; x /") == "rm -rf /");
+    CHECK(innermost("alias s='sudo '; alias r='rm -rf'; s r ~") == "rm -rf /home/user");
+    CHECK(innermost("alias x='rm -rf'; unalias x; x /") == "x /");
+    CHECK(innermost("f() { rm -rf \"$1\"; }; unset -f f; f /") == "f /");
+    // The positional parameters of the caller come back after the call.
+    CHECK(innermost("set -- a; f() { :; }; f /; rm -rf \"$1\"") == "rm -rf a");
+    // The use names where its commands come from.
+    auto invs = analyze_script("f() { rm -rf \"$@\"; }; f /", "/", "/root");
+    CHECK(invs.back().text == "rm -rf \"$@\" (in f /)");
+    // Recursion stops, and so does a use of a function by itself.
+    CHECK(analyze_script("f() { f \"$@\" x; }; f", "/", "/root").size() < 10);
+    std::string many = "f() { g; g; }; g() { h; h; }; h() { i; i; }; i() { j; j; }; j() { k; k; }; k() { ls; ls; }";
+    for (int n = 0; n < 8; ++n) many += "; f";
+    auto all = invocations(many);
+    CHECK(all.back() == "UNANALYZABLE");
+    CHECK(all.size() < 5000);
 }
 
 TEST_CASE("shells reading their script from standard input", "[policy][wrappers]") {
