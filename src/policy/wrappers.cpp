@@ -5,26 +5,11 @@
 
 #include "cordon/paths.hpp"
 #include "cordon/policy/analyze.hpp"
+#include "wrapper_args.hpp"
 
 namespace cordon::policy {
-namespace {
 
-using Argv = std::vector<Field>;
-
-// getopt-style options that stop at the first operand (the wrapped command).
-struct Opts {
-    std::string_view short_arg;              // short options taking an argument
-    std::vector<std::string_view> long_arg;  // long options taking an argument
-    std::string_view short_optional = {};    // short options whose argument is attached, if any
-};
-
-struct Parsed {
-    size_t next = 1;                                    // index of the first operand
-    std::vector<std::pair<std::string, Field>> values;  // option (e.g. "-C" or "--chdir") -> value
-    std::string flags;                                  // short flags seen, in order
-    std::vector<std::string> longs;                     // long flags seen (without value)
-    bool unknown = false;                               // a non-static word among the options
-};
+namespace wrap {
 
 bool has_flag(const Parsed& p, char c) {
     return p.flags.find(c) != std::string::npos;
@@ -41,7 +26,14 @@ const Field* value_of(const Parsed& p, std::initializer_list<std::string_view> n
     return nullptr;
 }
 
-Parsed parse_opts(const Argv& argv, const Opts& o, size_t start = 1) {
+namespace {
+// Whether parse_opts stopped at NEXT because of a "--" just before it.
+bool is_word_dashdash(const Argv& argv, size_t next) {
+    return next >= 1 && argv[next - 1].is_static() && argv[next - 1].static_text() == "--";
+}
+}  // namespace
+
+Parsed parse_opts(const Argv& argv, const Opts& o, size_t start) {
     Parsed p;
     size_t i = start;
     while (i < argv.size()) {
@@ -96,6 +88,21 @@ Parsed parse_opts(const Argv& argv, const Opts& o, size_t start = 1) {
     return p;
 }
 
+Parsed parse_permuted(const Argv& argv, const Opts& o) {
+    Parsed all;
+    for (size_t i = 1; i < argv.size();) {
+        Parsed p = parse_opts(argv, o, i);
+        all.values.insert(all.values.end(), p.values.begin(), p.values.end());
+        all.flags += p.flags;
+        all.longs.insert(all.longs.end(), p.longs.begin(), p.longs.end());
+        all.unknown = all.unknown || p.unknown;
+        if (p.next > 0 && p.next <= argv.size() && is_word_dashdash(argv, p.next)) break;
+        i = p.next + 1;  // past an operand
+    }
+    all.next = argv.size();
+    return all;
+}
+
 Argv rest(const Argv& argv, size_t from) {
     if (from >= argv.size()) return {};
     return Argv(argv.begin() + static_cast<std::ptrdiff_t>(from), argv.end());
@@ -115,7 +122,7 @@ size_t skip_assignments(const Argv& argv, size_t i) {
     return i;
 }
 
-Unwrapped inner(Argv a, const Field* chdir = nullptr) {
+Unwrapped inner(Argv a, const Field* chdir) {
     Unwrapped u;
     if (a.empty()) return u;
     u.kind = Unwrapped::Kind::Argv;
@@ -130,6 +137,48 @@ Unwrapped unanalyzable(std::string why) {
     u.why = std::move(why);
     return u;
 }
+
+Unwrapped script(const Field& text) {
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::Script;
+    u.script = text;
+    return u;
+}
+
+Field join(const Argv& argv, size_t from) {
+    Field joined;
+    for (size_t i = from; i < argv.size(); ++i) {
+        if (i > from) joined.add(Piece::Kind::Lit, " ");
+        for (const auto& piece : argv[i].pieces) joined.add(piece.kind, piece.text);
+    }
+    return joined;
+}
+
+Field substitute(const Field& f, std::string_view repl, const Field& value) {
+    if (repl.empty()) return f;
+    Field out;
+    for (const auto& piece : f.pieces) {
+        if (piece.kind != Piece::Kind::Lit) {
+            out.add(piece.kind, piece.text);
+            continue;
+        }
+        std::string_view t = piece.text;
+        size_t pos = 0;
+        while ((pos = t.find(repl)) != std::string_view::npos) {
+            out.add(Piece::Kind::Lit, t.substr(0, pos));
+            for (const auto& vp : value.pieces) out.add(vp.kind, vp.text);
+            t.remove_prefix(pos + repl.size());
+        }
+        out.add(Piece::Kind::Lit, t);
+    }
+    return out;
+}
+
+}  // namespace wrap
+
+namespace {
+
+using namespace wrap;
 
 // env -S "STRING": split the string into words (env's own, simpler quoting).
 Argv split_string(const Field& f) {
@@ -255,7 +304,7 @@ Unwrapped shell(const Argv& argv) {
 }
 
 Unwrapped su(const Argv& argv) {
-    Parsed p = parse_opts(
+    Parsed p = parse_permuted(
         argv, {"csgGw", {"command", "session-command", "shell", "group", "supp-group", "whitelist-environment"}});
     const Field* c = value_of(p, {"-c", "--command", "--session-command"});
     if (!c) return {};
@@ -263,16 +312,6 @@ Unwrapped su(const Argv& argv) {
     u.kind = Unwrapped::Kind::Script;
     u.script = *c;
     return u;
-}
-
-// Arguments joined with spaces, as eval and watch pass them to a shell.
-Field join(const Argv& argv, size_t from) {
-    Field joined;
-    for (size_t i = from; i < argv.size(); ++i) {
-        if (i > from) joined.add(Piece::Kind::Lit, " ");
-        for (const auto& piece : argv[i].pieces) joined.add(piece.kind, piece.text);
-    }
-    return joined;
 }
 
 Unwrapped watch(const Argv& argv) {
@@ -293,27 +332,6 @@ Unwrapped eval(const Argv& argv) {
     u.script = join(argv, 1);
     u.same_shell = true;
     return u;
-}
-
-// Replace every occurrence of REPL inside literal pieces with VALUE's pieces.
-Field substitute(const Field& f, std::string_view repl, const Field& value) {
-    if (repl.empty()) return f;
-    Field out;
-    for (const auto& piece : f.pieces) {
-        if (piece.kind != Piece::Kind::Lit) {
-            out.add(piece.kind, piece.text);
-            continue;
-        }
-        std::string_view t = piece.text;
-        size_t pos = 0;
-        while ((pos = t.find(repl)) != std::string_view::npos) {
-            out.add(Piece::Kind::Lit, t.substr(0, pos));
-            for (const auto& vp : value.pieces) out.add(vp.kind, vp.text);
-            t.remove_prefix(pos + repl.size());
-        }
-        out.add(Piece::Kind::Lit, t);
-    }
-    return out;
 }
 
 Unwrapped xargs(const Argv& argv) {
@@ -499,41 +517,6 @@ Unwrapped find(const Argv& argv) {
     return u;
 }
 
-// Wrappers with plain getopt options followed by COMMAND [ARG...]; skip counts operands before it.
-struct Simple {
-    std::string_view name;
-    Opts opts;
-    size_t skip;              // operands before the command (timeout DURATION, chrt PRIO, taskset MASK)
-    std::string_view no_cmd;  // short flags after which there is no command (ionice -p, taskset -p)
-};
-
-const Simple* simple_wrapper(std::string_view prog) {
-    static const Simple table[] = {
-        {"nice", {"n", {"adjustment"}}, 0, {}},
-        {"nohup", {"", {}}, 0, {}},
-        {"timeout", {"ks", {"kill-after", "signal"}}, 1, {}},
-        {"time", {"fo", {"format", "output"}}, 0, {}},
-        {"stdbuf", {"ioe", {"input", "output", "error"}}, 0, {}},
-        {"ionice", {"cnpPu", {"class", "classdata", "pid", "pgid", "uid"}}, 0, "pPu"},
-        {"chrt", {"TPD", {"sched-runtime", "sched-period", "sched-deadline"}}, 1, "pm"},
-        {"taskset", {"", {}}, 1, "p"},
-        {"setsid", {"", {}}, 0, {}},
-        {"command", {"", {}}, 0, "vV"},
-        {"exec", {"a", {}}, 0, {}},
-        {"builtin", {"", {}}, 0, {}},
-        {"doas", {"Cu", {}}, 0, {}},
-        {"pkexec", {"", {"user"}}, 0, {}},
-        {"nocache", {"", {}}, 0, {}},
-        {"unbuffer", {"", {}}, 0, {}},
-        {"chronic", {"", {}}, 0, {}},
-        {"flatpak-spawn", {"", {"directory", "env", "forward-fd"}}, 0, {}},
-    };
-    for (const auto& s : table) {
-        if (s.name == prog) return &s;
-    }
-    return nullptr;
-}
-
 }  // namespace
 
 std::string_view basename(std::string_view path) {
@@ -560,15 +543,7 @@ Unwrapped unwrap(const std::vector<Field>& argv) {
     static constexpr std::string_view shells[] = {"sh",  "bash", "dash", "zsh",  "ksh",  "mksh",
                                                   "ash", "yash", "posh", "lksh", "rbash"};
     if (std::find(std::begin(shells), std::end(shells), prog) != std::end(shells)) return shell(argv);
-    const Simple* w = simple_wrapper(prog);
-    if (!w) return {};
-    Parsed p = parse_opts(argv, w->opts);
-    if (p.unknown) return unanalyzable(std::string(prog) + " options are not known statically");
-    for (char c : w->no_cmd) {
-        if (has_flag(p, c)) return {};
-    }
-    size_t start = p.next + w->skip;
-    return inner(rest(argv, start));
+    return unwrap_program(prog, argv);
 }
 
 std::string quote_argv(const std::vector<std::string>& argv) {

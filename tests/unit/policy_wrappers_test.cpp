@@ -88,6 +88,76 @@ TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
     CHECK(innermost("sudo env nice nohup timeout 5 rm x") == "rm x");
 }
 
+TEST_CASE("programs that run a command from their arguments", "[policy][wrappers]") {
+    CHECK(innermost("flock /tmp/l rm x") == "rm x");
+    CHECK(innermost("flock -w 5 -E 9 /tmp/l rm x") == "rm x");
+    CHECK(innermost("flock /tmp/l -c 'cd / && rm x'") == "rm x");
+    CHECK(innermost("flock -c 'rm x' /tmp/l") == "rm x");
+    CHECK(invocations("flock -n 9") == V{"flock -n 9"});
+    CHECK(innermost("script -qc 'rm x' /dev/null") == "rm x");
+    CHECK(innermost("script -q /dev/null -c 'rm x'") == "rm x");
+    CHECK(invocations("script -q /dev/null") == V{"script -q /dev/null"});
+    CHECK(innermost("strace -f -e trace=file -o log rm x") == "rm x");
+    CHECK(invocations("strace -p 12") == V{"strace -p 12"});
+    CHECK(innermost("ltrace -o log -e malloc rm x") == "rm x");
+    CHECK(innermost("unshare -m -U -r rm x") == "rm x");
+    CHECK(innermost("nsenter -t 1 -m -u -i -n -p rm x") == "rm x");
+    CHECK(innermost("chroot /srv/root rm x") == "rm x");
+    CHECK(innermost("chroot --userspec=a:b / rm x") == "rm x");
+    CHECK(innermost("prlimit --nofile=10 -n20 rm x") == "rm x");
+    CHECK(innermost("setpriv --reuid 1 --clear-groups rm x") == "rm x");
+    CHECK(invocations("setpriv -d") == V{"setpriv -d"});
+    CHECK(innermost("systemd-run --user --scope -p MemoryMax=1G rm x") == "rm x");
+    CHECK(innermost("systemd-inhibit --why=x rm x") == "rm x");
+    CHECK(innermost("faketime '2020-01-01' rm x") == "rm x");
+    CHECK(innermost("torsocks -i rm x") == "rm x");
+    CHECK(innermost("valgrind --leak-check=full -q rm x") == "rm x");
+    CHECK(innermost("gdb -batch -ex run --args rm x") == "rm x");
+    CHECK(invocations("gdb ./a.out") == V{"gdb ./a.out"});
+    CHECK(innermost("runuser -u nobody -- rm x") == "rm x");
+    CHECK(innermost("runuser -l root -c 'rm x'") == "rm x");
+    CHECK(innermost("sg users -c 'rm x'") == "rm x");
+    CHECK(innermost("sg users 'rm x'") == "rm x");
+    CHECK(innermost("capsh --drop=cap_sys_admin -- -c 'rm x'") == "rm x");
+    CHECK(innermost("entr -s 'rm x'") == "rm x");
+    CHECK(innermost("entr -c rm x") == "rm x");
+    CHECK(innermost("echo 'rm x' | at now") == "rm x");
+    CHECK(innermost("at now <<< 'rm x'") == "rm x");
+    CHECK(invocations("at -l") == V{"at -l"});
+    CHECK(innermost("setarch x86_64 -R rm x") == "rm x");
+    CHECK(innermost("linux32 rm x") == "rm x");
+    CHECK(innermost("bwrap --ro-bind / / --dev /dev --setenv A b rm x") == "rm x");
+    CHECK(innermost("ssh-agent -a sock rm x") == "rm x");
+    CHECK(innermost("fakeroot -- rm x") == "rm x");
+    CHECK(innermost("npx -c 'rm x'") == "rm x");
+    CHECK(innermost("npx rimraf x") == "rimraf x");
+    CHECK(innermost("uv run --python 3.12 rm x") == "rm x");
+    CHECK(innermost("poetry run rm x") == "rm x");
+    CHECK(innermost("bundle exec rm x") == "rm x");
+    CHECK(innermost("conda run -n base rm x") == "rm x");
+    CHECK(invocations("uv pip install x") == V{"uv pip install x"});
+    CHECK(innermost("timeout 5 flock /tmp/l strace -f nice rm x") == "rm x");
+}
+
+TEST_CASE("wrappers that change the working directory", "[policy][wrappers]") {
+    for (const char* s :
+         {"unshare -w / rm x", "unshare --wd=/ rm x", "nsenter -w/ -t 1 rm x", "systemd-run --working-directory=/ rm x",
+          "run0 -D / rm x", "bwrap --chdir / rm x", "poetry run -C / rm x", "conda run --cwd / rm x"}) {
+        INFO(s);
+        auto invs = analyze_script(s, "/home/user/project", "/home/user");
+        CHECK(to_string(invs.back().cwd) == "/");
+    }
+}
+
+TEST_CASE("GNU parallel: one command line per input", "[policy][wrappers]") {
+    CHECK(innermost("parallel rm -rf ::: a /") == "rm -rf /");
+    CHECK(innermost("parallel 'rm -rf {}' ::: a /") == "rm -rf /");
+    CHECK(innermost("parallel -j 4 ::: 'rm -rf ~'") == "rm -rf /home/user");
+    CHECK(innermost("ls | parallel rm -rf") == "rm -rf <<input>>");
+    CHECK(innermost("parallel rm {//} ::: a/b") == "rm <{//}>");
+    CHECK(innermost("parallel gzip ::: *.log") == "gzip <*.log>");
+}
+
 TEST_CASE("xargs: operands from stdin are unknown", "[policy][wrappers]") {
     CHECK(innermost("xargs rm -rf") == "rm -rf <<stdin>>");
     CHECK(innermost("xargs -0 -n 1 -P4 rm") == "rm <<stdin>>");
