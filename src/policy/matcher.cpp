@@ -82,11 +82,13 @@ bool has_flag(const CommandLine& cl, const ProgramSpec* spec, const std::string&
 
 namespace {
 
-// Whether F denotes one path whatever the unknowns of the script are: no unknown piece, and
-// not relative to a working directory that is unknown. Globs count as known: the agent wrote
-// them, and "/u*" is a spelling of /usr.
-bool known_path(const Field& f, const Pattern& cwd) {
-    if (f.has_unknown()) return false;
+// Whether F, resolved to PATH, denotes one path whatever the unknowns of the script are:
+// nothing unknown is left in PATH (/proc/$pid/root/etc is /etc whatever the pid), or what is
+// left comes from a glob the agent wrote ("/u**" spells /usr too), not from an unknown piece, a
+// working directory that is unknown or another process's /proc/PID/cwd.
+bool known_path(const Field& f, const PathOperand& path, const Pattern& cwd) {
+    if (!has_any(path.path)) return true;
+    if (f.has_unknown() || f.starts_with("/proc/")) return false;
     return f.starts_with("/") || !has_any(cwd);
 }
 
@@ -114,7 +116,7 @@ bool Matcher::operands_match(const Rule& r, const CommandLine& cl, const Invocat
     if (r.operands_at == Rule::At::Last && to > from) from = to - 1;
     for (size_t i = from; i < to; ++i) {
         if (!r.unknown_operands_match && has_any(resolved_[i].path)) continue;
-        if (unknowns == Unknowns::MatchNothing && !known_path(cl.operands[i], inv.cwd)) continue;
+        if (unknowns == Unknowns::MatchNothing && !known_path(cl.operands[i], resolved_[i], inv.cwd)) continue;
         for (const auto& op : r.operands) {
             if (op.key == cl.kv_keys[i] && may_denote(resolved_[i], compiled(op))) return true;
         }
@@ -124,8 +126,8 @@ bool Matcher::operands_match(const Rule& r, const CommandLine& cl, const Invocat
 
 bool Matcher::writes_match(const Rule& r, const Invocation& inv, Unknowns unknowns) {
     for (const auto& w : inv.writes) {
-        if (unknowns == Unknowns::MatchNothing && !known_path(w, inv.cwd)) continue;
         PathOperand target = resolve_path(w, inv.cwd);
+        if (unknowns == Unknowns::MatchNothing && !known_path(w, target, inv.cwd)) continue;
         if (!r.unknown_operands_match && has_any(target.path)) continue;
         for (const auto& pat : r.writes) {
             if (may_denote(target, compiled(pat))) return true;
