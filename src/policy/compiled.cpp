@@ -146,6 +146,7 @@ std::string serialize_policy(const Policy& p) {
         rec.byte(static_cast<unsigned char>(r.operands_at));
         rec.flag(r.unknown_operands_match);
         rec.operands(r.writes);
+        rec.operands(r.cwd);
         rec.byte(static_cast<unsigned char>(r.construct));
         w.str(rec.take());
     }
@@ -188,9 +189,10 @@ void read_rule(std::string_view bytes, const std::string& origin, Rule& rule, Re
     rule.flags = r.strs();
     rule.without_flags = r.strs();
     rule.operands = r.operands();
-    rule.operands_at = r.enumerator(Rule::At::Last);
+    rule.operands_at = r.enumerator(Rule::At::ButLast);
     rule.unknown_operands_match = r.flag();
     rule.writes = r.operands();
+    rule.cwd = r.operands();
     rule.construct = r.enumerator(Invocation::Construct::ForkBomb);
     if (r.bad() || !r.at_end()) outer.reject();
 }

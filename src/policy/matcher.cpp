@@ -114,6 +114,7 @@ bool Matcher::operands_match(const Rule& r, const CommandLine& cl, const Invocat
     size_t to = cl.operands.size();
     if (r.operands_at == Rule::At::First) to = std::min(to, from + 1);
     if (r.operands_at == Rule::At::Last && to > from) from = to - 1;
+    if (r.operands_at == Rule::At::ButLast && to > from + 1) to -= 1;
     for (size_t i = from; i < to; ++i) {
         if (!r.unknown_operands_match && has_any(resolved_[i].path)) continue;
         if (unknowns == Unknowns::MatchNothing && !known_path(cl.operands[i], resolved_[i], inv.cwd)) continue;
@@ -134,6 +135,14 @@ bool Matcher::writes_match(const Rule& r, const Invocation& inv, Unknowns unknow
         }
     }
     return false;
+}
+
+bool Matcher::cwd_matches(const Rule& r, const Invocation& inv, Unknowns unknowns) {
+    if (unknowns == Unknowns::MatchNothing && has_any(inv.cwd)) return false;
+    PathOperand dir;
+    dir.path = inv.cwd;
+    return std::any_of(r.cwd.begin(), r.cwd.end(),
+                       [&](const OperandPattern& p) { return may_denote(dir, compiled(p)); });
 }
 
 bool Matcher::command_matches(const Policy& p, const Rule& r, const Invocation& inv, Unknowns unknowns) {
@@ -160,6 +169,7 @@ bool Matcher::matches(const Policy& p, const Rule& r, const Invocation& inv, Unk
     bool needs_line = !r.programs.empty() || !r.subcommands.empty() || !r.flags.empty() || !r.without_flags.empty() ||
                       !r.operands.empty();
     if (needs_line && (inv.argv.empty() || !command_matches(p, r, inv, unknowns))) return false;
+    if (!r.cwd.empty() && !cwd_matches(r, inv, unknowns)) return false;
     return r.writes.empty() || writes_match(r, inv, unknowns);
 }
 

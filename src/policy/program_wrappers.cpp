@@ -2,6 +2,7 @@
 // find of wrappers.cpp: most are described by a table of their option syntax, a few (a command
 // as shell text, options after an operand) by their own rules.
 #include <algorithm>
+#include <optional>
 #include <span>
 
 #include "wrapper_args.hpp"
@@ -396,6 +397,34 @@ Unwrapped parallel(const Argv& argv) {
     return script(Field::lit(text));
 }
 
+// git -C DIR ... runs in DIR (each -C relative to the one before): the same command line
+// without -C, checked again as run there.
+Unwrapped git(const Argv& argv) {
+    Argv cmd{argv[0]};
+    std::optional<Field> dir;
+    size_t i = 1;
+    for (; i < argv.size() && argv[i].is_static() && argv[i].starts_with("-"); ++i) {
+        const std::string t = argv[i].static_text();
+        if (t == "-C" && i + 1 < argv.size()) {
+            const Field& d = argv[++i];
+            if (!dir || d.starts_with("/")) {
+                dir = d;
+            } else {
+                dir->add(Piece::Kind::Lit, "/");
+                for (const auto& piece : d.pieces) dir->add(piece.kind, piece.text);
+            }
+            continue;
+        }
+        cmd.push_back(argv[i]);
+        const bool takes =
+            t == "-c" || t == "--git-dir" || t == "--work-tree" || t == "--namespace" || t == "--config-env";
+        if (takes && i + 1 < argv.size()) cmd.push_back(argv[++i]);
+    }
+    if (!dir) return {};
+    for (; i < argv.size(); ++i) cmd.push_back(argv[i]);
+    return inner(std::move(cmd), &*dir);
+}
+
 // Development tools whose subcommand runs a program from the project's environment:
 // `poetry run CMD`, `uv run CMD`, `bundle exec CMD`, ...
 struct Runner {
@@ -448,10 +477,13 @@ Unwrapped runner(const Argv& argv, std::string_view prog) {
 
 Unwrapped unwrap_program(std::string_view prog, const Argv& argv) {
     static constexpr std::pair<std::string_view, Unwrapped (*)(const Argv&)> special[] = {
-        {"flock", flock},       {"script", script_program}, {"runuser", runuser}, {"sg", sg},
-        {"gdb", gdb},           {"capsh", capsh},           {"entr", entr},       {"at", at},
-        {"batch", at},          {"setarch", setarch},       {"bwrap", bwrap},     {"npx", npx},
-        {"parallel", parallel},
+        {"flock", flock},       {"script", script_program},
+        {"runuser", runuser},   {"sg", sg},
+        {"gdb", gdb},           {"capsh", capsh},
+        {"entr", entr},         {"at", at},
+        {"batch", at},          {"setarch", setarch},
+        {"bwrap", bwrap},       {"npx", npx},
+        {"parallel", parallel}, {"git", git},
     };
     for (const auto& [name, fn] : special) {
         if (name == prog) return fn(argv);

@@ -149,6 +149,16 @@ TEST_CASE("wrappers that change the working directory", "[policy][wrappers]") {
     }
 }
 
+TEST_CASE("git -C: the command again, in that directory", "[policy][wrappers]") {
+    auto invs = analyze_script("git -C / -c a=b clean -fdx", "/home/user/project", "/home/user");
+    REQUIRE(invs.size() == 2);
+    CHECK(show(invs[1].argv) == "git -c a=b clean -fdx");
+    CHECK(to_string(invs[1].cwd) == "/");
+    invs = analyze_script("git -C /srv -C repo status", "/", "/root");
+    CHECK(to_string(invs.back().cwd) == "/srv/repo");
+    CHECK(invocations("git status") == V{"git status"});
+}
+
 TEST_CASE("GNU parallel: one command line per input", "[policy][wrappers]") {
     CHECK(innermost("parallel rm -rf ::: a /") == "rm -rf /");
     CHECK(innermost("parallel 'rm -rf {}' ::: a /") == "rm -rf /");
