@@ -43,15 +43,17 @@ const CommandLine& Matcher::line(const Policy& p, const Invocation& inv) {
     return line_;
 }
 
-bool program_may_match(const std::vector<std::string>& programs, const Field& argv0) {
+bool program_may_match(std::string_view program, const Field& argv0) {
     static const std::string empty;
     const std::string& word = argv0.pieces.empty() ? empty : argv0.pieces[0].text;
     std::string_view base = basename(word);
-    for (const auto& p : programs) {
-        if (p.find('/') != std::string::npos || p == base) return true;
-        if (p.find_first_of("*?[") != std::string::npos && wildcard_match(p, base)) return true;
-    }
-    return false;
+    if (program.find('/') != std::string_view::npos || program == base) return true;
+    return program.find_first_of("*?[") != std::string_view::npos && wildcard_match(program, base);
+}
+
+bool program_may_match(const std::vector<std::string>& programs, const Field& argv0) {
+    return std::any_of(programs.begin(), programs.end(),
+                       [&](const std::string& p) { return program_may_match(std::string_view(p), argv0); });
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <span>
+#include <unordered_map>
 
 #include "wrapper_args.hpp"
 
@@ -28,7 +29,7 @@ struct Simple {
 // The table of cordon-policy(5)'s wrappers. Each option list follows the program's --help; an
 // option missing here that takes an argument would make its argument look like the command.
 // A table, one entry per program: longer than a function should be, and clearer whole.
-const Simple* simple_wrapper(std::string_view prog) {  // NOLINT(readability-function-size)
+std::span<const Simple> simple_table() {  // NOLINT(readability-function-size)
     static const Simple table[] = {
         {"nice", {"n", {"adjustment"}}, 0},
         {"nohup", {"", {}}, 0},
@@ -143,10 +144,7 @@ const Simple* simple_wrapper(std::string_view prog) {  // NOLINT(readability-fun
         {"x86_64", {"", {}}, 0},
         {"bunx", {"", {}}, 0},
     };
-    for (const auto& s : table) {
-        if (s.name == prog) return &s;
-    }
-    return nullptr;
+    return table;
 }
 
 Unwrapped simple(const Simple& w, const Argv& argv) {
@@ -433,7 +431,7 @@ struct Runner {
     std::vector<std::string_view> chdir = {};
 };
 
-Unwrapped runner(const Argv& argv, std::string_view prog) {
+std::span<const Runner> runner_table() {
     static const Runner table[] = {
         {"poetry", "run", {"CP", {"directory", "project"}}, {"-C", "--directory"}},
         {"pipenv", "run", {"", {}}},
@@ -457,9 +455,13 @@ Unwrapped runner(const Argv& argv, std::string_view prog) {
         {"yarn", "dlx", {"p", {"package"}}},
         {"yarn", "exec", {"", {}}},
     };
+    return table;
+}
+
+Unwrapped runner(const Argv& argv, std::string_view prog) {
     if (argv.size() < 2 || !argv[1].is_static()) return {};
     const std::string sub = argv[1].static_text();
-    for (const auto& r : table) {
+    for (const auto& r : runner_table()) {
         if (r.name != prog || r.subcommand != sub) continue;
         Parsed p = parse_opts(argv, r.opts, 2);
         if (p.unknown) return unanalyzable(std::string(prog) + " options are not known statically");
@@ -473,22 +475,41 @@ Unwrapped runner(const Argv& argv, std::string_view prog) {
     return {};
 }
 
+// Which table knows PROG: one lookup for every command checked, most of which are no wrapper.
+struct Known {
+    Unwrapped (*special)(const Argv&) = nullptr;
+    const Simple* simple = nullptr;
+    bool runner = false;
+};
+
+const Known* known(std::string_view prog) {
+    static const auto index = [] {
+        static constexpr std::pair<std::string_view, Unwrapped (*)(const Argv&)> special[] = {
+            {"flock", flock},       {"script", script_program},
+            {"runuser", runuser},   {"sg", sg},
+            {"gdb", gdb},           {"capsh", capsh},
+            {"entr", entr},         {"at", at},
+            {"batch", at},          {"setarch", setarch},
+            {"bwrap", bwrap},       {"npx", npx},
+            {"parallel", parallel}, {"git", git},
+        };
+        std::unordered_map<std::string_view, Known> m;
+        for (const auto& [name, fn] : special) m[name].special = fn;
+        for (const auto& w : simple_table()) m[w.name].simple = &w;
+        for (const auto& r : runner_table()) m[r.name].runner = true;
+        return m;
+    }();
+    auto it = index.find(prog);
+    return it == index.end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 Unwrapped unwrap_program(std::string_view prog, const Argv& argv) {
-    static constexpr std::pair<std::string_view, Unwrapped (*)(const Argv&)> special[] = {
-        {"flock", flock},       {"script", script_program},
-        {"runuser", runuser},   {"sg", sg},
-        {"gdb", gdb},           {"capsh", capsh},
-        {"entr", entr},         {"at", at},
-        {"batch", at},          {"setarch", setarch},
-        {"bwrap", bwrap},       {"npx", npx},
-        {"parallel", parallel}, {"git", git},
-    };
-    for (const auto& [name, fn] : special) {
-        if (name == prog) return fn(argv);
-    }
-    if (const Simple* w = simple_wrapper(prog)) return simple(*w, argv);
+    const Known* k = known(prog);
+    if (!k) return {};
+    if (k->special) return k->special(argv);
+    if (k->simple) return simple(*k->simple, argv);
     return runner(argv, prog);
 }
 

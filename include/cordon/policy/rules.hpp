@@ -120,6 +120,7 @@ Result<Policy> deserialize_policy_for(std::string_view bytes, const std::string&
 // Whether a rule naming PROGRAMS (basename globs or absolute paths) may match a command whose
 // first word is ARGV0: the matcher's first, cheap test, before normalising the command line.
 bool program_may_match(const std::vector<std::string>& programs, const Field& argv0);
+bool program_may_match(std::string_view program, const Field& argv0);
 
 // A shipped policy file (policies/NAME.toml) and its compiled form, generated at build time.
 struct EmbeddedPolicy {
