@@ -10,6 +10,7 @@
 
 #include "cordon/policy/analyze.hpp"
 #include "scope.hpp"
+#include "wrapper_args.hpp"
 
 namespace cordon::policy {
 namespace {
@@ -280,6 +281,7 @@ private:
                 assigned.emplace_back(a.name, static_value(expand(a.value, sc, false)));
             }
         }
+        for (const auto& [name, value] : assigned) command_variable(name, value, sc, n.text);
         auto writes = redirections(n, sc, in);
         if (argv.empty()) {
             for (auto& [name, value] : assigned) sc.set(name, value);
@@ -323,7 +325,9 @@ private:
                 if (eq == std::string::npos || eq == 0) continue;
                 Field value = f.drop_prefix(eq + 1);
                 if (prog != "alias") {
-                    sc.set(t.substr(0, eq), value.is_static() ? std::optional(value.static_text()) : std::nullopt);
+                    auto known = value.is_static() ? std::optional(value.static_text()) : std::nullopt;
+                    command_variable(t.substr(0, eq), known, sc, text);
+                    sc.set(t.substr(0, eq), known);
                 } else if (value.is_static()) {
                     // An alias may run later (sh expands them): check its text now, and where it is used.
                     aliases_[t.substr(0, eq)] = value.static_text();
@@ -399,6 +403,15 @@ private:
         sc.positional = std::move(positional);
         sc.positional_known = known;
         for (size_t i = first; i < out_.size(); ++i) out_[i].text += " (in " + text + ")";
+    }
+
+    // A variable that programs run as a command (EDITOR='...', GIT_SSH_COMMAND='...'): its value
+    // is checked as shell text where it is set.
+    void command_variable(const std::string& name, const std::optional<std::string>& value, Scope& sc,
+                          const std::string& text) {
+        if (!value || !wrap::is_command_variable(name)) return;
+        Subshell sub(sc);
+        nested_script(*value, sc, text, name + ": ");
     }
 
     void nested_script(const std::string& script, Scope& sc, const std::string& text, const std::string& label) {

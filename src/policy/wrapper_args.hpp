@@ -45,6 +45,12 @@ Field join(const Argv& argv, size_t from);
 // Every occurrence of REPL inside literal pieces replaced with VALUE's pieces.
 Field substitute(const Field& f, std::string_view repl, const Field& value);
 
+// An environment variable whose value other programs run as a command (EDITOR, GIT_SSH_COMMAND,
+// PAGER, ...): its value is checked as shell text wherever it is set.
+bool is_command_variable(std::string_view name);
+// argv of a shell running TEXT: how a value that some program runs as a command is checked.
+Argv shell_text(const Field& text);
+
 // What a wrapper runs: the command line A (in directory CHDIR), shell text, or nothing known.
 Unwrapped inner(Argv a, const Field* chdir = nullptr);
 Unwrapped script(const Field& text);

@@ -131,6 +131,19 @@ Unwrapped inner(Argv a, const Field* chdir) {
     return u;
 }
 
+bool is_command_variable(std::string_view name) {
+    static constexpr std::string_view names[] = {
+        "EDITOR",    "VISUAL",          "SUDO_EDITOR",       "FCEDIT",         "PAGER",
+        "MANPAGER",  "SYSTEMD_PAGER",   "BROWSER",           "GIT_EDITOR",     "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "PROMPT_COMMAND", "RSYNC_RSH",
+    };
+    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+Argv shell_text(const Field& text) {
+    return {Field::lit("sh"), Field::lit("-c"), text};
+}
+
 Unwrapped unanalyzable(std::string why) {
     Unwrapped u;
     u.kind = Unwrapped::Kind::Unanalyzable;
@@ -218,9 +231,20 @@ Unwrapped env(const Argv& argv) {
     if (i < argv.size() && argv[i].is_static() && argv[i].static_text() == "-") ++i;
     Argv cmd;
     if (const Field* s = value_of(p, {"-S", "--split-string"})) cmd = split_string(*s);
-    i = skip_assignments(argv, i);
+    // NAME=VALUE: a variable that the command may run as a command is checked as shell text.
+    std::vector<Argv> commands;
+    for (; i < argv.size() && is_env_assignment(argv[i]); ++i) {
+        const std::string& t = argv[i].pieces[0].text;
+        if (is_command_variable(std::string_view(t).substr(0, t.find('=')))) {
+            commands.push_back(shell_text(argv[i].drop_prefix(t.find('=') + 1)));
+        }
+    }
     for (auto& f : rest(argv, i)) cmd.push_back(f);
-    return inner(std::move(cmd), value_of(p, {"-C", "--chdir"}));
+    Unwrapped u = inner(std::move(cmd), value_of(p, {"-C", "--chdir"}));
+    if (commands.empty()) return u;
+    u.kind = Unwrapped::Kind::Argv;
+    for (auto& c : commands) u.argvs.push_back(std::move(c));
+    return u;
 }
 
 Unwrapped sudo(const Argv& argv) {

@@ -159,6 +159,28 @@ TEST_CASE("git -C: the command again, in that directory", "[policy][wrappers]") 
     CHECK(invocations("git status") == V{"git status"});
 }
 
+TEST_CASE("commands hidden in settings: trap, git settings, EDITOR and the like", "[policy][wrappers]") {
+    CHECK(innermost("trap 'rm x' EXIT") == "rm x");
+    CHECK(innermost("trap -- 'cd / && rm x' INT TERM") == "rm x");
+    CHECK(invocations("trap - EXIT") == V{"trap - EXIT"});
+    CHECK(invocations("trap -p") == V{"trap -p"});
+    CHECK(invocations("trap \"$x\" EXIT").back() == "UNANALYZABLE");
+    CHECK(innermost("git -c core.pager='rm x' log") == "rm x");
+    CHECK(innermost("git -c core.sshCommand='rm x' fetch") == "rm x");
+    CHECK(innermost("git -c alias.y='!rm x' y") == "rm x");
+    CHECK(invocations("git -c alias.st=status st") == V{"git -c alias.st=status st"});
+    CHECK(invocations("git -c core.fsmonitor=true status") == V{"git -c core.fsmonitor=true status"});
+    CHECK(innermost("git config --global alias.y '!rm x'") == "rm x");
+    CHECK(innermost("git config set --local core.editor 'rm x'") == "rm x");
+    CHECK(innermost("git config filter.lfs.smudge 'rm x'") == "rm x");
+    CHECK(invocations("git config user.name me") == V{"git config user.name me"});
+    CHECK(invocations("EDITOR='rm x' git commit") == V{"rm x", "git commit"});
+    CHECK(innermost("export GIT_SSH_COMMAND='rm x'") == "rm x");
+    CHECK(innermost("env PAGER='rm x' man ls") == "rm x");
+    CHECK(invocations("EDITOR=vim") == V{"vim"});
+    CHECK(invocations("FOO='rm x'").empty());
+}
+
 TEST_CASE("GNU parallel: one command line per input", "[policy][wrappers]") {
     CHECK(innermost("parallel rm -rf ::: a /") == "rm -rf /");
     CHECK(innermost("parallel 'rm -rf {}' ::: a /") == "rm -rf /");
