@@ -44,7 +44,6 @@ std::span<const Simple> simple_table() {  // NOLINT(readability-function-size)
         {"command", {"", {}}, 0, "vV"},
         {"exec", {"a", {}}, 0},
         {"builtin", {"", {}}, 0},
-        {"doas", {"Cu", {}}, 0},
         {"pkexec", {"", {"user"}}, 0},
         {"nocache", {"", {}}, 0},
         {"unbuffer", {"", {}}, 0},
@@ -181,7 +180,7 @@ Unwrapped script_program(const Argv& argv) {
                "t"});
     if (const Field* c = value_of(p, {"-c", "--command"})) return script(*c);
     if (p.unknown) return unanalyzable("script options are not known statically");
-    return {};
+    return stdin_shell();  // the shell it starts reads what script reads
 }
 
 // runuser -u USER [--] COMMAND [ARG...], or su-style runuser [-] [USER] with -c COMMAND.
@@ -193,7 +192,16 @@ Unwrapped runuser(const Argv& argv) {
     if (value_of(p, {"-u", "--user"})) return inner(rest(argv, p.next));
     const Parsed all = parse_permuted(argv, opts);
     if (const Field* c = value_of(all, {"-c", "--command", "--session-command"})) return script(*c);
-    return {};
+    return stdin_shell();
+}
+
+// doas [-nL] [-C CONFIG] [-u USER] [-s | COMMAND [ARG...]]; -s starts a shell.
+Unwrapped doas(const Argv& argv) {
+    Parsed p = parse_opts(argv, {"Cu", {}});
+    if (p.unknown) return unanalyzable("doas options are not known statically");
+    if (p.next >= argv.size() && has_flag(p, 's')) return stdin_shell();
+    if (value_of(p, {"-C"})) return {};  // checks a configuration file
+    return inner(rest(argv, p.next));
 }
 
 // sg [-] GROUP [-c] COMMAND: /bin/sh runs COMMAND.
@@ -554,7 +562,7 @@ const Known* known(std::string_view prog) {
             {"batch", at},          {"setarch", setarch},
             {"bwrap", bwrap},       {"npx", npx},
             {"parallel", parallel}, {"git", git},
-            {"trap", trap},
+            {"trap", trap},         {"doas", doas},
         };
         std::unordered_map<std::string_view, Known> m;
         for (const auto& [name, fn] : special) m[name].special = fn;

@@ -54,6 +54,9 @@ Argv shell_text(const Field& text);
 // What a wrapper runs: the command line A (in directory CHDIR), shell text, or nothing known.
 Unwrapped inner(Argv a, const Field* chdir = nullptr);
 Unwrapped script(const Field& text);
+// An interactive shell started without a command (sudo -s, su, script): it reads its commands
+// from standard input, which a pipe or a here-document may fill.
+Unwrapped stdin_shell();
 Unwrapped unanalyzable(std::string why);
 
 }  // namespace cordon::policy::wrap

@@ -151,6 +151,12 @@ Unwrapped unanalyzable(std::string why) {
     return u;
 }
 
+Unwrapped stdin_shell() {
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::StdinScript;
+    return u;
+}
+
 Unwrapped script(const Field& text) {
     Unwrapped u;
     u.kind = Unwrapped::Kind::Script;
@@ -256,7 +262,10 @@ Unwrapped sudo(const Argv& argv) {
         has_long(p, "list")) {
         return {};
     }
-    return inner(rest(argv, skip_assignments(argv, p.next)), value_of(p, {"-D", "--chdir"}));
+    const size_t cmd = skip_assignments(argv, p.next);
+    const bool shell = has_flag(p, 's') || has_flag(p, 'i') || has_long(p, "shell") || has_long(p, "login");
+    if (cmd >= argv.size() && shell) return stdin_shell();
+    return inner(rest(argv, cmd), value_of(p, {"-D", "--chdir"}));
 }
 
 bool is_stdin_path(const Field& f) {
@@ -331,11 +340,8 @@ Unwrapped su(const Argv& argv) {
     Parsed p = parse_permuted(
         argv, {"csgGw", {"command", "session-command", "shell", "group", "supp-group", "whitelist-environment"}});
     const Field* c = value_of(p, {"-c", "--command", "--session-command"});
-    if (!c) return {};
-    Unwrapped u;
-    u.kind = Unwrapped::Kind::Script;
-    u.script = *c;
-    return u;
+    if (!c) return stdin_shell();
+    return script(*c);
 }
 
 Unwrapped watch(const Argv& argv) {

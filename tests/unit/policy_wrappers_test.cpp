@@ -336,6 +336,19 @@ TEST_CASE("functions and aliases are checked where they are used, with their arg
     CHECK(all.size() < 5000);
 }
 
+TEST_CASE("shells started without a command read standard input", "[policy][wrappers]") {
+    CHECK(innermost("echo 'rm x' | sudo -s") == "rm x");
+    CHECK(innermost("sudo -i <<< 'rm x'") == "rm x");
+    CHECK(innermost("echo 'rm x' | su") == "rm x");
+    CHECK(innermost("echo 'rm x' | su - root") == "rm x");
+    CHECK(innermost("echo 'rm x' | doas -s") == "rm x");
+    CHECK(innermost("echo 'rm x' | runuser -l root") == "rm x");
+    CHECK(innermost("echo 'rm x' | script -q /dev/null") == "rm x");
+    CHECK(invocations("sudo -s") == V{"sudo -s"});  // from the terminal: interactive
+    CHECK(invocations("curl x | sudo -s").back() == "UNANALYZABLE");
+    CHECK(invocations("doas -C /etc/doas.conf rm x") == V{"doas -C /etc/doas.conf rm x"});
+}
+
 TEST_CASE("shells reading their script from standard input", "[policy][wrappers]") {
     CHECK(innermost("bash <<< 'rm -rf /'") == "rm -rf /");
     CHECK(innermost("sh <<EOF\nrm -rf ~\nEOF") == "rm -rf /home/user");
