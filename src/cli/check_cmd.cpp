@@ -27,9 +27,10 @@ constexpr const char* kCheckUsage =
     "usage: cordon check [--policy NAME|PATH]... [--no-policy] [--static] [--json]\n"
     "                    (-c SCRIPT | [--] COMMAND [ARG...])\n"
     "Decide allow or deny for a command line with the command policy; nothing is run.\n"
-    "As a run does, leave what cannot be known statically (an unknown operand or directory,\n"
-    "eval of unknown text, a pipe into a shell) to the check of each exec inside the jail:\n"
-    "such a command prints 'allow (deferred: ...)'. What is certain is denied at once.\n"
+    "Like a run with exec-time checks, leave what cannot be known statically (an unknown\n"
+    "operand or directory, eval of unknown text, a pipe into a shell) to the check of each\n"
+    "exec inside the jail: such a command prints 'allow (deferred: ...)'. What is certain\n"
+    "is denied at once.\n"
     "  --static   deny what may be dangerous, as a check without exec-time checks must\n"
     "  --json     print the decision as one JSON object (with \"deferred\": [...])\n"
     "Exit status: 0 allow, 126 deny, 125 error.\n";

@@ -5,15 +5,19 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <memory>
 
 #include "cordon/policy/analyze.hpp"
 #include "scope.hpp"
+#include "wrapper_args.hpp"
 
 namespace cordon::policy {
 namespace {
 
 constexpr int kMaxNesting = 16;  // sh -c inside sh -c inside ...
 constexpr size_t kMaxInvocations = 100000;
+constexpr size_t kMaxCalls = 256;  // function and alias uses walked again, in a whole script
 
 struct ActiveFunction {
     std::string name;
@@ -110,7 +114,11 @@ private:
     RunSubstitution run_;
     int async_ = 0;
     int script_depth_ = 0;
-    std::vector<ActiveFunction> functions_;
+    std::vector<ActiveFunction> functions_;                                    // definitions being walked
+    std::map<std::string, std::shared_ptr<const Node>, std::less<>> defined_;  // functions by name
+    std::map<std::string, std::string, std::less<>> aliases_;                  // known alias texts
+    std::vector<std::string> calling_;                                         // uses being walked
+    size_t calls_ = 0;
     Stdin pipe_in_;  // stdin of the pipeline element being analysed
 
     void push(Invocation inv) {
@@ -210,10 +218,14 @@ private:
                 nodes(n.kids, sc);
                 break;
             case K::Function: {
+                // Checked where it is defined, with what is known there, and again where it is used.
                 functions_.push_back({n.name, n.text, async_});
-                Subshell sub(sc);
-                nodes(n.kids, sc);
+                {
+                    Subshell sub(sc);
+                    nodes(n.kids, sc);
+                }
                 functions_.pop_back();
+                defined_[n.name] = std::make_shared<const Node>(n);
                 break;
             }
             case K::Arith:
@@ -269,6 +281,7 @@ private:
                 assigned.emplace_back(a.name, static_value(expand(a.value, sc, false)));
             }
         }
+        for (const auto& [name, value] : assigned) command_variable(name, value, sc, n.text);
         auto writes = redirections(n, sc, in);
         if (argv.empty()) {
             for (auto& [name, value] : assigned) sc.set(name, value);
@@ -312,9 +325,12 @@ private:
                 if (eq == std::string::npos || eq == 0) continue;
                 Field value = f.drop_prefix(eq + 1);
                 if (prog != "alias") {
-                    sc.set(t.substr(0, eq), value.is_static() ? std::optional(value.static_text()) : std::nullopt);
+                    auto known = value.is_static() ? std::optional(value.static_text()) : std::nullopt;
+                    command_variable(t.substr(0, eq), known, sc, text);
+                    sc.set(t.substr(0, eq), known);
                 } else if (value.is_static()) {
-                    // An alias may run later (sh expands them): check its text now.
+                    // An alias may run later (sh expands them): check its text now, and where it is used.
+                    aliases_[t.substr(0, eq)] = value.static_text();
                     Subshell sub(sc);
                     nested_script(value.static_text(), sc, text, "alias: ");
                 } else {
@@ -322,8 +338,16 @@ private:
                 }
             }
         } else if (prog == "unset") {
+            bool functions = argv.size() > 1 && argv[1].is_static() && argv[1].static_text() == "-f";
             for (size_t i = 1; i < argv.size(); ++i) {
-                if (argv[i].is_static() && !argv[i].starts_with("-")) sc.set(argv[i].static_text(), "");
+                if (!argv[i].is_static() || argv[i].starts_with("-")) continue;
+                sc.set(argv[i].static_text(), "");
+                if (functions) defined_.erase(argv[i].static_text());
+            }
+        } else if (prog == "unalias") {
+            for (size_t i = 1; i < argv.size(); ++i) {
+                if (argv[i].is_static() && argv[i].static_text() == "-a") aliases_.clear();
+                if (argv[i].is_static()) aliases_.erase(argv[i].static_text());
             }
         } else if (prog == "read" || prog == "mapfile" || prog == "readarray" || prog == "getopts" ||
                    prog == "printf") {
@@ -350,6 +374,46 @@ private:
         }
     }
 
+    // A function or an alias named WORD runs its body in this shell with ARGV's operands as
+    // "$@" (an alias is text followed by them): its commands are checked again with those
+    // values, and name the use they come from. Both are, when a word is both.
+    void call(const std::string& word, const std::vector<Field>& argv, Scope& sc, const std::string& text) {
+        auto fn = defined_.find(word);
+        auto alias = aliases_.find(word);
+        if (fn == defined_.end() && alias == aliases_.end()) return;
+        if (std::find(calling_.begin(), calling_.end(), word) != calling_.end()) return;  // recursion
+        if (++calls_ > kMaxCalls) {
+            unanalyzable(text, sc, "too many function and alias uses to analyse");
+            return;
+        }
+        std::shared_ptr<const Node> body = fn == defined_.end() ? nullptr : fn->second;
+        std::optional<std::string> alias_text;
+        if (alias != aliases_.end()) alias_text = alias->second + " \"$@\"";
+        std::vector<std::optional<std::string>> positional{sc.positional.empty() ? std::nullopt : sc.positional[0]};
+        for (size_t i = 1; i < argv.size(); ++i) {
+            positional.push_back(argv[i].is_static() ? std::optional(argv[i].static_text()) : std::nullopt);
+        }
+        std::swap(sc.positional, positional);
+        const bool known = std::exchange(sc.positional_known, true);
+        const size_t first = out_.size();
+        calling_.push_back(word);
+        if (body) nodes(body->kids, sc);
+        if (alias_text) nested_script(*alias_text, sc, text, "alias " + word + ": ");
+        calling_.pop_back();
+        sc.positional = std::move(positional);
+        sc.positional_known = known;
+        for (size_t i = first; i < out_.size(); ++i) out_[i].text += " (in " + text + ")";
+    }
+
+    // A variable that programs run as a command (EDITOR='...', GIT_SSH_COMMAND='...'): its value
+    // is checked as shell text where it is set.
+    void command_variable(const std::string& name, const std::optional<std::string>& value, Scope& sc,
+                          const std::string& text) {
+        if (!value || !wrap::is_command_variable(name)) return;
+        Subshell sub(sc);
+        nested_script(*value, sc, text, name + ": ");
+    }
+
     void nested_script(const std::string& script, Scope& sc, const std::string& text, const std::string& label) {
         if (++script_depth_ <= kMaxNesting)
             script_text(script, sc, label);
@@ -371,10 +435,13 @@ private:
         }
         if (sub.positional.size() > 1) sub.positional.erase(sub.positional.begin());  // $0 is the first
         int saved = std::exchange(async_, 0);
-        auto saved_functions = std::move(functions_);
-        functions_.clear();
+        auto saved_functions = std::exchange(functions_, {});
+        auto saved_defined = std::exchange(defined_, {});
+        auto saved_aliases = std::exchange(aliases_, {});
         nested_script(script, sub, text, prog + ": ");
         functions_ = std::move(saved_functions);
+        defined_ = std::move(saved_defined);
+        aliases_ = std::move(saved_aliases);
         async_ = saved;
     }
 };
@@ -405,6 +472,7 @@ void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& te
     }
     inv.argv = argv;
     push(std::move(inv));
+    call(argv[0].static_text(), argv, sc, text);
     Unwrapped u = unwrap(argv);
     if (u.kind == Unwrapped::Kind::None) return;
     if (nest >= kMaxNesting) {

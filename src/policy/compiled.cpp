@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cordon/bytes.hpp"
+#include "cordon/glob.hpp"
 #include "cordon/policy/analyze.hpp"
 #include "cordon/policy/rules.hpp"
 
@@ -146,6 +147,7 @@ std::string serialize_policy(const Policy& p) {
         rec.byte(static_cast<unsigned char>(r.operands_at));
         rec.flag(r.unknown_operands_match);
         rec.operands(r.writes);
+        rec.operands(r.cwd);
         rec.byte(static_cast<unsigned char>(r.construct));
         w.str(rec.take());
     }
@@ -188,9 +190,10 @@ void read_rule(std::string_view bytes, const std::string& origin, Rule& rule, Re
     rule.flags = r.strs();
     rule.without_flags = r.strs();
     rule.operands = r.operands();
-    rule.operands_at = r.enumerator(Rule::At::Last);
+    rule.operands_at = r.enumerator(Rule::At::ButLast);
     rule.unknown_operands_match = r.flag();
     rule.writes = r.operands();
+    rule.cwd = r.operands();
     rule.construct = r.enumerator(Invocation::Construct::ForkBomb);
     if (r.bad() || !r.at_end()) outer.reject();
 }
@@ -207,16 +210,21 @@ Result<Policy> decode(std::string_view bytes, const std::string& origin, WantPro
     p.unanalyzable_deny = r.flag();
     p.uncertain_deny = r.flag();
     for (size_t n = r.count(8); n > 0 && !r.bad(); --n) {
-        std::string name = r.str();
+        std::string_view name = r.view();
         std::string_view rec = r.view();
-        if (want_program(name)) p.programs.emplace_hint(p.programs.end(), std::move(name), read_program(rec, r));
+        if (want_program(name)) p.programs.emplace_hint(p.programs.end(), std::string(name), read_program(rec, r));
     }
+    // A rule's gate is read as views: most rules are skipped, and skipping allocates nothing.
+    std::vector<std::string_view> programs;
     for (size_t n = r.count(9); n > 0 && !r.bad(); --n) {
-        Rule rule;
-        rule.programs = r.strs();
-        rule.has_construct = r.flag();
+        programs.resize(r.count(4));
+        for (auto& prog : programs) prog = r.view();
+        const bool construct = r.flag();
         std::string_view rec = r.view();
-        if (!want_rule(rule)) continue;
+        if (r.bad() || !want_rule(programs, construct)) continue;
+        Rule rule;
+        rule.programs.assign(programs.begin(), programs.end());
+        rule.has_construct = construct;
         read_rule(rec, origin, rule, r);
         p.rules.push_back(std::move(rule));
     }
@@ -230,27 +238,36 @@ Result<Policy> decode(std::string_view bytes, const std::string& origin, WantPro
 
 Result<Policy> deserialize_policy(std::string_view bytes, const std::string& origin) {
     return decode(
-        bytes, origin, [](const std::string&) { return true; }, [](const Rule&) { return true; });
+        bytes, origin, [](std::string_view) { return true; },
+        [](const std::vector<std::string_view>&, bool) { return true; });
 }
 
 Result<Policy> deserialize_policy_for(std::string_view bytes, const std::string& origin,
                                       const std::vector<Invocation>& invs) {
     bool any_construct = false;
-    std::vector<std::string> programs;  // as Matcher::line() looks up their option tables
+    std::vector<std::string> programs;    // as Matcher::line() looks up their option tables
+    std::vector<std::string_view> words;  // as program_may_match() reads the command words
     for (const auto& inv : invs) {
         any_construct = any_construct || inv.construct != Invocation::Construct::None;
-        if (!inv.argv.empty()) programs.emplace_back(basename(inv.argv[0].static_text()));
+        if (inv.argv.empty()) continue;
+        programs.emplace_back(basename(inv.argv[0].static_text()));
+        words.push_back(basename(inv.argv[0].pieces.empty() ? std::string_view() : inv.argv[0].pieces[0].text));
     }
-    auto want_program = [&](const std::string& name) {
+    auto want_program = [&](std::string_view name) {
         return std::find(programs.begin(), programs.end(), name) != programs.end();
     };
     // Exactly the rules Matcher::matches could accept for one of INVS: a program rule needs an
-    // invocation whose command word may be one of its programs, a construct rule a construct.
-    auto want_rule = [&](const Rule& rule) {
-        if (rule.has_construct) return any_construct;
-        if (rule.programs.empty()) return true;
-        return std::any_of(invs.begin(), invs.end(), [&](const Invocation& inv) {
-            return !inv.argv.empty() && program_may_match(rule.programs, inv.argv[0]);
+    // invocation whose command word may be one of its programs (as program_may_match decides),
+    // a construct rule a construct; rules with neither always.
+    auto want_rule = [&](const std::vector<std::string_view>& rule_programs, bool construct) {
+        if (construct) return any_construct;
+        if (rule_programs.empty()) return true;
+        return std::any_of(rule_programs.begin(), rule_programs.end(), [&](std::string_view p) {
+            if (p.find('/') != std::string_view::npos) return !words.empty();
+            if (p.find_first_of("*?[") == std::string_view::npos) {
+                return std::find(words.begin(), words.end(), p) != words.end();
+            }
+            return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return wildcard_match(p, w); });
         });
     };
     return decode(bytes, origin, want_program, want_rule);

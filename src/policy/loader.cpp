@@ -272,7 +272,8 @@ private:
         if (s == "any") return Rule::At::Any;
         if (s == "first") return Rule::At::First;
         if (s == "last") return Rule::At::Last;
-        return err(v.source(), "'operands-at' is any, first or last");
+        if (s == "but-last") return Rule::At::ButLast;
+        return err(v.source(), "'operands-at' is any, first or last, or but-last");
     }
 
     // One key of a [[rule]] table into R.
@@ -295,12 +296,12 @@ private:
             (k == "flags" ? r.flags : r.without_flags) = std::move(flags);
         } else if (k == "operands") {
             CORDON_TRY(operands(v, r));
-        } else if (k == "writes") {
+        } else if (k == "writes" || k == "cwd") {
             CORDON_ASSIGN_OR_RETURN(auto paths, path_list(v, k));
             for (auto& w : paths) {
                 auto op = OperandPattern::make({}, std::move(w));
                 if (!op) return err(v.source(), op.error().why);
-                r.writes.push_back(std::move(*op));
+                (k == "cwd" ? r.cwd : r.writes).push_back(std::move(*op));
             }
         } else if (k == "operands-at") {
             CORDON_ASSIGN_OR_RETURN(r.operands_at, operands_at(v));
@@ -340,7 +341,7 @@ private:
         CORDON_TRY(need(!r.programs.empty() || r.has_construct || !r.writes.empty(),
                         "needs 'program', 'writes' or 'construct'"));
         CORDON_TRY(need(!r.has_construct || (r.programs.empty() && r.flags.empty() && r.operands.empty() &&
-                                             r.writes.empty() && r.subcommands.empty()),
+                                             r.writes.empty() && r.subcommands.empty() && r.cwd.empty()),
                         "'construct' cannot be combined with other matchers"));
         CORDON_TRY(need(!r.must_match.empty(), "needs 'must-match' examples"));
         CORDON_TRY(need(!r.must_not_match.empty(), "needs 'must-not-match' examples"));

@@ -43,15 +43,17 @@ const CommandLine& Matcher::line(const Policy& p, const Invocation& inv) {
     return line_;
 }
 
-bool program_may_match(const std::vector<std::string>& programs, const Field& argv0) {
+bool program_may_match(std::string_view program, const Field& argv0) {
     static const std::string empty;
     const std::string& word = argv0.pieces.empty() ? empty : argv0.pieces[0].text;
     std::string_view base = basename(word);
-    for (const auto& p : programs) {
-        if (p.find('/') != std::string::npos || p == base) return true;
-        if (p.find_first_of("*?[") != std::string::npos && wildcard_match(p, base)) return true;
-    }
-    return false;
+    if (program.find('/') != std::string_view::npos || program == base) return true;
+    return program.find_first_of("*?[") != std::string_view::npos && wildcard_match(program, base);
+}
+
+bool program_may_match(const std::vector<std::string>& programs, const Field& argv0) {
+    return std::any_of(programs.begin(), programs.end(),
+                       [&](const std::string& p) { return program_may_match(std::string_view(p), argv0); });
 }
 
 namespace {
@@ -82,11 +84,13 @@ bool has_flag(const CommandLine& cl, const ProgramSpec* spec, const std::string&
 
 namespace {
 
-// Whether F denotes one path whatever the unknowns of the script are: no unknown piece, and
-// not relative to a working directory that is unknown. Globs count as known: the agent wrote
-// them, and "/u*" is a spelling of /usr.
-bool known_path(const Field& f, const Pattern& cwd) {
-    if (f.has_unknown()) return false;
+// Whether F, resolved to PATH, denotes one path whatever the unknowns of the script are:
+// nothing unknown is left in PATH (/proc/$pid/root/etc is /etc whatever the pid), or what is
+// left comes from a glob the agent wrote ("/u**" spells /usr too), not from an unknown piece, a
+// working directory that is unknown or another process's /proc/PID/cwd.
+bool known_path(const Field& f, const PathOperand& path, const Pattern& cwd) {
+    if (!has_any(path.path)) return true;
+    if (f.has_unknown() || f.starts_with("/proc/")) return false;
     return f.starts_with("/") || !has_any(cwd);
 }
 
@@ -112,9 +116,10 @@ bool Matcher::operands_match(const Rule& r, const CommandLine& cl, const Invocat
     size_t to = cl.operands.size();
     if (r.operands_at == Rule::At::First) to = std::min(to, from + 1);
     if (r.operands_at == Rule::At::Last && to > from) from = to - 1;
+    if (r.operands_at == Rule::At::ButLast && to > from + 1) to -= 1;
     for (size_t i = from; i < to; ++i) {
         if (!r.unknown_operands_match && has_any(resolved_[i].path)) continue;
-        if (unknowns == Unknowns::MatchNothing && !known_path(cl.operands[i], inv.cwd)) continue;
+        if (unknowns == Unknowns::MatchNothing && !known_path(cl.operands[i], resolved_[i], inv.cwd)) continue;
         for (const auto& op : r.operands) {
             if (op.key == cl.kv_keys[i] && may_denote(resolved_[i], compiled(op))) return true;
         }
@@ -124,14 +129,22 @@ bool Matcher::operands_match(const Rule& r, const CommandLine& cl, const Invocat
 
 bool Matcher::writes_match(const Rule& r, const Invocation& inv, Unknowns unknowns) {
     for (const auto& w : inv.writes) {
-        if (unknowns == Unknowns::MatchNothing && !known_path(w, inv.cwd)) continue;
         PathOperand target = resolve_path(w, inv.cwd);
+        if (unknowns == Unknowns::MatchNothing && !known_path(w, target, inv.cwd)) continue;
         if (!r.unknown_operands_match && has_any(target.path)) continue;
         for (const auto& pat : r.writes) {
             if (may_denote(target, compiled(pat))) return true;
         }
     }
     return false;
+}
+
+bool Matcher::cwd_matches(const Rule& r, const Invocation& inv, Unknowns unknowns) {
+    if (unknowns == Unknowns::MatchNothing && has_any(inv.cwd)) return false;
+    PathOperand dir;
+    dir.path = inv.cwd;
+    return std::any_of(r.cwd.begin(), r.cwd.end(),
+                       [&](const OperandPattern& p) { return may_denote(dir, compiled(p)); });
 }
 
 bool Matcher::command_matches(const Policy& p, const Rule& r, const Invocation& inv, Unknowns unknowns) {
@@ -158,6 +171,7 @@ bool Matcher::matches(const Policy& p, const Rule& r, const Invocation& inv, Unk
     bool needs_line = !r.programs.empty() || !r.subcommands.empty() || !r.flags.empty() || !r.without_flags.empty() ||
                       !r.operands.empty();
     if (needs_line && (inv.argv.empty() || !command_matches(p, r, inv, unknowns))) return false;
+    if (!r.cwd.empty() && !cwd_matches(r, inv, unknowns)) return false;
     return r.writes.empty() || writes_match(r, inv, unknowns);
 }
 

@@ -1,6 +1,7 @@
 #include "cordon/policy/pattern.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace cordon::policy {
 
@@ -101,9 +102,43 @@ bool is_dot(const Tok& t) {
     return t.kind == Tok::Kind::Ch && t.c == '.';
 }
 
+Pattern normalise(const Pattern& in, bool* all_children, Pattern* parent, const Pattern* cwd = nullptr);
+
+// Whether the component of OUT that starts at START is exactly the literal WORD.
+bool component_is(const Pattern& out, size_t start, size_t end, std::string_view word) {
+    if (end - start != word.size() + 1) return false;
+    for (size_t k = 0; k < word.size(); ++k) {
+        const Tok& t = out[start + 1 + k];
+        if (t.kind != Tok::Kind::Ch || t.c != word[k]) return false;
+    }
+    return true;
+}
+
+// /proc/PID/root is the process's root directory and /proc/self/cwd (or thread-self) the
+// checked command's own working directory: the path so far, /proc/X/root or /proc/X/cwd,
+// becomes / or CWD (another process's working directory is unknown).
+void proc_links(Pattern& out, std::vector<size_t>& starts, const Pattern& cwd) {
+    if (starts.size() != 3 || !component_is(out, starts[0], starts[1], "proc")) return;
+    const bool me =
+        component_is(out, starts[1], starts[2], "self") || component_is(out, starts[1], starts[2], "thread-self");
+    if (component_is(out, starts[2], out.size(), "root")) {
+        out.clear();
+        starts.clear();
+    } else if (component_is(out, starts[2], out.size(), "cwd")) {
+        const bool absolute = !cwd.empty() && cwd[0].kind == Tok::Kind::Ch && cwd[0].c == '/';
+        out = me && absolute ? normalise(cwd, nullptr, nullptr) : Pattern{{Tok::Kind::Ch, '/'}, {Tok::Kind::Any, 0}};
+        if (out.size() == 1) out.clear();  // "/"
+        starts.clear();
+        for (size_t k = 0; k < out.size(); ++k) {
+            if (out[k].kind == Tok::Kind::Ch && out[k].c == '/') starts.push_back(k);
+        }
+    }
+}
+
 // Lexically normalise an absolute token path: '.', '..', '//' and a trailing '/' go away.
-// A '..' after a component that may span several ("**") makes the whole path unknown.
-Pattern normalise(const Pattern& in, bool* all_children, Pattern* parent) {
+// A '..' after a component that may span several ("**") makes the whole path unknown. For an
+// operand (CWD given, normalised), /proc/PID/root and /proc/self/cwd are followed (proc_links).
+Pattern normalise(const Pattern& in, bool* all_children, Pattern* parent, const Pattern* cwd) {
     Pattern out;
     out.reserve(in.size() + 1);
     std::vector<size_t> starts;  // where each kept component's '/' is in out
@@ -134,6 +169,7 @@ Pattern normalise(const Pattern& in, bool* all_children, Pattern* parent) {
             out.push_back({Tok::Kind::Ch, '/'});
             out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(i),
                        in.begin() + static_cast<std::ptrdiff_t>(j));
+            if (cwd) proc_links(out, starts, *cwd);
         }
         i = j;
     }
@@ -175,7 +211,7 @@ PathOperand resolve_path(const Field& f, const Pattern& cwd) {
         joined.insert(joined.end(), raw.begin(), raw.end());
         raw = std::move(joined);
     }
-    op.path = normalise(raw, &op.has_all_children, &op.all_children);
+    op.path = normalise(raw, &op.has_all_children, &op.all_children, &cwd);
     if (op.path.size() == 2 && op.path[0].c == '/' && op.path[1].kind == Tok::Kind::Any) {
         op.path.erase(op.path.begin());  // "/**" from an unknown start: also relative spellings
     }

@@ -5,26 +5,11 @@
 
 #include "cordon/paths.hpp"
 #include "cordon/policy/analyze.hpp"
+#include "wrapper_args.hpp"
 
 namespace cordon::policy {
-namespace {
 
-using Argv = std::vector<Field>;
-
-// getopt-style options that stop at the first operand (the wrapped command).
-struct Opts {
-    std::string_view short_arg;              // short options taking an argument
-    std::vector<std::string_view> long_arg;  // long options taking an argument
-    std::string_view short_optional = {};    // short options whose argument is attached, if any
-};
-
-struct Parsed {
-    size_t next = 1;                                    // index of the first operand
-    std::vector<std::pair<std::string, Field>> values;  // option (e.g. "-C" or "--chdir") -> value
-    std::string flags;                                  // short flags seen, in order
-    std::vector<std::string> longs;                     // long flags seen (without value)
-    bool unknown = false;                               // a non-static word among the options
-};
+namespace wrap {
 
 bool has_flag(const Parsed& p, char c) {
     return p.flags.find(c) != std::string::npos;
@@ -41,7 +26,14 @@ const Field* value_of(const Parsed& p, std::initializer_list<std::string_view> n
     return nullptr;
 }
 
-Parsed parse_opts(const Argv& argv, const Opts& o, size_t start = 1) {
+namespace {
+// Whether parse_opts stopped at NEXT because of a "--" just before it.
+bool is_word_dashdash(const Argv& argv, size_t next) {
+    return next >= 1 && argv[next - 1].is_static() && argv[next - 1].static_text() == "--";
+}
+}  // namespace
+
+Parsed parse_opts(const Argv& argv, const Opts& o, size_t start) {
     Parsed p;
     size_t i = start;
     while (i < argv.size()) {
@@ -96,6 +88,21 @@ Parsed parse_opts(const Argv& argv, const Opts& o, size_t start = 1) {
     return p;
 }
 
+Parsed parse_permuted(const Argv& argv, const Opts& o) {
+    Parsed all;
+    for (size_t i = 1; i < argv.size();) {
+        Parsed p = parse_opts(argv, o, i);
+        all.values.insert(all.values.end(), p.values.begin(), p.values.end());
+        all.flags += p.flags;
+        all.longs.insert(all.longs.end(), p.longs.begin(), p.longs.end());
+        all.unknown = all.unknown || p.unknown;
+        if (p.next > 0 && p.next <= argv.size() && is_word_dashdash(argv, p.next)) break;
+        i = p.next + 1;  // past an operand
+    }
+    all.next = argv.size();
+    return all;
+}
+
 Argv rest(const Argv& argv, size_t from) {
     if (from >= argv.size()) return {};
     return Argv(argv.begin() + static_cast<std::ptrdiff_t>(from), argv.end());
@@ -115,7 +122,7 @@ size_t skip_assignments(const Argv& argv, size_t i) {
     return i;
 }
 
-Unwrapped inner(Argv a, const Field* chdir = nullptr) {
+Unwrapped inner(Argv a, const Field* chdir) {
     Unwrapped u;
     if (a.empty()) return u;
     u.kind = Unwrapped::Kind::Argv;
@@ -124,12 +131,73 @@ Unwrapped inner(Argv a, const Field* chdir = nullptr) {
     return u;
 }
 
+bool is_command_variable(std::string_view name) {
+    static constexpr std::string_view names[] = {
+        "EDITOR",    "VISUAL",          "SUDO_EDITOR",       "FCEDIT",         "PAGER",
+        "MANPAGER",  "SYSTEMD_PAGER",   "BROWSER",           "GIT_EDITOR",     "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "PROMPT_COMMAND", "RSYNC_RSH",
+    };
+    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+Argv shell_text(const Field& text) {
+    return {Field::lit("sh"), Field::lit("-c"), text};
+}
+
 Unwrapped unanalyzable(std::string why) {
     Unwrapped u;
     u.kind = Unwrapped::Kind::Unanalyzable;
     u.why = std::move(why);
     return u;
 }
+
+Unwrapped stdin_shell() {
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::StdinScript;
+    return u;
+}
+
+Unwrapped script(const Field& text) {
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::Script;
+    u.script = text;
+    return u;
+}
+
+Field join(const Argv& argv, size_t from) {
+    Field joined;
+    for (size_t i = from; i < argv.size(); ++i) {
+        if (i > from) joined.add(Piece::Kind::Lit, " ");
+        for (const auto& piece : argv[i].pieces) joined.add(piece.kind, piece.text);
+    }
+    return joined;
+}
+
+Field substitute(const Field& f, std::string_view repl, const Field& value) {
+    if (repl.empty()) return f;
+    Field out;
+    for (const auto& piece : f.pieces) {
+        if (piece.kind != Piece::Kind::Lit) {
+            out.add(piece.kind, piece.text);
+            continue;
+        }
+        std::string_view t = piece.text;
+        size_t pos = 0;
+        while ((pos = t.find(repl)) != std::string_view::npos) {
+            out.add(Piece::Kind::Lit, t.substr(0, pos));
+            for (const auto& vp : value.pieces) out.add(vp.kind, vp.text);
+            t.remove_prefix(pos + repl.size());
+        }
+        out.add(Piece::Kind::Lit, t);
+    }
+    return out;
+}
+
+}  // namespace wrap
+
+namespace {
+
+using namespace wrap;
 
 // env -S "STRING": split the string into words (env's own, simpler quoting).
 Argv split_string(const Field& f) {
@@ -169,9 +237,20 @@ Unwrapped env(const Argv& argv) {
     if (i < argv.size() && argv[i].is_static() && argv[i].static_text() == "-") ++i;
     Argv cmd;
     if (const Field* s = value_of(p, {"-S", "--split-string"})) cmd = split_string(*s);
-    i = skip_assignments(argv, i);
+    // NAME=VALUE: a variable that the command may run as a command is checked as shell text.
+    std::vector<Argv> commands;
+    for (; i < argv.size() && is_env_assignment(argv[i]); ++i) {
+        const std::string& t = argv[i].pieces[0].text;
+        if (is_command_variable(std::string_view(t).substr(0, t.find('=')))) {
+            commands.push_back(shell_text(argv[i].drop_prefix(t.find('=') + 1)));
+        }
+    }
     for (auto& f : rest(argv, i)) cmd.push_back(f);
-    return inner(std::move(cmd), value_of(p, {"-C", "--chdir"}));
+    Unwrapped u = inner(std::move(cmd), value_of(p, {"-C", "--chdir"}));
+    if (commands.empty()) return u;
+    u.kind = Unwrapped::Kind::Argv;
+    for (auto& c : commands) u.argvs.push_back(std::move(c));
+    return u;
 }
 
 Unwrapped sudo(const Argv& argv) {
@@ -183,7 +262,10 @@ Unwrapped sudo(const Argv& argv) {
         has_long(p, "list")) {
         return {};
     }
-    return inner(rest(argv, skip_assignments(argv, p.next)), value_of(p, {"-D", "--chdir"}));
+    const size_t cmd = skip_assignments(argv, p.next);
+    const bool shell = has_flag(p, 's') || has_flag(p, 'i') || has_long(p, "shell") || has_long(p, "login");
+    if (cmd >= argv.size() && shell) return stdin_shell();
+    return inner(rest(argv, cmd), value_of(p, {"-D", "--chdir"}));
 }
 
 bool is_stdin_path(const Field& f) {
@@ -255,24 +337,11 @@ Unwrapped shell(const Argv& argv) {
 }
 
 Unwrapped su(const Argv& argv) {
-    Parsed p = parse_opts(
+    Parsed p = parse_permuted(
         argv, {"csgGw", {"command", "session-command", "shell", "group", "supp-group", "whitelist-environment"}});
     const Field* c = value_of(p, {"-c", "--command", "--session-command"});
-    if (!c) return {};
-    Unwrapped u;
-    u.kind = Unwrapped::Kind::Script;
-    u.script = *c;
-    return u;
-}
-
-// Arguments joined with spaces, as eval and watch pass them to a shell.
-Field join(const Argv& argv, size_t from) {
-    Field joined;
-    for (size_t i = from; i < argv.size(); ++i) {
-        if (i > from) joined.add(Piece::Kind::Lit, " ");
-        for (const auto& piece : argv[i].pieces) joined.add(piece.kind, piece.text);
-    }
-    return joined;
+    if (!c) return stdin_shell();
+    return script(*c);
 }
 
 Unwrapped watch(const Argv& argv) {
@@ -293,27 +362,6 @@ Unwrapped eval(const Argv& argv) {
     u.script = join(argv, 1);
     u.same_shell = true;
     return u;
-}
-
-// Replace every occurrence of REPL inside literal pieces with VALUE's pieces.
-Field substitute(const Field& f, std::string_view repl, const Field& value) {
-    if (repl.empty()) return f;
-    Field out;
-    for (const auto& piece : f.pieces) {
-        if (piece.kind != Piece::Kind::Lit) {
-            out.add(piece.kind, piece.text);
-            continue;
-        }
-        std::string_view t = piece.text;
-        size_t pos = 0;
-        while ((pos = t.find(repl)) != std::string_view::npos) {
-            out.add(Piece::Kind::Lit, t.substr(0, pos));
-            for (const auto& vp : value.pieces) out.add(vp.kind, vp.text);
-            t.remove_prefix(pos + repl.size());
-        }
-        out.add(Piece::Kind::Lit, t);
-    }
-    return out;
 }
 
 Unwrapped xargs(const Argv& argv) {
@@ -389,6 +437,67 @@ bool find_is_filter(std::string_view p) {
     return std::find(std::begin(neutral), std::end(neutral), p) == std::end(neutral);
 }
 
+// What find's expression selects, from a first pass over it.
+struct FindScope {
+    bool filtered = false;   // tests select only some files
+    bool min_depth = false;  // -mindepth N with N > 0: the start paths themselves are not visited
+};
+
+FindScope find_scope(const Argv& argv, size_t k) {
+    FindScope scope;
+    for (; k < argv.size(); ++k) {
+        if (!argv[k].is_static()) continue;
+        std::string t = argv[k].static_text();
+        if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
+            while (k + 1 < argv.size() && !(argv[k + 1].is_static() &&
+                                            (argv[k + 1].static_text() == ";" || argv[k + 1].static_text() == "+"))) {
+                ++k;
+            }
+            ++k;
+            continue;
+        }
+        if (find_is_filter(t)) scope.filtered = true;
+        if (t == "-mindepth" && k + 1 < argv.size()) {
+            scope.min_depth = !(argv[k + 1].is_static() && argv[k + 1].static_text() == "0");
+        }
+        if (t == "-fprintf") ++k;
+        if (find_takes_arg(t)) ++k;
+    }
+    return scope;
+}
+
+// find START... -exec CMD {} ;: CMD runs on some file under each start (an unknown), and, when
+// no test selects files, certainly on every one of them: on START itself (or, with -mindepth,
+// on every child of START, spelled START/*).
+void find_exec(const Argv& cmd, const Argv& starts, const FindScope& scope, Unwrapped& u) {
+    auto with = [&](const Field& value) {
+        Argv c = cmd;
+        for (size_t k = 1; k < c.size(); ++k) c[k] = substitute(c[k], "{}", value);
+        return c;
+    };
+    bool uses = std::any_of(cmd.begin() + 1, cmd.end(), [](const Field& f) {
+        return std::any_of(f.pieces.begin(), f.pieces.end(), [](const Piece& p) {
+            return p.kind == Piece::Kind::Lit && p.text.find("{}") != std::string::npos;
+        });
+    });
+    for (const auto& s : starts) {
+        if (!scope.filtered && uses) {
+            Field every = s;
+            if (scope.min_depth) {
+                bool slash =
+                    !s.pieces.empty() && s.pieces.back().kind == Piece::Kind::Lit && s.pieces.back().text.back() == '/';
+                every.add(Piece::Kind::Lit, slash ? "" : "/");
+                every.add(Piece::Kind::Glob, "*");
+            }
+            u.argvs.push_back(with(every));
+        }
+        Field some = s;
+        if (scope.filtered) some.add(Piece::Kind::Lit, "/");
+        some.pieces.push_back({Piece::Kind::Unknown, "{}"});
+        u.argvs.push_back(with(some));
+    }
+}
+
 Unwrapped find(const Argv& argv) {
     size_t i = 1;
     Argv starts;
@@ -401,38 +510,21 @@ Unwrapped find(const Argv& argv) {
         starts.push_back(f);
     }
     if (starts.empty()) starts.push_back(Field::lit("."));
-    // First pass: are there tests that select only some files?
-    bool filtered = false;
-    for (size_t k = i; k < argv.size(); ++k) {
-        if (!argv[k].is_static()) continue;
-        std::string t = argv[k].static_text();
-        if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
-            while (k + 1 < argv.size() && !(argv[k + 1].is_static() &&
-                                            (argv[k + 1].static_text() == ";" || argv[k + 1].static_text() == "+"))) {
-                ++k;
-            }
-            ++k;
-            continue;
-        }
-        if (find_is_filter(t)) filtered = true;
-        if (t == "-fprintf") ++k;
-        if (find_takes_arg(t)) ++k;
-    }
+    const FindScope scope = find_scope(argv, i);
     Unwrapped u;
-    auto each_file = [&](const Field& start) {
-        Field f = start;
-        if (filtered) f.add(Piece::Kind::Lit, "/");
-        f.pieces.push_back({Piece::Kind::Unknown, "{}"});
-        return f;
-    };
     for (; i < argv.size(); ++i) {
         if (!argv[i].is_static()) continue;
         std::string t = argv[i].static_text();
         if (t == "-delete") {
             for (const auto& s : starts) {
                 Argv rm{Field::lit("rm"), Field::lit("-f")};
-                if (!filtered) rm.insert(rm.begin() + 1, Field::lit("-r"));
-                rm.push_back(filtered ? each_file(s) : s);
+                if (!scope.filtered) rm.insert(rm.begin() + 1, Field::lit("-r"));
+                Field each = s;
+                if (scope.filtered) {
+                    each.add(Piece::Kind::Lit, "/");
+                    each.pieces.push_back({Piece::Kind::Unknown, "{}"});
+                }
+                rm.push_back(std::move(each));
                 u.argvs.push_back(std::move(rm));
             }
         } else if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
@@ -444,12 +536,7 @@ Unwrapped find(const Argv& argv) {
                 }
                 cmd.push_back(argv[i]);
             }
-            if (cmd.empty()) continue;
-            for (const auto& s : starts) {
-                Argv c = cmd;
-                for (size_t k = 1; k < c.size(); ++k) c[k] = substitute(c[k], "{}", each_file(s));
-                u.argvs.push_back(std::move(c));
-            }
+            if (!cmd.empty()) find_exec(cmd, starts, scope, u);
         } else if (find_takes_arg(t)) {
             ++i;
         } else if (t == "-fprintf") {
@@ -458,41 +545,6 @@ Unwrapped find(const Argv& argv) {
     }
     if (!u.argvs.empty()) u.kind = Unwrapped::Kind::Argv;
     return u;
-}
-
-// Wrappers with plain getopt options followed by COMMAND [ARG...]; skip counts operands before it.
-struct Simple {
-    std::string_view name;
-    Opts opts;
-    size_t skip;              // operands before the command (timeout DURATION, chrt PRIO, taskset MASK)
-    std::string_view no_cmd;  // short flags after which there is no command (ionice -p, taskset -p)
-};
-
-const Simple* simple_wrapper(std::string_view prog) {
-    static const Simple table[] = {
-        {"nice", {"n", {"adjustment"}}, 0, {}},
-        {"nohup", {"", {}}, 0, {}},
-        {"timeout", {"ks", {"kill-after", "signal"}}, 1, {}},
-        {"time", {"fo", {"format", "output"}}, 0, {}},
-        {"stdbuf", {"ioe", {"input", "output", "error"}}, 0, {}},
-        {"ionice", {"cnpPu", {"class", "classdata", "pid", "pgid", "uid"}}, 0, "pPu"},
-        {"chrt", {"TPD", {"sched-runtime", "sched-period", "sched-deadline"}}, 1, "pm"},
-        {"taskset", {"", {}}, 1, "p"},
-        {"setsid", {"", {}}, 0, {}},
-        {"command", {"", {}}, 0, "vV"},
-        {"exec", {"a", {}}, 0, {}},
-        {"builtin", {"", {}}, 0, {}},
-        {"doas", {"Cu", {}}, 0, {}},
-        {"pkexec", {"", {"user"}}, 0, {}},
-        {"nocache", {"", {}}, 0, {}},
-        {"unbuffer", {"", {}}, 0, {}},
-        {"chronic", {"", {}}, 0, {}},
-        {"flatpak-spawn", {"", {"directory", "env", "forward-fd"}}, 0, {}},
-    };
-    for (const auto& s : table) {
-        if (s.name == prog) return &s;
-    }
-    return nullptr;
 }
 
 }  // namespace
@@ -521,15 +573,7 @@ Unwrapped unwrap(const std::vector<Field>& argv) {
     static constexpr std::string_view shells[] = {"sh",  "bash", "dash", "zsh",  "ksh",  "mksh",
                                                   "ash", "yash", "posh", "lksh", "rbash"};
     if (std::find(std::begin(shells), std::end(shells), prog) != std::end(shells)) return shell(argv);
-    const Simple* w = simple_wrapper(prog);
-    if (!w) return {};
-    Parsed p = parse_opts(argv, w->opts);
-    if (p.unknown) return unanalyzable(std::string(prog) + " options are not known statically");
-    for (char c : w->no_cmd) {
-        if (has_flag(p, c)) return {};
-    }
-    size_t start = p.next + w->skip;
-    return inner(rest(argv, start));
+    return unwrap_program(prog, argv);
 }
 
 std::string quote_argv(const std::vector<std::string>& argv) {

@@ -197,3 +197,34 @@ TEST_CASE("decoding only what a check needs decides as the whole policy does", "
     for (const auto& r : none->rules) ids.push_back(r.id);
     CHECK(ids == std::vector<std::string>{"a", "c"});
 }
+
+TEST_CASE("the working-directory matcher and operands-at but-last read back", "[policy][compiled]") {
+    auto p = parse_policy(R"(
+[[rule]]
+id = "clean"
+decision = "deny"
+reason = "r"
+program = "git"
+subcommand = "clean"
+cwd = ["~", "/"]
+must-match = "cd ~ && git clean -fd"
+must-not-match = "git clean -fd"
+[[rule]]
+id = "mv"
+decision = "deny"
+reason = "r"
+program = "mv"
+operands = ["/usr"]
+operands-at = "but-last"
+must-match = "mv /usr /tmp"
+must-not-match = "mv x /usr"
+)",
+                          "x.toml");
+    REQUIRE(p);
+    CHECK(run_examples(*p).empty());
+    auto back = deserialize_policy(serialize_policy(*p), "x.toml");
+    REQUIRE(back);
+    CHECK(*back == without_examples(*p));
+    CHECK(back->rules[0].cwd.size() == 2);
+    CHECK(back->rules[1].operands_at == Rule::At::ButLast);
+}

@@ -244,3 +244,44 @@ must-not-match = ["cat x /etc/shadow"]
                      "operands-at = \"middle\"")
               .find("'operands-at' is any, first or last") != std::string::npos);
 }
+
+TEST_CASE("cwd: the directory a command runs in", "[policy][matcher]") {
+    auto p = parse_policy(R"(
+[[rule]]
+id = "clean-home"
+decision = "deny"
+reason = "r"
+program = "git"
+subcommand = "clean"
+cwd = ["~"]
+must-match = ["cd ~ && git clean -fdx", "git -C ~ clean -fdx", "cd /tmp; git -C ../home/user clean"]
+must-not-match = ["git clean -fdx", "cd ~/src && git clean -fdx", "cd ~ && git status"]
+)",
+                          "cwd.toml");
+    REQUIRE(p.ok());
+    CHECK(run_examples(*p).empty());
+    PolicySet set;
+    set.add(std::make_shared<const Policy>(std::move(*p)));
+    CHECK_FALSE(set.check_script("git clean -fd", "/home/user", "/home/user").allow);
+    CHECK(set.check_script("git clean -fd", "/home/user/x", "/home/user").allow);
+    // An unknown directory may be HOME: uncertain.
+    CHECK_FALSE(set.check_script("cd \"$X\" && git clean -fd", "/", "/home/user").allow);
+    CHECK(set.check_script("cd \"$X\" && git clean -fd", "/", "/home/user", {.defer_uncertain = true}).allow);
+}
+
+TEST_CASE("operands-at but-last: the sources of mv, or its only operand", "[policy][matcher]") {
+    auto p = parse_policy(R"(
+[[rule]]
+id = "mv-usr"
+decision = "deny"
+reason = "r"
+program = "mv"
+operands = ["/usr"]
+operands-at = "but-last"
+must-match = ["mv /usr /tmp/x", "mv a /usr b /tmp", "mv /usr"]
+must-not-match = ["mv x /usr", "mv a b /usr"]
+)",
+                          "mv.toml");
+    REQUIRE(p.ok());
+    CHECK(run_examples(*p).empty());
+}

@@ -73,6 +73,29 @@ TEST_CASE("operands are resolved lexically", "[policy][normalize]") {
     CHECK(resolved(Field::unknown()) == "**");
 }
 
+TEST_CASE("operands through /proc reach the root and the working directory", "[policy][normalize]") {
+    CHECK(resolved(Field::lit("/proc/self/root")) == "/");
+    CHECK(resolved(Field::lit("/proc/self/root/usr/")) == "/usr");
+    CHECK(resolved(Field::lit("/proc/1/root/etc")) == "/etc");
+    CHECK(resolved(Field::lit("/proc/thread-self/root/..")) == "/");
+    CHECK(resolved(Field::lit("/proc//self/./root/../usr")) == "/usr");
+    CHECK(resolved(Field::lit("/proc/self/cwd")) == "/home/user/project");
+    CHECK(resolved(Field::lit("/proc/self/cwd/../..")) == "/home");
+    CHECK(resolved(Field::lit("/proc/self/cwd/x"), "/") == "/x");
+    CHECK(resolved(Field::lit("/proc/42/cwd")) == "**");  // another process's: unknown
+    Field pid = Field::lit("/proc/");
+    pid.pieces.push_back({Piece::Kind::Unknown, "$$"});
+    pid.add(Piece::Kind::Lit, "/root/usr");
+    CHECK(resolved(pid) == "/usr");
+    CHECK(resolved(glob("/proc/*/root/usr")) == "/usr");
+    // Only those links: other /proc paths stay what they are.
+    CHECK(resolved(Field::lit("/proc/self/rootx")) == "/proc/self/rootx");
+    CHECK(resolved(Field::lit("/proc/self/fd/3")) == "/proc/self/fd/3");
+    CHECK(resolved(Field::lit("/x/proc/self/root")) == "/x/proc/self/root");
+    // Policy patterns are not operands: /proc/** stays a pattern for /proc.
+    CHECK(to_string(policy_path("/proc/self/root")) == "/proc/self/root");
+}
+
 TEST_CASE("globs and unknown values may denote protected paths", "[policy][normalize]") {
     CHECK(denotes(glob("/*"), "/"));     // every child of / is as bad as /
     CHECK(denotes(glob("/*"), "/usr"));  // and /usr is one of them

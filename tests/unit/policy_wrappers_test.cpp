@@ -88,6 +88,108 @@ TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
     CHECK(innermost("sudo env nice nohup timeout 5 rm x") == "rm x");
 }
 
+TEST_CASE("programs that run a command from their arguments", "[policy][wrappers]") {
+    CHECK(innermost("flock /tmp/l rm x") == "rm x");
+    CHECK(innermost("flock -w 5 -E 9 /tmp/l rm x") == "rm x");
+    CHECK(innermost("flock /tmp/l -c 'cd / && rm x'") == "rm x");
+    CHECK(innermost("flock -c 'rm x' /tmp/l") == "rm x");
+    CHECK(invocations("flock -n 9") == V{"flock -n 9"});
+    CHECK(innermost("script -qc 'rm x' /dev/null") == "rm x");
+    CHECK(innermost("script -q /dev/null -c 'rm x'") == "rm x");
+    CHECK(invocations("script -q /dev/null") == V{"script -q /dev/null"});
+    CHECK(innermost("strace -f -e trace=file -o log rm x") == "rm x");
+    CHECK(invocations("strace -p 12") == V{"strace -p 12"});
+    CHECK(innermost("ltrace -o log -e malloc rm x") == "rm x");
+    CHECK(innermost("unshare -m -U -r rm x") == "rm x");
+    CHECK(innermost("nsenter -t 1 -m -u -i -n -p rm x") == "rm x");
+    CHECK(innermost("chroot /srv/root rm x") == "rm x");
+    CHECK(innermost("chroot --userspec=a:b / rm x") == "rm x");
+    CHECK(innermost("prlimit --nofile=10 -n20 rm x") == "rm x");
+    CHECK(innermost("setpriv --reuid 1 --clear-groups rm x") == "rm x");
+    CHECK(invocations("setpriv -d") == V{"setpriv -d"});
+    CHECK(innermost("systemd-run --user --scope -p MemoryMax=1G rm x") == "rm x");
+    CHECK(innermost("systemd-inhibit --why=x rm x") == "rm x");
+    CHECK(innermost("faketime '2020-01-01' rm x") == "rm x");
+    CHECK(innermost("torsocks -i rm x") == "rm x");
+    CHECK(innermost("valgrind --leak-check=full -q rm x") == "rm x");
+    CHECK(innermost("gdb -batch -ex run --args rm x") == "rm x");
+    CHECK(invocations("gdb ./a.out") == V{"gdb ./a.out"});
+    CHECK(innermost("runuser -u nobody -- rm x") == "rm x");
+    CHECK(innermost("runuser -l root -c 'rm x'") == "rm x");
+    CHECK(innermost("sg users -c 'rm x'") == "rm x");
+    CHECK(innermost("sg users 'rm x'") == "rm x");
+    CHECK(innermost("capsh --drop=cap_sys_admin -- -c 'rm x'") == "rm x");
+    CHECK(innermost("entr -s 'rm x'") == "rm x");
+    CHECK(innermost("entr -c rm x") == "rm x");
+    CHECK(innermost("echo 'rm x' | at now") == "rm x");
+    CHECK(innermost("at now <<< 'rm x'") == "rm x");
+    CHECK(invocations("at -l") == V{"at -l"});
+    CHECK(innermost("setarch x86_64 -R rm x") == "rm x");
+    CHECK(innermost("linux32 rm x") == "rm x");
+    CHECK(innermost("bwrap --ro-bind / / --dev /dev --setenv A b rm x") == "rm x");
+    CHECK(innermost("ssh-agent -a sock rm x") == "rm x");
+    CHECK(innermost("fakeroot -- rm x") == "rm x");
+    CHECK(innermost("npx -c 'rm x'") == "rm x");
+    CHECK(innermost("npx rimraf x") == "rimraf x");
+    CHECK(innermost("uv run --python 3.12 rm x") == "rm x");
+    CHECK(innermost("poetry run rm x") == "rm x");
+    CHECK(innermost("bundle exec rm x") == "rm x");
+    CHECK(innermost("conda run -n base rm x") == "rm x");
+    CHECK(invocations("uv pip install x") == V{"uv pip install x"});
+    CHECK(innermost("timeout 5 flock /tmp/l strace -f nice rm x") == "rm x");
+}
+
+TEST_CASE("wrappers that change the working directory", "[policy][wrappers]") {
+    for (const char* s :
+         {"unshare -w / rm x", "unshare --wd=/ rm x", "nsenter -w/ -t 1 rm x", "systemd-run --working-directory=/ rm x",
+          "run0 -D / rm x", "bwrap --chdir / rm x", "poetry run -C / rm x", "conda run --cwd / rm x"}) {
+        INFO(s);
+        auto invs = analyze_script(s, "/home/user/project", "/home/user");
+        CHECK(to_string(invs.back().cwd) == "/");
+    }
+}
+
+TEST_CASE("git -C: the command again, in that directory", "[policy][wrappers]") {
+    auto invs = analyze_script("git -C / -c a=b clean -fdx", "/home/user/project", "/home/user");
+    REQUIRE(invs.size() == 2);
+    CHECK(show(invs[1].argv) == "git -c a=b clean -fdx");
+    CHECK(to_string(invs[1].cwd) == "/");
+    invs = analyze_script("git -C /srv -C repo status", "/", "/root");
+    CHECK(to_string(invs.back().cwd) == "/srv/repo");
+    CHECK(invocations("git status") == V{"git status"});
+}
+
+TEST_CASE("commands hidden in settings: trap, git settings, EDITOR and the like", "[policy][wrappers]") {
+    CHECK(innermost("trap 'rm x' EXIT") == "rm x");
+    CHECK(innermost("trap -- 'cd / && rm x' INT TERM") == "rm x");
+    CHECK(invocations("trap - EXIT") == V{"trap - EXIT"});
+    CHECK(invocations("trap -p") == V{"trap -p"});
+    CHECK(invocations("trap \"$x\" EXIT").back() == "UNANALYZABLE");
+    CHECK(innermost("git -c core.pager='rm x' log") == "rm x");
+    CHECK(innermost("git -c core.sshCommand='rm x' fetch") == "rm x");
+    CHECK(innermost("git -c alias.y='!rm x' y") == "rm x");
+    CHECK(invocations("git -c alias.st=status st") == V{"git -c alias.st=status st"});
+    CHECK(invocations("git -c core.fsmonitor=true status") == V{"git -c core.fsmonitor=true status"});
+    CHECK(innermost("git config --global alias.y '!rm x'") == "rm x");
+    CHECK(innermost("git config set --local core.editor 'rm x'") == "rm x");
+    CHECK(innermost("git config filter.lfs.smudge 'rm x'") == "rm x");
+    CHECK(invocations("git config user.name me") == V{"git config user.name me"});
+    CHECK(invocations("EDITOR='rm x' git commit") == V{"rm x", "git commit"});
+    CHECK(innermost("export GIT_SSH_COMMAND='rm x'") == "rm x");
+    CHECK(innermost("env PAGER='rm x' man ls") == "rm x");
+    CHECK(invocations("EDITOR=vim") == V{"vim"});
+    CHECK(invocations("FOO='rm x'").empty());
+}
+
+TEST_CASE("GNU parallel: one command line per input", "[policy][wrappers]") {
+    CHECK(innermost("parallel rm -rf ::: a /") == "rm -rf /");
+    CHECK(innermost("parallel 'rm -rf {}' ::: a /") == "rm -rf /");
+    CHECK(innermost("parallel -j 4 ::: 'rm -rf ~'") == "rm -rf /home/user");
+    CHECK(innermost("ls | parallel rm -rf") == "rm -rf <<input>>");
+    CHECK(innermost("parallel rm {//} ::: a/b") == "rm <{//}>");
+    CHECK(innermost("parallel gzip ::: *.log") == "gzip <*.log>");
+}
+
 TEST_CASE("xargs: operands from stdin are unknown", "[policy][wrappers]") {
     CHECK(innermost("xargs rm -rf") == "rm -rf <<stdin>>");
     CHECK(innermost("xargs -0 -n 1 -P4 rm") == "rm <<stdin>>");
@@ -106,6 +208,14 @@ TEST_CASE("find: -delete and -exec", "[policy][wrappers]") {
     CHECK(innermost("find . -name x -execdir rm {} +") == "rm <./{}>");
     CHECK(innermost("find . -name x -ok rm {} ';'") == "rm <./{}>");
     CHECK(invocations("find . -name '*.c'") == V{"find . -name *.c"});
+    // Without a test that selects files, -exec runs on every file: on the start itself, or with
+    // -mindepth on every child of it.
+    auto all = invocations("find ~ -exec rm -rf {} +");
+    CHECK(std::find(all.begin(), all.end(), "rm -rf /home/user") != all.end());
+    all = invocations("find / -mindepth 1 -exec rm -rf {} +");
+    CHECK(std::find(all.begin(), all.end(), "rm -rf </*>") != all.end());
+    all = invocations("find / -name x -exec rm -rf {} +");
+    CHECK(std::find(all.begin(), all.end(), "rm -rf /") == all.end());
     // A pattern that looks like an action is an argument, not an action.
     CHECK(invocations("find . -name -delete") == V{"find . -name -delete"});
 }
@@ -190,11 +300,53 @@ TEST_CASE("brace expansion", "[policy][wrappers]") {
 TEST_CASE("IFS, aliases, ~+ and watch", "[policy][wrappers]") {
     CHECK(invocations("IFS=,; x=rm,-rf,/; $x") == V{"UNANALYZABLE"});
     CHECK(innermost("IFS=,; x=/; rm -rf \"$x\"") == "rm -rf /");  // quoted: no splitting
-    CHECK(invocations("alias x='rm -rf /'; x") == V{"alias x=rm -rf /", "rm -rf /", "x"});
+    // Checked where defined and again where used (issue 12: an alias forwards its arguments).
+    CHECK(invocations("alias x='rm -rf /'; x") == V{"alias x=rm -rf /", "rm -rf /", "x", "rm -rf /"});
     CHECK(innermost("cd / && rm -rf ~+") == "rm -rf /");
     CHECK(innermost("cd /tmp && cd /usr && rm -rf ~-") == "rm -rf /tmp");
     CHECK(innermost("watch -n 1 'rm -rf /'") == "rm -rf /");
     CHECK(innermost("watch -x rm -rf /") == "rm -rf /");
+}
+
+TEST_CASE("functions and aliases are checked where they are used, with their arguments", "[policy][wrappers]") {
+    CHECK(innermost("f() { rm -rf \"$@\"; }; f /") == "rm -rf /");
+    CHECK(innermost("f() { rm -rf $*; }; f / /usr") == "rm -rf / /usr");
+    CHECK(innermost("f() { rm -rf \"$1\"; }; f /tmp/x") == "rm -rf /tmp/x");
+    CHECK(innermost("function f { shift; rm -rf \"$1\"; }; f a ~") == "rm -rf /home/user");
+    CHECK(innermost("f() { rm -rf \"$1\"; }; f \"$X\"") == "rm -rf <$1>");
+    CHECK(innermost("a() { b /; }; b() { rm -r \"$1\"; }; a") == "rm -r /");
+    CHECK(innermost("f() { cd \"$1\"; }; f /; rm -rf usr") == "rm -rf usr");
+    auto in_root = analyze_script("f() { cd \"$1\"; }; f /; rm -rf usr", "/home/user/project", "/home/user");
+    CHECK(to_string(in_root.back().cwd) == "/");
+    CHECK(innermost("alias x='rm -rf'; x /") == "rm -rf /");
+    CHECK(innermost("alias s='sudo '; alias r='rm -rf'; s r ~") == "rm -rf /home/user");
+    CHECK(innermost("alias x='rm -rf'; unalias x; x /") == "x /");
+    CHECK(innermost("f() { rm -rf \"$1\"; }; unset -f f; f /") == "f /");
+    // The positional parameters of the caller come back after the call.
+    CHECK(innermost("set -- a; f() { :; }; f /; rm -rf \"$1\"") == "rm -rf a");
+    // The use names where its commands come from.
+    auto invs = analyze_script("f() { rm -rf \"$@\"; }; f /", "/", "/root");
+    CHECK(invs.back().text == "rm -rf \"$@\" (in f /)");
+    // Recursion stops, and so does a use of a function by itself.
+    CHECK(analyze_script("f() { f \"$@\" x; }; f", "/", "/root").size() < 10);
+    std::string many = "f() { g; g; }; g() { h; h; }; h() { i; i; }; i() { j; j; }; j() { k; k; }; k() { ls; ls; }";
+    for (int n = 0; n < 8; ++n) many += "; f";
+    auto all = invocations(many);
+    CHECK(all.back() == "UNANALYZABLE");
+    CHECK(all.size() < 5000);
+}
+
+TEST_CASE("shells started without a command read standard input", "[policy][wrappers]") {
+    CHECK(innermost("echo 'rm x' | sudo -s") == "rm x");
+    CHECK(innermost("sudo -i <<< 'rm x'") == "rm x");
+    CHECK(innermost("echo 'rm x' | su") == "rm x");
+    CHECK(innermost("echo 'rm x' | su - root") == "rm x");
+    CHECK(innermost("echo 'rm x' | doas -s") == "rm x");
+    CHECK(innermost("echo 'rm x' | runuser -l root") == "rm x");
+    CHECK(innermost("echo 'rm x' | script -q /dev/null") == "rm x");
+    CHECK(invocations("sudo -s") == V{"sudo -s"});  // from the terminal: interactive
+    CHECK(invocations("curl x | sudo -s").back() == "UNANALYZABLE");
+    CHECK(invocations("doas -C /etc/doas.conf rm x") == V{"doas -C /etc/doas.conf rm x"});
 }
 
 TEST_CASE("shells reading their script from standard input", "[policy][wrappers]") {

@@ -71,9 +71,11 @@ struct Rule {
     std::vector<std::string> flags;                     // all present
     std::vector<std::string> without_flags;             // none present
     std::vector<OperandPattern> operands;               // any operand may denote any of them
-    enum class At : unsigned char { Any, First, Last } operands_at = At::Any;  // which operands count
+    // Which operands count; ButLast: every one but the last (mv's sources), or the only one.
+    enum class At : unsigned char { Any, First, Last, ButLast } operands_at = At::Any;
     bool unknown_operands_match = true;  // an operand not known statically may be anything
     std::vector<OperandPattern> writes;  // an output redirection target may denote one
+    std::vector<OperandPattern> cwd;     // the working directory may be one (git clean in ~)
     bool has_construct = false;
     Invocation::Construct construct = Invocation::Construct::None;
     std::vector<Example> must_match, must_not_match;
@@ -118,6 +120,7 @@ Result<Policy> deserialize_policy_for(std::string_view bytes, const std::string&
 // Whether a rule naming PROGRAMS (basename globs or absolute paths) may match a command whose
 // first word is ARGV0: the matcher's first, cheap test, before normalising the command line.
 bool program_may_match(const std::vector<std::string>& programs, const Field& argv0);
+bool program_may_match(std::string_view program, const Field& argv0);
 
 // A shipped policy file (policies/NAME.toml) and its compiled form, generated at build time.
 struct EmbeddedPolicy {
@@ -155,6 +158,7 @@ private:
     bool command_matches(const Policy& p, const Rule& r, const Invocation& inv, Unknowns unknowns);
     bool operands_match(const Rule& r, const CommandLine& cl, const Invocation& inv, size_t from, Unknowns unknowns);
     bool writes_match(const Rule& r, const Invocation& inv, Unknowns unknowns);
+    bool cwd_matches(const Rule& r, const Invocation& inv, Unknowns unknowns);
 };
 
 }  // namespace cordon::policy
