@@ -76,7 +76,8 @@ private:
 // file or a failing example is an error naming FILE:LINE:COLUMN. An empty list loads nothing.
 Result<PolicySet> load(const std::vector<std::string>& names_or_paths);
 
-// "cordon: denied: <command> (rule <id>: <reason>)", the run-time message for a denial.
+// "cordon: denied: <command> (rule <id>: <reason>)", the run-time message for a denial, on one
+// line (newlines in COMMAND shown as \n).
 std::string format_denial(const Decision& d);
 // The decision as one JSON object (cordon check --json, status and audit output).
 std::string to_json(const Decision& d);

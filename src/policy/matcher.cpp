@@ -362,7 +362,10 @@ std::vector<std::string> run_examples(const Policy& p) {
 }
 
 std::string format_denial(const Decision& d) {
-    return fmt::format("cordon: denied: {} (rule {}: {})", d.command, d.rule_id, d.reason);
+    // One line: a script's newlines are shown as \n.
+    std::string command;
+    for (char c : d.command) command += c == '\n' ? std::string("\\n") : std::string(1, c);
+    return fmt::format("cordon: denied: {} (rule {}: {})", command, d.rule_id, d.reason);
 }
 
 std::string to_json(const Decision& d) {
