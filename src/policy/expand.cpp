@@ -182,7 +182,10 @@ std::vector<Word> brace_expand(const Word& w) {
     return out;
 }
 
-std::vector<Field> expand_word(const Word& w, Scope& sc, bool split, const RunSubstitution& run) {
+// One switch over the kinds of word part, each a few lines that share the field being built
+// and the splitting state: split into functions, each would take and return all of it.
+std::vector<Field> expand_word(const Word& w, Scope& sc, bool split,  // NOLINT(readability-function-size)
+                               const RunSubstitution& run) {
     std::vector<Field> fields;
     Field cur;
     bool have = false;

@@ -57,7 +57,10 @@ void Parser::read_heredoc(const PendingHeredoc& h) {
     sub.read_parts(body, Mode::Heredoc);
 }
 
-void Parser::read_parts(Word& w, Mode mode) {
+// The word lexer's state machine: one loop over the characters, one case per quoting or
+// expansion form, sharing the position and the brace depth. Kept whole so it reads as sh(1)'s
+// token rules do.
+void Parser::read_parts(Word& w, Mode mode) {  // NOLINT(readability-function-size)
     bool first = true;
     int brace = 0;
     for (;;) {
