@@ -40,6 +40,9 @@ struct ExecReadLimits {
 Result<std::string> read_c_string(int mem_fd, uint64_t addr, size_t max);
 Result<std::vector<std::string>> read_argv(int mem_fd, uint64_t addr, const ExecReadLimits& limits);
 
+// PID (in our pid namespace) as the jail's pid namespace numbers it (0 if unknown).
+pid_t jail_pid_of(pid_t pid);
+
 // The filter that notifies on execve and execveat, as a BPF program for this architecture.
 std::vector<sock_filter> exec_filter();
 
@@ -60,7 +63,7 @@ int install_exec_listener(const void* sock_fprog);
 struct ExecRequest {
     uint64_t id = 0;
     pid_t pid = 0;                  // in the supervisor's pid namespace
-    pid_t jail_pid = 0;             // in the jail's (0 if unknown)
+    pid_t jail_pid = 0;             // in the jail's: known when a path goes through /proc, else 0
     std::string path;               // the file to run, as given (execveat: joined to its dirfd)
     std::vector<std::string> argv;  // as given; argv[0] may name anything
     std::string cwd;                // the process's working directory, in the jail's terms

@@ -74,7 +74,7 @@ ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r
 std::string audit_line(const ExecRequest& r, const ExecJudgement& j, double unix_time) {
     return JsonObject()
                .add_raw("time", fmt::format("{:.6f}", unix_time))
-               .add("pid", static_cast<int64_t>(r.jail_pid))
+               .add("pid", static_cast<int64_t>(r.jail_pid ? r.jail_pid : jail_pid_of(r.pid)))
                .add("argv", r.argv)
                .add("cwd", r.cwd)
                .add("executable", j.executable)

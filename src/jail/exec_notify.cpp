@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -187,6 +188,8 @@ std::string read_link(const std::string& path) {
     return n > 0 && static_cast<size_t>(n) < buf.size() ? std::string(buf.data(), static_cast<size_t>(n)) : "";
 }
 
+}  // namespace
+
 pid_t jail_pid_of(pid_t pid) {
     auto status = read_file("/proc/" + std::to_string(pid) + "/status");
     if (!status) return 0;
@@ -200,6 +203,8 @@ pid_t jail_pid_of(pid_t pid) {
     return static_cast<pid_t>(std::atoi(line.c_str() + (first == std::string::npos ? 0 : first + 1)));
 }
 
+namespace {
+
 // What the process asks, read from /proc/PID: only trusted once the id is still valid after.
 void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits& limits) {
     const std::string proc = "/proc/" + std::to_string(r.pid);
@@ -212,7 +217,6 @@ void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits
     }
     r.cwd = read_link(proc + "/cwd");
     if (r.cwd.empty() || r.cwd[0] != '/') r.cwd = "/";
-    r.jail_pid = jail_pid_of(r.pid);
     const bool at = data.nr == __NR_execveat;
     auto path = read_c_string(mem.get(), data.args[at ? 1 : 0], limits.max_path_bytes);
     auto argv = read_argv(mem.get(), data.args[at ? 2 : 1], limits);
@@ -232,6 +236,12 @@ void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits
         } else if (r.path[0] != '/') {
             r.path = base + "/" + r.path;
         }
+    }
+    // The jail's pid of the process: for paths through /proc (reading it costs as much as the
+    // rest of this function); the audit log asks for it itself.
+    const auto via_proc = [](const std::string& s) { return s.find("/proc") != std::string::npos; };
+    if (via_proc(r.path) || via_proc(r.cwd) || std::any_of(r.argv.begin(), r.argv.end(), via_proc)) {
+        r.jail_pid = jail_pid_of(r.pid);
     }
     r.exe = resolve_in_root(r.root.get(), r.cwd, r.path, true, r.jail_pid);
     struct stat st {};
