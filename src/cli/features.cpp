@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 
 #include "cordon/fd.hpp"
 #include "cordon/paths.hpp"
@@ -79,10 +80,16 @@ std::string seccomp_actions() {
 
 int landlock_abi(std::string* why) {
     const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    const int err = errno;
     if (abi > 0) return static_cast<int>(abi);
     if (why) {
-        *why = errno == EOPNOTSUPP ? "Landlock is built into this kernel but not enabled (the boot's lsm= list)"
-                                   : "this kernel has no Landlock";
+        if (err == ENOSYS) {
+            *why = "this kernel has no Landlock";
+        } else if (err == EOPNOTSUPP) {
+            *why = "Landlock is built into this kernel but not enabled (the boot's lsm= list)";
+        } else {
+            *why = std::string("landlock_create_ruleset: ") + std::strerror(err);
+        }
     }
     return 0;
 }
