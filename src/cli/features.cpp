@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 
 #include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
