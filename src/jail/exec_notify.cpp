@@ -394,7 +394,11 @@ std::string resolve_in_root(int root, const std::string& cwd, const std::string&
         // A process of the jail (itself, or another: judged as if it exists).
         const bool self_link = comp == "self" || comp == "thread-self";
         if (done.size() == 1 && done[0] == "proc" && (self_link || is_number(comp))) {
-            done.push_back(self_link && !self.empty() ? self : std::move(comp));
+            if (self_link && !self.empty()) {
+                done.push_back(self);
+            } else {
+                done.push_back(std::move(comp));
+            }
             continue;
         }
         const bool proc_entry = done.size() == 2 && done[0] == "proc" &&
