@@ -295,9 +295,12 @@ bool ExecChecks::on_ready(short revents, std::vector<std::string>& denials) {
         listener_.allow(r.id);
         return false;
     }
-    listener_.deny(r.id, EACCES);
     if (!v.denial_json.empty()) denials.push_back(std::move(v.denial_json));
-    return v.end_run;
+    // --on-deny kill: no answer at all. The exec waits, killably, until the supervisor has
+    // ended the jail; an EACCES first would let the command go on for a moment.
+    if (v.end_run) return true;
+    listener_.deny(r.id, EACCES);
+    return false;
 }
 
 void ExecChecks::as_payload(ExecRequest& r) const {
