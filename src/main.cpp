@@ -61,7 +61,7 @@ std::optional<int> answer_help_or_version(const cordon::CliRequest& cli) {
 
 // Whether the run gets exec-time checks: asked for, a policy to check with, and a listener the
 // kernel grants (not under an outer one). Where it does not, auto warns and required refuses.
-cordon::Status choose_exec_checks(cordon::Spec& spec, const cordon::RunOptions& options) {
+cordon::Status choose_exec_checks(cordon::Spec& spec, cordon::RunOptions& options) {
     using Mode = cordon::RunOptions::ExecChecks;
     spec.exec_checks = false;
     if (spec.no_policy || options.exec_checks == Mode::Off) return {};
@@ -70,6 +70,7 @@ cordon::Status choose_exec_checks(cordon::Spec& spec, const cordon::RunOptions& 
         spec.exec_checks = true;
         return {};
     }
+    options.exec_checks_unavailable = probe.why;
     if (options.exec_checks == Mode::Required) {
         cordon::Error e = cordon::make_error("--exec-checks required", "exec checks are not available: " + probe.why);
         e.hint = "run cordon outside the other sandbox, or accept the static check alone with --exec-checks auto";
@@ -88,7 +89,7 @@ std::string exec_checks_mode(const cordon::Spec& spec, const cordon::RunOptions&
     if (spec.exec_checks) return options.kill_on_deny ? "on (a denied exec ends the run)" : "on";
     if (spec.no_policy) return "off (--no-policy)";
     if (options.exec_checks == cordon::RunOptions::ExecChecks::Off) return "off (--exec-checks off)";
-    return "off (" + cordon::probe_exec_listener().why + ")";
+    return "off (" + options.exec_checks_unavailable + ")";
 }
 
 // --dry-run: the resolved jail and the command policy files; nothing runs.

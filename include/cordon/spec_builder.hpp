@@ -55,7 +55,8 @@ struct RunOptions {
     // the run gets them is Spec::exec_checks, decided once the host has been probed.
     enum class ExecChecks : unsigned char { Auto, Required, Off } exec_checks = ExecChecks::Auto;
     bool kill_on_deny = false;
-    std::optional<std::string> audit;  // PATH or fd:N
+    std::string exec_checks_unavailable;  // why the host could not give them (main's probe)
+    std::optional<std::string> audit;     // PATH or fd:N
 };
 
 // What the command line and profiles resolve to: the jail and how to run it.

@@ -141,19 +141,7 @@ Execer start_execer(const char* argv0) {
         int fd = install_exec_listener(&prog);
         if (fd < 0) ::_exit(101);
         char byte = 0;
-        iovec iov{&byte, 1};
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        cmsghdr* c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-        if (::sendmsg(sv[1], &msg, 0) != 1) ::_exit(102);
+        if (!send_with_fd(sv[1], &byte, 1, fd)) ::_exit(102);
         ::close(fd);
         char* const argv[] = {const_cast<char*>(argv0), const_cast<char*>("-x"), nullptr};
         char* const envp[] = {nullptr};
@@ -161,21 +149,12 @@ Execer start_execer(const char* argv0) {
         ::_exit(errno);
     }
     ::close(sv[1]);
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
     Execer e;
     e.pid = pid;
-    if (::recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) == 1) {
-        int fd = -1;
-        std::memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof fd);
-        e.listener.reset(fd);
-    }
+    pollfd ready{sv[0], POLLIN, 0};
+    char byte = 0;
+    int fd = -1;
+    if (::poll(&ready, 1, 5000) == 1 && recv_with_fd(sv[0], &byte, 1, fd) == 1) e.listener.reset(fd);
     ::close(sv[0]);
     return e;
 }
