@@ -71,6 +71,7 @@ struct ExecRequest {
     UniqueFd root;                  // the process's root directory (O_PATH), for resolving paths
     std::string error;              // set when what it asks could not be read: judge as a denial
     bool no_access = false;         // ... because /proc/PID refused us (see ExecChecks)
+    bool missing = false;           // execve of a path that names nothing in the jail (ENOENT)
 };
 
 class ExecListener {

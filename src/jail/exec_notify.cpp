@@ -20,6 +20,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "cordon/paths.hpp"
 
@@ -44,27 +45,62 @@ long sys_seccomp(unsigned op, unsigned flags, const void* args) {
 
 }  // namespace
 
-Result<std::string> read_c_string(int mem_fd, uint64_t addr, size_t max) {
-    std::string out;
-    std::array<char, kPage> buf{};
-    while (true) {
-        // Never cross a page boundary in one read: the next page may be unmapped.
-        size_t chunk = kPage - static_cast<size_t>(addr % kPage);
-        ssize_t n = read_mem(mem_fd, addr, buf.data(), chunk);
-        if (n <= 0) return sys_error("read exec arguments", n < 0 ? errno : EFAULT);
-        const auto* nul = static_cast<const char*>(std::memchr(buf.data(), 0, static_cast<size_t>(n)));
-        size_t len = nul ? static_cast<size_t>(nul - buf.data()) : static_cast<size_t>(n);
-        if (out.size() + len > max) return sys_error("read exec arguments", E2BIG);
-        out.append(buf.data(), len);
-        if (nul) return out;
-        addr += static_cast<uint64_t>(n);
+namespace {
+
+// Another process's memory a page at a time, keeping the last page read: an argv's strings
+// mostly share one or two pages, so this is one pread for them instead of one each.
+class PageReader {
+public:
+    explicit PageReader(int mem_fd) : fd_(mem_fd) {}
+    // The mapped bytes from ADDR to the end of its page; empty with errno set when unmapped.
+    std::string_view at(uint64_t addr) {
+        const uint64_t page = addr - addr % kPage;
+        if (len_ == 0 || page != page_) {
+            ssize_t n = read_mem(fd_, page, buf_.data(), kPage);
+            len_ = n > 0 ? static_cast<size_t>(n) : 0;
+            page_ = page;
+            if (n <= 0) errno = n < 0 ? errno : EFAULT;
+        }
+        const auto off = static_cast<size_t>(addr - page);
+        if (off >= len_) {
+            if (len_ != 0) errno = EFAULT;
+            return {};
+        }
+        return {buf_.data() + off, len_ - off};
     }
+
+private:
+    int fd_;
+    uint64_t page_ = 0;
+    size_t len_ = 0;
+    std::array<char, kPage> buf_{};
+};
+
+Result<std::string> read_string(PageReader& mem, uint64_t addr, size_t max) {
+    std::string out;
+    while (true) {
+        std::string_view got = mem.at(addr);
+        if (got.empty()) return sys_error("read exec arguments", errno);
+        size_t len = std::min(got.find('\0'), got.size());
+        if (out.size() + len > max) return sys_error("read exec arguments", E2BIG);
+        out.append(got.substr(0, len));
+        if (len < got.size()) return out;
+        addr += got.size();
+    }
+}
+
+}  // namespace
+
+Result<std::string> read_c_string(int mem_fd, uint64_t addr, size_t max) {
+    PageReader mem(mem_fd);
+    return read_string(mem, addr, max);
 }
 
 Result<std::vector<std::string>> read_argv(int mem_fd, uint64_t addr, const ExecReadLimits& limits) {
     std::vector<std::string> argv;
     if (addr == 0) return argv;  // execve(path, NULL, ...): the kernel takes an empty argv
     size_t total = 0;
+    PageReader strings(mem_fd);
     std::array<uint64_t, kPage / sizeof(uint64_t)> ptrs{};
     while (true) {
         size_t room = (kPage - static_cast<size_t>(addr % kPage)) / sizeof(uint64_t);
@@ -76,7 +112,7 @@ Result<std::vector<std::string>> read_argv(int mem_fd, uint64_t addr, const Exec
             if (ptrs[i] == 0) return argv;
             if (argv.size() >= limits.max_args) return sys_error("read exec arguments", E2BIG);
             size_t left = limits.max_total_bytes - total;
-            auto s = read_c_string(mem_fd, ptrs[i], std::min(limits.max_arg_bytes, left));
+            auto s = read_string(strings, ptrs[i], std::min(limits.max_arg_bytes, left));
             if (!s) return s.error();
             total += s->size() + 1;
             if (total > limits.max_total_bytes) return sys_error("read exec arguments", E2BIG);
@@ -205,6 +241,21 @@ pid_t jail_pid_of(pid_t pid) {
 
 namespace {
 
+// A path that names nothing in the jail, by a walk the supervisor can repeat exactly: no step
+// through /proc or /dev (their links name the jail's pids, which the supervisor's walk cannot
+// follow). A PATH search tries one such name per directory before it finds the program.
+bool missing_in_root(int root, const std::string& cwd, const std::string& path) {
+    if (path.empty()) return false;
+    const auto special = [](const std::string& p) {
+        return p.find("/proc") != std::string::npos || p.rfind("/dev", 0) == 0 || p.find("/dev/") != std::string::npos;
+    };
+    if (special(path) || special(cwd)) return false;
+    const std::string real = resolve_in_root(root, cwd, path, true, 0);
+    if (special(real)) return false;
+    struct stat st {};
+    return ::fstatat(root, real == "/" ? "." : real.c_str() + 1, &st, 0) != 0 && errno == ENOENT;
+}
+
 // What the process asks, read from /proc/PID: only trusted once the id is still valid after.
 void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits& limits) {
     const std::string proc = "/proc/" + std::to_string(r.pid);
@@ -219,6 +270,10 @@ void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits
     if (r.cwd.empty() || r.cwd[0] != '/') r.cwd = "/";
     const bool at = data.nr == __NR_execveat;
     auto path = read_c_string(mem.get(), data.args[at ? 1 : 0], limits.max_path_bytes);
+    if (path && !at && missing_in_root(r.root.get(), r.cwd, *path)) {
+        r.missing = true;
+        return;
+    }
     auto argv = read_argv(mem.get(), data.args[at ? 2 : 1], limits);
     if (!path || !argv) {
         const Error& e = !path ? path.error() : argv.error();
@@ -237,9 +292,11 @@ void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits
             r.path = base + "/" + r.path;
         }
     }
-    // The jail's pid of the process: for paths through /proc (reading it costs as much as the
+    // The jail's pid of the process: for paths through /proc or /dev/fd (reading it costs as much as the
     // rest of this function); the audit log asks for it itself.
-    const auto via_proc = [](const std::string& s) { return s.find("/proc") != std::string::npos; };
+    const auto via_proc = [](const std::string& s) {
+        return s.find("/proc") != std::string::npos || s.find("/dev/") != std::string::npos;  // /dev/fd/N
+    };
     if (via_proc(r.path) || via_proc(r.cwd) || std::any_of(r.argv.begin(), r.argv.end(), via_proc)) {
         r.jail_pid = jail_pid_of(r.pid);
     }
@@ -266,6 +323,11 @@ Result<std::optional<ExecRequest>> ExecListener::receive() {
         return std::optional<ExecRequest>{};
     }
     read_request(r, notif->data, limits_);
+    if (r.missing) {
+        // Nothing there to run: fail the exec as the kernel would, without judging or logging it.
+        deny(r.id, ENOENT);
+        return std::optional<ExecRequest>{};
+    }
     // The process may have died and its pid been reused while we read: judge nothing then.
     __u64 id = r.id;
     if (::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return std::optional<ExecRequest>{};
@@ -419,19 +481,11 @@ std::string resolve_in_root(int root, const std::string& cwd, const std::string&
         }
         done.push_back(comp);
         std::string rel = join(done).substr(1);
-        struct stat st {};
-        if (::fstatat(root, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            resolving = false;
-            continue;
-        }
-        if (!S_ISLNK(st.st_mode)) continue;
-        if (++links > 40) {
-            resolving = false;
-            continue;
-        }
+        // One call tells all three: a link (its target), not a link (EINVAL), or nothing there.
         std::array<char, 4096> buf{};
         ssize_t n = ::readlinkat(root, rel.c_str(), buf.data(), buf.size() - 1);
-        if (n <= 0) {
+        if (n < 0 && errno == EINVAL) continue;
+        if (n <= 0 || ++links > 40) {
             resolving = false;
             continue;
         }

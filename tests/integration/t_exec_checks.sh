@@ -108,6 +108,21 @@ else
 fi
 cd "$WORK" || exit 99
 
+# A PATH search tries one missing name per directory before it finds the program: those fail
+# with ENOENT as they would unjailed, unjudged and unlogged; the program found is judged. A
+# missing program is still "not found" (127). A program reached through /dev/fd is judged.
+project
+run "$CORDON" --audit "$OUT/audit3.jsonl" -c "$GUARD; PATH=/no/such/dir:/usr/bin; ls / >/dev/null && echo found; nosuchprogram; echo rc=\$?"
+expect_out "^found$" "a PATH search through a missing directory finds the program"
+expect_out "^rc=127$" "a missing program is not found"
+if grep -q '"executable":"/usr/bin/ls"' "$OUT/audit3.jsonl" && ! grep -q '"executable":"/no/such' "$OUT/audit3.jsonl"; then
+  ok "the program found is judged; the names tried in missing directories are not logged"
+else
+  not_ok "audit log after a PATH search: $(head -c 800 "$OUT/audit3.jsonl")"
+fi
+denied_run "rm through a /dev/fd path" 'exec 7</bin/rm; /dev/fd/7 -rf /'
+cd "$WORK" || exit 99
+
 # --dry-run names the mode; --exec-checks off leaves only the static check.
 expect_exit 0 "--dry-run" "$CORDON" --dry-run -- true
 expect_out "^exec checks: +on" "--dry-run reports exec checks on"
