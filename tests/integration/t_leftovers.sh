@@ -45,7 +45,9 @@ if [[ $(id -u) -eq 0 ]]; then
 fi
 cd "$WORK"
 
-# vsock: one port space for the whole machine (the hypervisor's and other VMs' ports).
+# vsock: one port space for the whole machine (the hypervisor's and other VMs' ports). The
+# ports differ per run: the root and the user run of this test may run at the same time.
+port=$((20000 + $$ % 20000 * 3))
 VSOCK='
 import socket, sys
 try:
@@ -56,14 +58,14 @@ try:
 except OSError as e:
     print("vsock-refused", e.errno)
 '
-if python3 -c "$VSOCK" 5101 | grep -q vsock-listening; then
-  jailed "python3 -c '$VSOCK' 5102"
+if python3 -c "$VSOCK" $port | grep -q vsock-listening; then
+  jailed "python3 -c '$VSOCK' $((port + 1))"
   expect_out "^vsock-refused 97$" "--net none: a vsock socket is refused (EAFNOSUPPORT)"
-  jailed "python3 -c '$VSOCK' 5103" --net host
+  jailed "python3 -c '$VSOCK' $((port + 2))" --net host
   expect_out "^vsock-listening$" "--net host: vsock works, as the rest of the host's network"
 else
   skip "--net host keeps vsock: vsock is not available on this host (the refusal inside the jail is still checked)"
-  jailed "python3 -c '$VSOCK' 5102"
+  jailed "python3 -c '$VSOCK' $((port + 1))"
   expect_out "^vsock-refused" "--net none: a vsock socket is refused"
 fi
 finish
