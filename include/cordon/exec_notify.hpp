@@ -35,10 +35,11 @@ struct ExecReadLimits {
     size_t max_path_bytes = 4096;
 };
 
-// Reading another process's memory through its /proc/PID/mem (MEM_FD). A string longer than
-// MAX, or an array past the limits, is an error with err E2BIG; unreadable memory gives EFAULT.
-Result<std::string> read_c_string(int mem_fd, uint64_t addr, size_t max);
-Result<std::vector<std::string>> read_argv(int mem_fd, uint64_t addr, const ExecReadLimits& limits);
+// Reading another process's memory (PID, in our pid namespace; process_vm_readv). A string
+// longer than MAX, or an array past the limits, is an error with err E2BIG; unreadable memory
+// gives EFAULT, a process we may not read EPERM.
+Result<std::string> read_c_string(pid_t pid, uint64_t addr, size_t max);
+Result<std::vector<std::string>> read_argv(pid_t pid, uint64_t addr, const ExecReadLimits& limits);
 
 // PID (in our pid namespace) as the jail's pid namespace numbers it (0 if unknown).
 pid_t jail_pid_of(pid_t pid);
@@ -140,7 +141,13 @@ ssize_t recv_with_fd(int sock, void* msg, size_t len, int& fd);
 // FOLLOW_LAST), never above the root. /proc/self, /proc/thread-self and /proc/N/root and cwd
 // of the process itself (JAIL_PID) are taken as what they show. Components that do not exist
 // are kept as written. The result is absolute, in the jail's terms.
+//
+// The walk also tells whether the path names something (STATE, when given): Exists when its
+// last component was seen and is no link (or FOLLOW_LAST is false and it was seen), Missing
+// when a component is not there (the kernel's ENOENT), Unknown otherwise (a component refused,
+// a loop, a step through /proc): ask the file system then.
+enum class PathState { Unknown, Exists, Missing };
 std::string resolve_in_root(int root, const std::string& cwd, const std::string& path, bool follow_last,
-                            pid_t jail_pid = 0);
+                            pid_t jail_pid = 0, PathState* state = nullptr);
 
 }  // namespace cordon

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,9 +35,13 @@ namespace {
 
 constexpr size_t kPage = 4096;
 
-// pread from another process's memory, as much as is mapped from ADDR on.
-ssize_t read_mem(int mem_fd, uint64_t addr, char* buf, size_t len) {
-    return retry_eintr([&] { return ::pread(mem_fd, buf, len, static_cast<off_t>(addr)); });
+// Another process's memory, as much as is mapped from ADDR on: one process_vm_readv, which the
+// kernel allows exactly where it allows /proc/PID/mem (a ptrace attach check), without the
+// open and close of that file per exec.
+ssize_t read_mem(pid_t pid, uint64_t addr, char* buf, size_t len) {
+    struct iovec local = {buf, len};
+    struct iovec remote = {reinterpret_cast<void*>(addr), len};  // NOLINT(performance-no-int-to-ptr)
+    return retry_eintr([&] { return ::process_vm_readv(pid, &local, 1, &remote, 1, 0); });
 }
 
 long sys_seccomp(unsigned op, unsigned flags, const void* args) {
@@ -51,12 +56,12 @@ namespace {
 // mostly share one or two pages, so this is one pread for them instead of one each.
 class PageReader {
 public:
-    explicit PageReader(int mem_fd) : fd_(mem_fd) {}
+    explicit PageReader(pid_t pid) : pid_(pid) {}
     // The mapped bytes from ADDR to the end of its page; empty with errno set when unmapped.
     std::string_view at(uint64_t addr) {
         const uint64_t page = addr - addr % kPage;
         if (len_ == 0 || page != page_) {
-            ssize_t n = read_mem(fd_, page, buf_.data(), kPage);
+            ssize_t n = read_mem(pid_, page, buf_.data(), kPage);
             len_ = n > 0 ? static_cast<size_t>(n) : 0;
             page_ = page;
             if (n <= 0) errno = n < 0 ? errno : EFAULT;
@@ -70,7 +75,7 @@ public:
     }
 
 private:
-    int fd_;
+    pid_t pid_;
     uint64_t page_ = 0;
     size_t len_ = 0;
     std::array<char, kPage> buf_{};
@@ -91,21 +96,21 @@ Result<std::string> read_string(PageReader& mem, uint64_t addr, size_t max) {
 
 }  // namespace
 
-Result<std::string> read_c_string(int mem_fd, uint64_t addr, size_t max) {
-    PageReader mem(mem_fd);
+Result<std::string> read_c_string(pid_t pid, uint64_t addr, size_t max) {
+    PageReader mem(pid);
     return read_string(mem, addr, max);
 }
 
-Result<std::vector<std::string>> read_argv(int mem_fd, uint64_t addr, const ExecReadLimits& limits) {
+Result<std::vector<std::string>> read_argv(pid_t pid, uint64_t addr, const ExecReadLimits& limits) {
     std::vector<std::string> argv;
     if (addr == 0) return argv;  // execve(path, NULL, ...): the kernel takes an empty argv
     size_t total = 0;
-    PageReader strings(mem_fd);
+    PageReader strings(pid);
     std::array<uint64_t, kPage / sizeof(uint64_t)> ptrs{};
     while (true) {
         size_t room = (kPage - static_cast<size_t>(addr % kPage)) / sizeof(uint64_t);
         if (room == 0) room = 1;
-        ssize_t n = read_mem(mem_fd, addr, reinterpret_cast<char*>(ptrs.data()), room * sizeof(uint64_t));
+        ssize_t n = read_mem(pid, addr, reinterpret_cast<char*>(ptrs.data()), room * sizeof(uint64_t));
         if (n < static_cast<ssize_t>(sizeof(uint64_t))) return sys_error("read exec arguments", n < 0 ? errno : EFAULT);
         size_t got = static_cast<size_t>(n) / sizeof(uint64_t);
         for (size_t i = 0; i < got; ++i) {
@@ -241,65 +246,76 @@ pid_t jail_pid_of(pid_t pid) {
 
 namespace {
 
-// A path that names nothing in the jail, by a walk the supervisor can repeat exactly: no step
-// through /proc or /dev (their links name the jail's pids, which the supervisor's walk cannot
-// follow). A PATH search tries one such name per directory before it finds the program.
-bool missing_in_root(int root, const std::string& cwd, const std::string& path) {
-    if (path.empty()) return false;
-    const auto special = [](const std::string& p) {
-        return p.find("/proc") != std::string::npos || p.rfind("/dev", 0) == 0 || p.find("/dev/") != std::string::npos;
-    };
-    if (special(path) || special(cwd)) return false;
-    const std::string real = resolve_in_root(root, cwd, path, true, 0);
-    if (special(real)) return false;
-    struct stat st {};
-    return ::fstatat(root, real == "/" ? "." : real.c_str() + 1, &st, 0) != 0 && errno == ENOENT;
+// Paths through /proc or /dev: their links name the jail's pids, which only a walk that knows
+// the process's jail pid can follow (resolve_in_root), and /dev/fd/N names its descriptors.
+bool special_path(const std::string& p) {
+    return p.find("/proc") != std::string::npos || p.rfind("/dev", 0) == 0 || p.find("/dev/") != std::string::npos;
 }
 
-// What the process asks, read from /proc/PID: only trusted once the id is still valid after.
+void unreadable(ExecRequest& r, int err) {
+    r.no_access = err == EACCES || err == EPERM;
+    r.error = std::string("cannot read the process: ") + std::strerror(err);
+}
+
+// The program an execve runs, resolved once inside the jail's root. A path that names nothing
+// there (a PATH search tries one such name per directory before it finds the program) sets
+// MISSING; the cwd is read only when a relative path needs it.
+void resolve_program(ExecRequest& r, const std::string& proc) {
+    if (r.path.empty() || special_path(r.path)) return;
+    if (r.path[0] != '/') {
+        r.cwd = read_link(proc + "/cwd");
+        if (r.cwd.empty() || r.cwd[0] != '/' || special_path(r.cwd)) return;
+    }
+    PathState state = PathState::Unknown;
+    std::string real = resolve_in_root(r.root.get(), r.cwd, r.path, true, 0, &state);
+    if (special_path(real)) return;
+    if (state == PathState::Missing) {
+        r.missing = true;
+    } else if (state == PathState::Exists) {
+        r.exe = std::move(real);
+    }
+}
+
+// execveat(dirfd, path, ..., flags): the path joined to its dirfd; an empty path with
+// AT_EMPTY_PATH runs dirfd itself.
+void join_execveat_dirfd(ExecRequest& r, const seccomp_data& data, const std::string& proc) {
+    const auto dirfd = static_cast<int>(data.args[0]);
+    std::string base = dirfd == AT_FDCWD ? r.cwd : read_link(proc + "/fd/" + std::to_string(dirfd));
+    if (r.path.empty()) {
+        r.path = base;
+    } else if (r.path[0] != '/') {
+        r.path = base + "/" + r.path;
+    }
+}
+
+// What the process asks, read from its memory and /proc/PID: only trusted once the id is still
+// valid after.
 void read_request(ExecRequest& r, const seccomp_data& data, const ExecReadLimits& limits) {
     const std::string proc = "/proc/" + std::to_string(r.pid);
-    UniqueFd mem(::open((proc + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
     r.root.reset(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!mem || !r.root) {
-        r.no_access = errno == EACCES || errno == EPERM;
-        r.error = std::string("cannot read the process: ") + std::strerror(errno);
-        return;
-    }
-    r.cwd = read_link(proc + "/cwd");
-    if (r.cwd.empty() || r.cwd[0] != '/') r.cwd = "/";
+    if (!r.root) return unreadable(r, errno);
     const bool at = data.nr == __NR_execveat;
-    auto path = read_c_string(mem.get(), data.args[at ? 1 : 0], limits.max_path_bytes);
-    if (path && !at && missing_in_root(r.root.get(), r.cwd, *path)) {
-        r.missing = true;
-        return;
-    }
-    auto argv = read_argv(mem.get(), data.args[at ? 2 : 1], limits);
+    auto path = read_c_string(r.pid, data.args[at ? 1 : 0], limits.max_path_bytes);
+    if (!path && (path.error().err == EPERM || path.error().err == EACCES)) return unreadable(r, path.error().err);
+    if (path) r.path = std::move(*path);
+    if (path && !at) resolve_program(r, proc);
+    if (r.missing) return;
+    if (r.cwd.empty()) r.cwd = read_link(proc + "/cwd");
+    if (r.cwd.empty() || r.cwd[0] != '/') r.cwd = "/";
+    auto argv = read_argv(r.pid, data.args[at ? 2 : 1], limits);
     if (!path || !argv) {
         const Error& e = !path ? path.error() : argv.error();
         r.error = e.err == E2BIG ? "its arguments exceed what cordon reads to check them" : e.message();
         return;
     }
-    r.path = std::move(*path);
     r.argv = std::move(*argv);
-    if (at) {
-        // execveat(dirfd, path, ..., flags): an empty path with AT_EMPTY_PATH runs dirfd itself.
-        const auto dirfd = static_cast<int>(data.args[0]);
-        std::string base = dirfd == AT_FDCWD ? r.cwd : read_link(proc + "/fd/" + std::to_string(dirfd));
-        if (r.path.empty()) {
-            r.path = base;
-        } else if (r.path[0] != '/') {
-            r.path = base + "/" + r.path;
-        }
-    }
+    if (at) join_execveat_dirfd(r, data, proc);
     // The jail's pid of the process: for paths through /proc or /dev/fd (reading it costs as much as the
     // rest of this function); the audit log asks for it itself.
-    const auto via_proc = [](const std::string& s) {
-        return s.find("/proc") != std::string::npos || s.find("/dev/") != std::string::npos;  // /dev/fd/N
-    };
-    if (via_proc(r.path) || via_proc(r.cwd) || std::any_of(r.argv.begin(), r.argv.end(), via_proc)) {
+    if (special_path(r.path) || special_path(r.cwd) || std::any_of(r.argv.begin(), r.argv.end(), special_path)) {
         r.jail_pid = jail_pid_of(r.pid);
     }
+    if (!r.exe.empty()) return;  // resolve_program found it (a walk that never went through /proc)
     r.exe = resolve_in_root(r.root.get(), r.cwd, r.path, true, r.jail_pid);
     struct stat st {};
     if (::fstatat(r.root.get(), r.exe == "/" ? "." : r.exe.c_str() + 1, &st, 0) != 0) r.exe.clear();
@@ -425,8 +441,8 @@ std::string join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-std::string resolve_in_root(int root, const std::string& cwd, const std::string& path, bool follow_last,
-                            pid_t jail_pid) {
+std::string resolve_in_root(int root, const std::string& cwd, const std::string& path, bool follow_last, pid_t jail_pid,
+                            PathState* state) {
     std::vector<std::string> todo;  // components still to walk, last first
     auto push_path = [&todo](const std::string& p) {
         auto comps = path_components(p);
@@ -441,7 +457,9 @@ std::string resolve_in_root(int root, const std::string& cwd, const std::string&
     const bool trailing_slash = !path.empty() && path.back() == '/';
     const std::string self = jail_pid > 0 ? std::to_string(jail_pid) : "";
     int links = 0;
-    bool resolving = true;  // false once a component does not exist: keep the rest as written
+    bool resolving = true;                // false once a component does not exist: keep the rest as written
+    PathState seen = PathState::Unknown;  // what the last step found
+    bool via_proc = false;
     while (!todo.empty()) {
         std::string comp = std::move(todo.back());
         todo.pop_back();
@@ -452,6 +470,7 @@ std::string resolve_in_root(int root, const std::string& cwd, const std::string&
         }
         const bool last = todo.empty();
         if (!resolving || (last && !follow_last && !trailing_slash)) {
+            if (resolving) seen = PathState::Unknown;
             done.push_back(std::move(comp));
             continue;
         }
@@ -459,6 +478,7 @@ std::string resolve_in_root(int root, const std::string& cwd, const std::string&
         // A process of the jail (itself, or another: judged as if it exists).
         const bool self_link = comp == "self" || comp == "thread-self";
         if (done.size() == 1 && done[0] == "proc" && (self_link || is_number(comp))) {
+            via_proc = true;
             if (self_link && !self.empty()) {
                 done.push_back(self);
             } else {
@@ -484,7 +504,10 @@ std::string resolve_in_root(int root, const std::string& cwd, const std::string&
         // One call tells all three: a link (its target), not a link (EINVAL), or nothing there.
         std::array<char, 4096> buf{};
         ssize_t n = ::readlinkat(root, rel.c_str(), buf.data(), buf.size() - 1);
-        if (n < 0 && errno == EINVAL) continue;
+        seen = n < 0 && errno == EINVAL   ? PathState::Exists
+               : n < 0 && errno == ENOENT ? PathState::Missing
+                                          : PathState::Unknown;
+        if (seen == PathState::Exists) continue;
         if (n <= 0 || ++links > 40) {
             resolving = false;
             continue;
@@ -494,6 +517,7 @@ std::string resolve_in_root(int root, const std::string& cwd, const std::string&
         if (target[0] == '/') done.clear();
         push_path(target);
     }
+    if (state) *state = via_proc ? PathState::Unknown : seen;
     return join(done);
 }
 
