@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cordon/builtin.hpp"
@@ -223,7 +224,13 @@ int run(const std::vector<std::string>& args) {
     if (!audit) return report(audit.error());
     cordon::policy::PolicySet policies;  // loaded by admit, used again for each exec
     auto gate = [&]() { return admit(spec, options, *prepared, policy_names, policies); };
-    auto exec_gate = [&](const cordon::ExecRequest& r) { return judge(spec, options, policies, *audit, r); };
+    // The first exec judged decodes the compiled policies in full, for all that follow (a run
+    // that execs nothing more pays nothing for it).
+    bool decoded = false;
+    auto exec_gate = [&](const cordon::ExecRequest& r) {
+        if (!std::exchange(decoded, true)) policies.decode_all();
+        return judge(spec, options, policies, *audit, r);
+    };
     const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value()};
     return finish(conclude(cordon::run_jail(spec, *prepared, supervisor, gate, exec_gate), options));
 }

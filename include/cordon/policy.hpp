@@ -59,6 +59,10 @@ public:
     // A policy compiled into cordon (policy/rules.hpp), named FILE: each check decodes only the
     // rules that may match what it judges.
     void add_compiled(std::string_view bytes, std::string file);
+    // Decode every compiled layer in full, once: for a caller that judges many commands (the
+    // supervisor, one judgement per exec), where decoding per check would be paid again each
+    // time. A damaged layer stays compiled, so each check still fails closed on it.
+    void decode_all();
 
 private:
     struct Layer {

@@ -331,6 +331,13 @@ void PolicySet::add_compiled(std::string_view bytes, std::string file) {
     layers_.push_back(Layer{nullptr, bytes, std::move(file)});
 }
 
+void PolicySet::decode_all() {
+    for (auto& l : layers_) {
+        if (l.policy) continue;
+        if (auto p = deserialize_policy(l.compiled, l.file)) l.policy = std::make_shared<const Policy>(std::move(*p));
+    }
+}
+
 std::vector<std::string> PolicySet::files() const {
     std::vector<std::string> out;
     for (const auto& l : layers_) out.push_back(l.file);
