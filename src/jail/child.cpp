@@ -464,7 +464,12 @@ void lock_privileges(const ChildContext& ctx) {
         setup_failed(ctx.sync_fd, "drop the capability bounding set");
     }
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed(ctx.sync_fd, "set no_new_privs");
-    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) setup_failed(ctx.sync_fd, "make init non-dumpable");
+    // A Landlock jail's init stays dumpable: the payload, in a Landlock domain that init is
+    // outside of, can neither ptrace it nor open its /proc files, and the payload, which shares
+    // init's memory until it execs, must be readable by an exec check outside (cordon in cordon).
+    if (!ctx.fallback && ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+        setup_failed(ctx.sync_fd, "make init non-dumpable");
+    }
 }
 
 // init: the supervisor's word that the command may run (the command policy is checked while

@@ -161,18 +161,17 @@ ls -d /tmp/cordon-tmp.* >/dev/null 2>&1 && not_ok "the run's TMPDIR was left in 
 # The guarantees it names as dropped are really gone.
 lljailed "test -r /proc/$host_pid/cmdline && tr '\\0' ' ' < /proc/$host_pid/cmdline"
 expect_out '^sleep 300' "dropped as named: a host process is visible in /proc"
-echo "host-tmp" >"$SCRATCH/../tmp-probe" 2>/dev/null || true
 lljailed "ls /tmp >/dev/null 2>&1 && echo tmp-listed || echo tmp-refused"
 expect_out '^tmp-refused$' "dropped as named: no private /tmp (the host's is not accessible)"
 
 # --- (b) cordon inside cordon: the outer jail refuses nested user namespaces ---------------------------
-mkdir -p "$WORK/inner"
+mkdir -p "$WORK/inner/sub"
 OUTER=("$CORDON" -q --ro "$STAGE" --)
 run "${OUTER[@]}" "$CORDON" --isolation namespaces --workdir "$WORK/inner" -- true
 expect_rc 125 "nested: --isolation namespaces gives 125 inside cordon"
 expect_err 'user\.max_user_namespaces' "nested: with the hint"
 run "${OUTER[@]}" "$CORDON" --workdir "$WORK/inner" -- /bin/sh -c \
-  "$LLGUARD; echo in > $WORK/inner/f && echo inner-ok; echo out > $WORK/outer-file 2>/dev/null && echo outer-written"
+  "$LLGUARD; echo in > $WORK/inner/sub/f && echo inner-ok; (echo out > $WORK/outer-file) 2>/dev/null && echo outer-written; true"
 [[ $rc -ne 99 ]] || { echo "Bail out! the nested Landlock jail is not working"; finish; exit 1; }
 expect_rc 0 "nested: auto runs the Landlock jail inside cordon"
 expect_err 'cordon: warning: user namespaces are refused here .*Landlock jail' "nested: with its warning"
