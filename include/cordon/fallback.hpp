@@ -65,6 +65,11 @@ private:
     std::string path_;
 };
 
+// Init of a Landlock jail, at the payload's end: it has no pid namespace (kill(-1) would reach
+// the host's processes), but it is the subreaper of what the command left behind, so each
+// child of init is killed and reaped until none is left (their own come to init as they die).
+void end_children();
+
 // --dry-run's lines for the plan, without a trailing newline each.
 std::vector<std::string> describe(const FallbackPlan& plan);
 

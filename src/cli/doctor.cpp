@@ -183,9 +183,10 @@ Finding check_jail() {
     }
     int status = 0;
     bool ok = pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    const char* which = probe_userns() == 0 ? "the default jail" : "the Landlock jail (see the isolation line)";
     return {
         "default jail", ok ? "ok" : "fail",
-        ok ? "cordon -- /bin/true ran in the default jail"
+        ok ? std::string("cordon -- /bin/true ran in ") + which
            : "cordon -- /bin/true failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")",
         ok ? "" : "run cordon -v -- /bin/true to see the failing step"};
 }

@@ -553,67 +553,12 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
     return payload;
 }
 
-// The pids of init's children, from /proc/thread-self/children (init has one thread), or by
-// scanning /proc where the kernel lacks that file. At most MAX of them.
-size_t list_children(pid_t* out, size_t max) {
-    size_t n = 0;
-    char buf[4096];
-    UniqueFd fd(::open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC));
-    if (fd) {
-        const ssize_t len = ::read(fd.get(), buf, sizeof buf - 1);
-        buf[len > 0 ? len : 0] = 0;
-        for (char* p = buf; *p && n < max;) {
-            char* end = nullptr;
-            const long pid = std::strtol(p, &end, 10);
-            if (end == p) break;
-            if (pid > 0) out[n++] = static_cast<pid_t>(pid);
-            p = end;
-        }
-        return n;
-    }
-    const pid_t self = ::getpid();
-    UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    alignas(8) char dents[8192];
-    for (long got = 0; proc && n < max && (got = ::syscall(SYS_getdents64, proc.get(), dents, sizeof dents)) > 0;) {
-        for (long off = 0; off < got && n < max;) {
-            const auto* d = reinterpret_cast<const struct dirent64*>(dents + off);
-            off += d->d_reclen;
-            if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
-            char path[300];
-            std::snprintf(path, sizeof path, "/proc/%s/stat", d->d_name);
-            UniqueFd st(::open(path, O_RDONLY | O_CLOEXEC));
-            const ssize_t len = st ? ::read(st.get(), buf, sizeof buf - 1) : -1;
-            if (len <= 0) continue;
-            buf[len] = 0;
-            const char* close = std::strrchr(buf, ')');  // "pid (comm) state ppid ..."
-            int ppid = 0;
-            if (close && std::sscanf(close + 1, " %*c %d", &ppid) == 1 && ppid == self) {
-                out[n++] = static_cast<pid_t>(std::atoi(d->d_name));
-            }
-        }
-    }
-    return n;
-}
-
-// init of a Landlock jail, which has no pid namespace (kill(-1) would reach the host's
-// processes): what the command left behind was reparented to init, its subreaper; each child
-// is killed and reaped until none is left (their own children come to init as they die).
-void kill_children() {
-    pid_t pids[512];
-    for (int round = 0; round < 10000; ++round) {
-        const size_t n = list_children(pids, std::size(pids));
-        if (n == 0) return;
-        for (size_t i = 0; i < n; ++i) ::kill(pids[i], SIGKILL);
-        for (size_t i = 0; i < n; ++i) (void)retry_eintr([&] { return ::waitpid(pids[i], nullptr, 0); });
-    }
-}
-
 // init: the command is over and so is the jail. End whatever it left behind and reap it all
 // (orphans are ours), so that once the supervisor reads Exited nothing in the jail can act any
 // more, and it need not wait for our own exit, which tears down the namespaces and is slow.
 [[noreturn]] void end_jail(const ChildContext& ctx, int status) {
     if (ctx.fallback)
-        kill_children();
+        end_children();
     else
         ::kill(-1, SIGKILL);
     for (;;) {

@@ -11,6 +11,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
 #include <string_view>
 
 #include "cordon/fd.hpp"
@@ -301,6 +306,62 @@ RunTmpdir::~RunTmpdir() {
     UniqueFd dir(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (dir) remove_entries(std::move(dir), 64);
     (void)::rmdir(path_.c_str());
+}
+
+namespace {
+
+// The pids of init's children, from /proc/thread-self/children (init has one thread), or by
+// scanning /proc where the kernel lacks that file. At most MAX of them.
+size_t list_children(pid_t* out, size_t max) {
+    size_t n = 0;
+    char buf[4096];
+    UniqueFd fd(::open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC));
+    if (fd) {
+        const ssize_t len = ::read(fd.get(), buf, sizeof buf - 1);
+        buf[len > 0 ? len : 0] = 0;
+        for (char* p = buf; *p && n < max;) {
+            char* end = nullptr;
+            const long pid = std::strtol(p, &end, 10);
+            if (end == p) break;
+            if (pid > 0) out[n++] = static_cast<pid_t>(pid);
+            p = end;
+        }
+        return n;
+    }
+    const pid_t self = ::getpid();
+    UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    alignas(8) char dents[8192];
+    for (long got = 0; proc && n < max && (got = ::syscall(SYS_getdents64, proc.get(), dents, sizeof dents)) > 0;) {
+        for (long off = 0; off < got && n < max;) {
+            const auto* d = reinterpret_cast<const struct dirent64*>(dents + off);
+            off += d->d_reclen;
+            if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
+            char path[300];
+            std::snprintf(path, sizeof path, "/proc/%s/stat", d->d_name);
+            UniqueFd st(::open(path, O_RDONLY | O_CLOEXEC));
+            const ssize_t len = st ? ::read(st.get(), buf, sizeof buf - 1) : -1;
+            if (len <= 0) continue;
+            buf[len] = 0;
+            const char* close = std::strrchr(buf, ')');  // "pid (comm) state ppid ..."
+            int ppid = 0;
+            if (close && std::sscanf(close + 1, " %*c %d", &ppid) == 1 && ppid == self) {
+                out[n++] = static_cast<pid_t>(std::atoi(d->d_name));
+            }
+        }
+    }
+    return n;
+}
+
+}  // namespace
+
+void end_children() {
+    pid_t pids[512];
+    for (int round = 0; round < 10000; ++round) {
+        const size_t n = list_children(pids, std::size(pids));
+        if (n == 0) return;
+        for (size_t i = 0; i < n; ++i) ::kill(pids[i], SIGKILL);
+        for (size_t i = 0; i < n; ++i) (void)retry_eintr([&] { return ::waitpid(pids[i], nullptr, 0); });
+    }
 }
 
 std::vector<std::string> describe(const FallbackPlan& plan) {

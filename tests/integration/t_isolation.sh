@@ -109,6 +109,14 @@ grep -q '"isolation":"namespaces"' "$OUT/ns.json" && ! grep -q dropped "$OUT/ns.
 expect_exit 0 "-q: the warning is quiet too" "$NOUSERNS" "$CORDON" -q -- true
 [[ ! -s $OUT/err ]] && ok "-q: nothing on stderr" || not_ok "-q printed: $(cat "$OUT/err")"
 
+run "$NOUSERNS" "$CORDON" doctor
+expect_out '^warn +user namespaces: refused here \(unshare\(CLONE_NEWUSER\): Operation not permitted\)' "doctor: user namespaces are refused here"
+expect_out 'fix: .*--security-opt seccomp=unconfined' "doctor: the container's fix"
+expect_out '^warn +isolation: auto: the Landlock jail \(ABI [0-9]+\)' "doctor: what auto does here"
+expect_out '^ok +default jail: cordon -- /bin/true ran in the Landlock jail' "doctor: the real run, in the Landlock jail"
+run "$CORDON" doctor
+expect_out '^ok +isolation: auto: the namespace jail' "doctor where namespaces work"
+
 run "$NOUSERNS" "$CORDON" --dry-run -- true
 expect_out '^isolation: +landlock \(auto: user namespaces are refused here: Operation not permitted\)' "--dry-run: which isolation and why"
 expect_out '^ +dropped: host processes visible' "--dry-run: what is dropped"
