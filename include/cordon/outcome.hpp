@@ -69,5 +69,7 @@ struct RunFacts {
 
 // The supervisor's clone failed with ERR: the error, with what to check.
 [[nodiscard]] Error clone_error(int err);
+// Whether E is clone_error's (and not another failure on the way to clone).
+[[nodiscard]] bool is_clone_error(const Error& e);
 
 }  // namespace cordon

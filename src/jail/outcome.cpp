@@ -106,8 +106,10 @@ Outcome classify(const RunFacts& f) {
     return out;
 }
 
+const char* const kCloneWhat = "cannot create the jail's namespaces (clone)";
+
 Error clone_error(int err) {
-    Error e = sys_error("cannot create the jail's namespaces (clone)", err);
+    Error e = sys_error(kCloneWhat, err);
     if (err == EPERM || err == EACCES)
         e.hint = kUsernsHint;
     else if (err == ENOSPC || err == EUSERS)
@@ -115,6 +117,10 @@ Error clone_error(int err) {
     else if (err == EINVAL)
         e.hint = "this kernel lacks a namespace type cordon needs (user, mount, pid, net, ipc, uts, cgroup)";
     return e;
+}
+
+bool is_clone_error(const Error& e) {
+    return e.what == kCloneWhat;
 }
 
 }  // namespace cordon

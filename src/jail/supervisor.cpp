@@ -299,7 +299,10 @@ Status enter_fallback(Run& run, const std::string& why) {
 Result<pid_t> clone_jail(Run& run, bool remap) {
     if (run.fallback) return clone_fallback(run);
     auto init = remap ? clone_init_as_jail_ids(run) : clone_init(run);
-    if (init || run.spec.isolation != Isolation::Auto || !userns_refused(init.error().err)) return init;
+    if (init || run.spec.isolation != Isolation::Auto || !is_clone_error(init.error()) ||
+        !userns_refused(init.error().err)) {
+        return init;
+    }
     CORDON_TRY(enter_fallback(
         run, std::string("user namespaces are refused here (clone: ") + std::strerror(init.error().err) + ")"));
     return clone_fallback(run);
