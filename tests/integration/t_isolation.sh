@@ -175,6 +175,24 @@ left=$(sed -n 's/^left=//p' "$OUT/out")
   not_ok "left behind: '$left' $(alive "$left")"
 expect_exit 124 "--timeout ends the command in the Landlock jail" "$NOUSERNS" "$CORDON" -q --timeout 1s -- sleep 30
 
+# Host processes are visible, but not their memory, environment or files (Landlock keeps ptrace
+# and the /proc files it guards within the domain).
+run sh -c "cat /proc/$host_pid/environ >/dev/null && readlink /proc/$host_pid/cwd >/dev/null && echo readable"
+expect_out '^readable$' "control: on the host the test's process's environ and cwd are readable"
+lljailed "cat /proc/$host_pid/environ >/dev/null 2>&1 && echo environ-read || echo environ-refused;
+  readlink /proc/$host_pid/cwd >/dev/null 2>&1 && echo cwd-read || echo cwd-refused"
+expect_out '^environ-refused$' "escape: a host process's /proc/PID/environ is unreadable"
+expect_out '^cwd-refused$' "escape: a host process's /proc/PID/cwd does not resolve"
+# The exec-time checks hold in the Landlock jail too.
+run "$NOUSERNS" "$CORDON" --dry-run -- true
+if grep -q '^exec checks: on' "$OUT/out"; then
+  lljailed "python3 -c 'import os; print(\"status\", os.system(\"rm -rf /usr\"))'"
+  expect_err '^cordon: denied: ' "exec checks: an exec the policy denies is refused in the Landlock jail"
+  expect_out '^status [1-9]' "exec checks: the denied command did not run"
+else
+  skip "exec checks are off here: $(grep '^exec checks' "$OUT/out")"
+fi
+
 # The guarantees it names as dropped are really gone.
 lljailed "test -r /proc/$host_pid/cmdline && tr '\\0' ' ' < /proc/$host_pid/cmdline"
 expect_out '^sleep 300' "dropped as named: a host process is visible in /proc"
