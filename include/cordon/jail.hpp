@@ -14,6 +14,7 @@
 #include "cordon/cgroup.hpp"
 #include "cordon/error.hpp"
 #include "cordon/exec_notify.hpp"
+#include "cordon/fallback.hpp"
 #include "cordon/landlock.hpp"
 #include "cordon/mount_plan.hpp"
 #include "cordon/outcome.hpp"
@@ -43,6 +44,9 @@ std::string format_id_map(const std::vector<IdMap>& maps);
 struct Prepared {
     MountPlan mounts;
     LandlockPlan landlock;  // the second wall, from the mount plan and this kernel's ABI
+    // --isolation landlock: the Landlock jail, planned here (--isolation auto plans it only
+    // once clone is refused a user namespace).
+    std::optional<FallbackPlan> fallback;
     SeccompOptions seccomp_options;
     SeccompPolicy seccomp;  // the default's rules are left out: seccomp_rules() makes them
     std::vector<sock_filter> bpf;
@@ -94,6 +98,10 @@ struct ChildContext {
     // caller's trees that the supervisor mounted for it (indexed like the plan's ops).
     bool remap = false;
     const std::vector<int>* premounts = nullptr;
+    // The Landlock jail (fallback.hpp): no namespaces; its ruleset (with the run's TMPDIR) and
+    // the environment that names that TMPDIR. Null: the namespace jail.
+    const FallbackPlan* fallback = nullptr;
+    const std::vector<std::string>* env = nullptr;
 };
 [[noreturn]] void child_main(const ChildContext& ctx);
 

@@ -22,6 +22,10 @@
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)  // ABI 5
 #endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)     // ABI 4
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)  // ABI 4
+#endif
 #ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 #define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)  // ABI 6
 #endif
@@ -53,6 +57,9 @@ uint64_t landlock_read_rights();
 struct LandlockRule {
     std::string path;     // in the jail's terms: the child opens it after pivot_root
     uint64_t access = 0;  // LANDLOCK_ACCESS_FS_*, beneath PATH
+    // Non-empty: PATH lies beneath ANCHOR, and nothing between them may be a symlink (the
+    // Landlock jail's rules inside the workdir, whose entries the jail itself may have planted).
+    std::string anchor{};
 };
 
 struct LandlockPlan {
@@ -60,7 +67,8 @@ struct LandlockPlan {
     std::string unavailable;  // why there is none
     std::string no_fs;        // why it handles no file-system rights (only scopes), if so
     uint64_t handled_fs = 0;
-    uint64_t scoped = 0;  // LANDLOCK_SCOPE_*
+    uint64_t handled_net = 0;  // LANDLOCK_ACCESS_NET_* (ABI 4): refused without a rule (the Landlock jail)
+    uint64_t scoped = 0;       // LANDLOCK_SCOPE_*
     std::vector<LandlockRule> rules;
     // The caller's stdin, stdout and stderr keep the rights they were opened with when the jail
     // opens them again by name (/dev/stdout, /proc/self/fd/1): their files are the host's,

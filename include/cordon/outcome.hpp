@@ -24,6 +24,8 @@ struct Outcome {
     uint64_t oom_kills = 0;            // processes the OOM killer ended under --memory
     std::optional<Error> error;        // SetupError / ExecError
     std::vector<std::string> denials;  // JSON objects, one per policy denial
+    std::string isolation;             // "namespaces" or "landlock" (cordon(1), ISOLATION); "" before either
+    std::vector<std::string> dropped;  // what the Landlock jail could not give
 };
 
 // A failure the child reported over the sync socket (ChildMsg SetupError or ExecError).
@@ -67,5 +69,7 @@ struct RunFacts {
 
 // The supervisor's clone failed with ERR: the error, with what to check.
 [[nodiscard]] Error clone_error(int err);
+// Whether E is clone_error's (and not another failure on the way to clone).
+[[nodiscard]] bool is_clone_error(const Error& e);
 
 }  // namespace cordon

@@ -78,6 +78,10 @@ inline std::string mount_request_option(const MountRequest& request) {
     return request.optional ? name + "-try" : name;
 }
 
+// --isolation: the namespace jail, or the Landlock jail where user namespaces are refused
+// (cordon(1), ISOLATION).
+enum class Isolation { Auto, Namespaces, Landlock };
+
 struct Spec {
     // The command: argv[0] is looked up on the jail's PATH.
     std::vector<std::string> argv;
@@ -115,6 +119,7 @@ struct Spec {
     CgroupLimits limits;
 
     // Security.
+    Isolation isolation = Isolation::Auto;
     bool allow_userns = false;
     bool allow_ptrace = false;
     bool new_session = false;

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "cordon/cgroup.hpp"
 #include "cordon/doctor.hpp"
+#include "cordon/fallback.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/features.hpp"
 #include "cordon/json.hpp"
@@ -48,23 +50,64 @@ Finding check_kernel() {
             ok ? "" : "cordon needs Linux >= 5.12 (openat2, open_tree, move_mount, mount_setattr)"};
 }
 
-Finding check_userns() {
-    pid_t pid = ::fork();
-    if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
-    int status = 0;
-    bool ok = pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+// Whether this looks like a container (where its runtime's seccomp profile may refuse userns).
+bool in_container() {
+    return ::access("/.dockerenv", F_OK) == 0 || ::access("/run/.containerenv", F_OK) == 0 ||
+           !sysctl("/run/systemd/container").empty();
+}
+
+// What refuses user namespaces here, as the exact fix for each cause found.
+std::string userns_fix(const AppArmorFacts& apparmor) {
+    std::vector<std::string> fixes;
+    const std::string max = sysctl("/proc/sys/user/max_user_namespaces");
+    if (max == "0") fixes.emplace_back("sudo sysctl -w user.max_user_namespaces=15000");
+    if (sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0") {
+        fixes.emplace_back("sudo sysctl -w kernel.unprivileged_userns_clone=1");
+    }
+    if (sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" &&
+        !confined_by_cordon_profile(apparmor)) {
+        fixes.emplace_back(
+            "Ubuntu's AppArmor restriction (kernel.apparmor_restrict_unprivileged_userns=1): sudo install -m 644 "
+            "packaging/apparmor/usr.bin.cordon /etc/apparmor.d/usr.bin.cordon && sudo apparmor_parser -r "
+            "/etc/apparmor.d/usr.bin.cordon (the .deb installs it for /usr/bin/cordon)");
+    }
+    if (fixes.empty() || in_container()) {
+        fixes.emplace_back(
+            "inside a container, its seccomp profile must allow clone/unshare with CLONE_NEWUSER: docker run "
+            "--security-opt seccomp=unconfined, or a custom profile (docker's default refuses them)");
+    }
+    std::string out;
+    for (const auto& f : fixes) out += (out.empty() ? "" : "; ") + f;
+    return out;
+}
+
+Finding check_userns(const AppArmorFacts& apparmor) {
+    const int err = probe_userns();
     std::string detail = "user.max_user_namespaces=" + sysctl("/proc/sys/user/max_user_namespaces");
     if (std::string v = sysctl("/proc/sys/kernel/unprivileged_userns_clone"); !v.empty()) {
         detail += ", kernel.unprivileged_userns_clone=" + v;
     }
-    std::string fix;
-    if (!ok) {
-        fix = "allow user namespaces: sysctl user.max_user_namespaces=15000";
-        if (sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0")
-            fix += " and kernel.unprivileged_userns_clone=1";
-        fix += "; inside a container, the container must allow unshare(CLONE_NEWUSER)";
+    if (err == 0) return {"user namespaces", "ok", detail, ""};
+    detail = std::string("refused here (unshare(CLONE_NEWUSER): ") + std::strerror(err) + "); " + detail;
+    // --isolation auto runs the Landlock jail instead: a warning, unless there is none either.
+    const bool landlock = landlock_unavailable(landlock_abi()).empty();
+    return {"user namespaces", landlock ? "warn" : "fail", detail, userns_fix(apparmor)};
+}
+
+// What --isolation auto gives a run here (cordon(1), ISOLATION).
+Finding check_isolation() {
+    const int err = probe_userns();
+    if (err == 0) return {"isolation", "ok", "auto: the namespace jail (user namespaces are allowed here)", ""};
+    const int abi = landlock_abi();
+    if (const std::string off = landlock_unavailable(abi); !off.empty()) {
+        return {"isolation", "fail", "auto: no jail can be built here: user namespaces are refused and " + off,
+                "allow user namespaces (see the user namespaces line)"};
     }
-    return {"user namespaces", ok ? "ok" : "fail", detail, fix};
+    return {"isolation", "warn",
+            "auto: the Landlock jail (ABI " + std::to_string(abi) +
+                "), with a warning that names what it cannot give (host processes visible, no private /tmp, ...); "
+                "--isolation namespaces refuses to run",
+            "allow user namespaces for the full jail (see the user namespaces line)"};
 }
 
 Finding check_apparmor(const AppArmorFacts& apparmor) {
@@ -76,9 +119,12 @@ Finding check_apparmor(const AppArmorFacts& apparmor) {
         return {"AppArmor userns restriction", "ok",
                 "kernel.apparmor_restrict_unprivileged_userns=1; cordon's profile grants it userns", ""};
     }
-    return {"AppArmor userns restriction", "warn", "kernel.apparmor_restrict_unprivileged_userns=1",
-            "install cordon's AppArmor profile (packaging/apparmor/usr.bin.cordon, shipped by the .deb) so "
-            "/usr/bin/cordon may use user namespaces"};
+    return {"AppArmor userns restriction", "warn",
+            "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu >= 23.10): unprivileged user namespaces are "
+            "refused to programs without an AppArmor profile that allows them",
+            "sudo install -m 644 packaging/apparmor/usr.bin.cordon /etc/apparmor.d/usr.bin.cordon && sudo "
+            "apparmor_parser -r /etc/apparmor.d/usr.bin.cordon (the .deb installs it for /usr/bin/cordon); or, for "
+            "every program, sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"};
 }
 
 // The profile that grants cordon userns where AppArmor restricts it (packaging/apparmor).
@@ -137,9 +183,10 @@ Finding check_jail() {
     }
     int status = 0;
     bool ok = pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    const char* which = probe_userns() == 0 ? "the default jail" : "the Landlock jail (see the isolation line)";
     return {
         "default jail", ok ? "ok" : "fail",
-        ok ? "cordon -- /bin/true ran in the default jail"
+        ok ? std::string("cordon -- /bin/true ran in ") + which
            : "cordon -- /bin/true failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")",
         ok ? "" : "run cordon -v -- /bin/true to see the failing step"};
 }
@@ -202,10 +249,15 @@ int main_doctor(const std::vector<std::string>& args) {
     }
     const AppArmorFacts apparmor = probe_apparmor();
     const std::string actions = seccomp_actions();
-    std::vector<Finding> findings = {check_kernel(),           check_userns(),
-                                     check_apparmor(apparmor), check_apparmor_profile(apparmor),
-                                     check_seccomp(actions),   check_feature(seccomp_notify_feature(actions)),
-                                     check_landlock(),         check_jail()};
+    std::vector<Finding> findings = {check_kernel(),
+                                     check_userns(apparmor),
+                                     check_isolation(),
+                                     check_apparmor(apparmor),
+                                     check_apparmor_profile(apparmor),
+                                     check_seccomp(actions),
+                                     check_feature(seccomp_notify_feature(actions)),
+                                     check_landlock(),
+                                     check_jail()};
     for (auto& f : check_cgroups()) findings.push_back(std::move(f));
     bool failed = false;
     std::string arr = "[";

@@ -3,6 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <optional>
+
+#include "cordon/fallback.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/json.hpp"
 
@@ -30,6 +34,30 @@ const char* reason_name(Outcome::Reason r) {
     return "?";
 }
 
+// Which jail the run gets and why: --isolation auto asks the kernel here (a child tries to make
+// a user namespace), and where that is refused, the Landlock jail's plan follows.
+std::string isolation_lines(const Spec& spec, const Prepared& prepared) {
+    std::string o = "isolation:  ";
+    std::optional<FallbackPlan> fallback = prepared.fallback;
+    if (spec.isolation == Isolation::Landlock) {
+        o += "landlock (--isolation landlock)\n";
+    } else if (const int err = probe_userns(); err == 0) {
+        return o + "namespaces (" + (spec.isolation == Isolation::Auto ? "auto: " : "") +
+               "user namespaces are allowed here)\n";
+    } else if (spec.isolation == Isolation::Namespaces || !userns_refused(err)) {
+        return o + "namespaces, which cannot start here: user namespaces are refused (" + std::strerror(err) +
+               "): the run fails (see cordon doctor)\n";
+    } else {
+        o += std::string("landlock (auto: user namespaces are refused here: ") + std::strerror(err) + ")\n";
+        auto plan = plan_fallback(spec, prepared.mounts, landlock_abi(), real_host_fs());
+        if (!plan) return o + "            which cannot be built: " + plan.error().message().substr(8) + "\n";
+        fallback = std::move(*plan);
+    }
+    o += "            no namespaces: the host's files as the mount plan below would show them, through Landlock\n";
+    for (const auto& line : describe(*fallback)) o += "            " + line + "\n";
+    return o;
+}
+
 }  // namespace
 
 std::string format_dry_run(const Spec& spec, const RunOptions& options, const Prepared& prepared) {
@@ -39,7 +67,8 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
     o += "\nprofiles:   ";
     for (const auto& p : options.profiles) o += p + " ";
     if (spec.no_profile) o += "(none: --no-profile)";
-    o += "\nnamespaces: user mount pid ipc uts cgroup";
+    o += "\n" + isolation_lines(spec, prepared);
+    o += "namespaces: user mount pid ipc uts cgroup";
     o += spec.share_net ? " (network: host)" : " net (loopback only)";
     // A root caller's jail is remapped where the file systems allow it (cordon(1), ROOT CALLERS).
     const bool remap = spec.host_uid == 0;
@@ -121,6 +150,14 @@ std::string status_json(const Outcome& outcome) {
     std::string denials = "[";
     for (size_t i = 0; i < outcome.denials.size(); ++i) denials += (i ? "," : "") + outcome.denials[i];
     j.add_raw("denials", denials + "]");
+    if (!outcome.isolation.empty()) j.add("isolation", outcome.isolation);
+    if (outcome.isolation == "landlock") {
+        std::string dropped = "[";
+        for (size_t i = 0; i < outcome.dropped.size(); ++i) {
+            dropped += (i ? "," : "") + json_quote(outcome.dropped[i]);
+        }
+        j.add_raw("dropped", dropped + "]");
+    }
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";
 }

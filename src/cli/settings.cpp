@@ -68,6 +68,8 @@ const std::vector<KeyInfo>& all_keys() {
         {"timeout", T::Duration, "DURATION", "kill the jail after DURATION (exit 124)", kProfile, 1},
         {"rlimit", T::List, "NAME=SOFT[:HARD]", "set a resource limit (core dumps are off unless set)", kProfile, 1},
         // security
+        {"isolation", T::String, "auto|namespaces|landlock",
+         "the jail: namespaces, or where they are refused a Landlock jail with a warning (default: auto)", kProfile, 1},
         {"allow-userns", T::Bool, "", "allow nested user namespaces", kProfile, 0},
         {"allow-ptrace", T::Bool, "", "allow ptrace and process_vm_* between jailed processes", kProfile, 0},
         {"cap-add", T::List, "CAP", "keep capability CAP inside the jail's user namespace", kProfile, 1},

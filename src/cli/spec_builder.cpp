@@ -194,7 +194,7 @@ void set_command(const CliRequest& cli, Spec& s) {
     }
 }
 
-// --uid, --gid, --hostname and --net.
+// --uid, --gid, --hostname, --isolation and --net.
 Status set_identity_and_network(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
     s.uid = static_cast<uid_t>(get_uint(merged, "uid").value_or(host.uid));
     s.gid = static_cast<gid_t>(get_uint(merged, "gid").value_or(host.gid));
@@ -202,6 +202,15 @@ Status set_identity_and_network(const SettingsLayer& merged, const HostInfo& hos
     if (s.hostname && (s.hostname->empty() || s.hostname->size() > 64)) {
         return make_error("--hostname", "invalid value '" + *s.hostname + "': must be 1 to 64 characters");
     }
+    const std::string isolation = get_string(merged, "isolation").value_or("auto");
+    if (isolation == "auto")
+        s.isolation = Isolation::Auto;
+    else if (isolation == "namespaces")
+        s.isolation = Isolation::Namespaces;
+    else if (isolation == "landlock")
+        s.isolation = Isolation::Landlock;
+    else
+        return make_error("--isolation", "invalid value '" + isolation + "': expected auto, namespaces or landlock");
     std::string net = get_string(merged, "net").value_or("none");
     if (net == "host")
         s.share_net = true;

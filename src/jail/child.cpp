@@ -34,6 +34,7 @@
 //  9. S at the end: reads away what is left on its signalfd (the Ctrl-C that ended P must not
 //     kill cordon, once unblocked, before it reports and cleans up), then restores its mask
 //     and handlers.
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
@@ -54,7 +55,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -93,10 +96,13 @@ void noop_handler(int) {}
 // payload itself.
 volatile sig_atomic_t g_early = 0;
 volatile sig_atomic_t g_relay = 0;  // bit per signal number
+// The supervisor's pid as init sees it: 0 from outside our pid namespace, its own pid in a
+// Landlock jail, which has none.
+pid_t g_supervisor = 0;
 
 void note_signal(int sig, siginfo_t* si, void*) {
     if (!g_early) g_early = sig;
-    if (si->si_code == SI_USER && si->si_pid == 0) g_relay = g_relay | (1 << sig);
+    if (si->si_code == SI_USER && si->si_pid == g_supervisor) g_relay = g_relay | (1 << sig);
 }
 
 int bring_loopback_up() {
@@ -116,12 +122,25 @@ bool keep_cap(const Spec& spec, int cap) {
     return false;
 }
 
+bool has_effective_cap(cap_value_t cap) {
+    cap_t caps = ::cap_get_proc();
+    if (!caps) return false;
+    cap_flag_value_t has = CAP_CLEAR;
+    ::cap_get_flag(caps, cap, CAP_EFFECTIVE, &has);
+    ::cap_free(caps);
+    return has == CAP_SET;
+}
+
 // Bounding set: everything not explicitly kept. Needs CAP_SETPCAP, so it runs before the
-// capability sets are cleared.
-int drop_bounding_set(const Spec& spec) {
+// capability sets are cleared. A Landlock jail's unprivileged caller has no capability to drop
+// (EPERM): under no_new_privs an exec cannot give it one.
+int drop_bounding_set(const Spec& spec, bool fallback) {
     for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
         if (keep_cap(spec, cap)) continue;
-        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
+            if (fallback && errno == EPERM && !has_effective_cap(CAP_SETPCAP)) return 0;
+            return -1;
+        }
     }
     return 0;
 }
@@ -159,9 +178,10 @@ struct PayloadPlan {
     struct __user_cap_header_struct cap_header {};
     struct __user_cap_data_struct caps[2]{};  // effective = permitted = inheritable = kept
     struct sock_fprog prog {};
-    struct sock_fprog exec_prog {};  // exec checks: installed with a listener first (len 0: none)
-    sigset_t signals{};              // kForwarded and SIGCHLD
-    int landlock_fd = -1;            // the Landlock ruleset (close-on-exec) the payload enforces, or -1
+    struct sock_fprog exec_prog {};    // exec checks: installed with a listener first (len 0: none)
+    struct sock_fprog socket_prog {};  // a Landlock jail's socket(2) refusals (len 0: none)
+    sigset_t signals{};                // kForwarded and SIGCHLD
+    int landlock_fd = -1;              // the Landlock ruleset (close-on-exec) the payload enforces, or -1
 };
 
 // init: the payload's plan, made before the last signal check (end_if_signalled_during_setup).
@@ -173,7 +193,7 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     p.sync_fd = ctx.sync_fd;
     for (const auto& a : spec.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
     p.argv.push_back(nullptr);
-    for (const auto& e : spec.env) p.envp.push_back(const_cast<char*>(e.c_str()));
+    for (const auto& e : ctx.env ? *ctx.env : spec.env) p.envp.push_back(const_cast<char*>(e.c_str()));
     p.envp.push_back(nullptr);
     const std::string& cmd = spec.argv[0];
     if (cmd.find('/') != std::string::npos) {
@@ -198,6 +218,10 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     }
     const auto& bpf = ctx.prepared->bpf;
     p.prog = {static_cast<unsigned short>(bpf.size()), const_cast<sock_filter*>(bpf.data())};
+    if (ctx.fallback) {
+        const auto& sockets = ctx.fallback->socket_bpf;
+        p.socket_prog = {static_cast<unsigned short>(sockets.size()), const_cast<sock_filter*>(sockets.data())};
+    }
     const auto& exec_bpf = ctx.prepared->exec_bpf;
     p.exec_prog = {static_cast<unsigned short>(exec_bpf.size()), const_cast<sock_filter*>(exec_bpf.data())};
     sigemptyset(&p.signals);
@@ -265,7 +289,12 @@ int payload_main(void* arg) {
     // The Landlock domain, the payload's alone: init, outside it, is one of the processes it
     // scopes signals away from.
     if (p.landlock_fd >= 0 && enforce_landlock(p.landlock_fd) != 0) die(errno);
-    // Last step before exec: the syscall filter (no_new_privs is already set).
+    // Last step before exec: the syscall filter (no_new_privs is already set), after a Landlock
+    // jail's socket filter (the stricter answer of the two wins).
+    if (p.socket_prog.len > 0) {
+        auto sockets = p.socket_prog;
+        if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sockets, 0, 0) != 0) die(errno);
+    }
     auto prog = p.prog;
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) die(errno);
     // execve with a PATH search inside the jail; the most telling errno wins.
@@ -375,7 +404,7 @@ void enter_cgroup_namespace(const ChildContext& ctx) {
     if (!ctx.late_cgroupns) return;
     char go = 0;
     if (retry_eintr([&] { return ::recv(ctx.sync_fd, &go, 1, 0); }) != 1) ::_exit(125);
-    if (::unshare(CLONE_NEWCGROUP) != 0) setup_failed(ctx.sync_fd, "create the cgroup namespace");
+    if (!ctx.fallback && ::unshare(CLONE_NEWCGROUP) != 0) setup_failed(ctx.sync_fd, "create the cgroup namespace");
 }
 
 // init: the filesystem (the mount plan, then pivot_root into the new root). Needs CAP_SYS_ADMIN
@@ -421,7 +450,8 @@ void enter_working_directory(const ChildContext& ctx) {
 int build_landlock(const ChildContext& ctx) {
     int landlock = -1;
     char step[256] = "";
-    if (build_landlock_ruleset(ctx.prepared->landlock, landlock, step, sizeof step) != 0) {
+    const LandlockPlan& plan = ctx.fallback ? ctx.fallback->landlock : ctx.prepared->landlock;
+    if (build_landlock_ruleset(plan, landlock, step, sizeof step) != 0) {
         setup_failed(ctx.sync_fd, step);
     }
     return landlock;
@@ -430,9 +460,16 @@ int build_landlock(const ChildContext& ctx) {
 // init: no way back up for init or anything it starts. Init is not dumpable, so the payload
 // (same uid) cannot ptrace it or read its memory through /proc.
 void lock_privileges(const ChildContext& ctx) {
-    if (drop_bounding_set(*ctx.spec) != 0) setup_failed(ctx.sync_fd, "drop the capability bounding set");
+    if (drop_bounding_set(*ctx.spec, ctx.fallback != nullptr) != 0) {
+        setup_failed(ctx.sync_fd, "drop the capability bounding set");
+    }
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed(ctx.sync_fd, "set no_new_privs");
-    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) setup_failed(ctx.sync_fd, "make init non-dumpable");
+    // A Landlock jail's init stays dumpable: the payload, in a Landlock domain that init is
+    // outside of, can neither ptrace it nor open its /proc files, and the payload, which shares
+    // init's memory until it execs, must be readable by an exec check outside (cordon in cordon).
+    if (!ctx.fallback && ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+        setup_failed(ctx.sync_fd, "make init non-dumpable");
+    }
 }
 
 // init: the supervisor's word that the command may run (the command policy is checked while
@@ -520,12 +557,15 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
 // (orphans are ours), so that once the supervisor reads Exited nothing in the jail can act any
 // more, and it need not wait for our own exit, which tears down the namespaces and is slow.
 [[noreturn]] void end_jail(const ChildContext& ctx, int status) {
-    ::kill(-1, SIGKILL);
+    if (ctx.fallback)
+        end_children();
+    else
+        ::kill(-1, SIGKILL);
     for (;;) {
         pid_t r = ::waitpid(-1, nullptr, 0);
         if (r < 0 && errno != EINTR) break;
     }
-    detach_placeholder_mounts(ctx);
+    if (!ctx.fallback) detach_placeholder_mounts(ctx);
     send_msg(ctx.sync_fd, ChildMsg::Exited, 0, status, nullptr);
     // Our exit is slow kernel work: let the supervisor finish first. It closes the socket when
     // it wants us gone, or exits, and then PDEATHSIG ends us.
@@ -551,8 +591,37 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
         }
         // Relay only what the supervisor sent (from outside our pid namespace: pid 0).
         // Terminal-generated signals (SI_KERNEL) already reached the payload's process group.
-        if (si.ssi_code == SI_USER && si.ssi_pid == 0) ::kill(payload, static_cast<int>(si.ssi_signo));
+        if (si.ssi_code == SI_USER && static_cast<pid_t>(si.ssi_pid) == g_supervisor) {
+            ::kill(payload, static_cast<int>(si.ssi_signo));
+        }
     }
+}
+
+// init of a Landlock jail: what the command leaves behind is reparented to init, not to the
+// host's init, so that it can be ended with the jail (kill_children).
+void become_subreaper(const ChildContext& ctx) {
+    g_supervisor = ::getppid();
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) setup_failed(ctx.sync_fd, "become the jail's subreaper");
+}
+
+// The Landlock jail's step list (fallback.hpp): the namespace jail's without the namespaces, the
+// id maps and the mounts. Init is the supervisor's child, not pid 1: it is the subreaper of
+// what the command starts, and the Landlock domain is the payload's alone, as there.
+[[noreturn]] void fallback_main(const ChildContext& ctx) {
+    hold_signals();                                                 // init (signals 2)
+    die_with_supervisor(ctx.sync_fd);                               // init
+    close_inherited_fds(ctx, /*premounts_attached=*/false);         // init (there are no premounts)
+    become_subreaper(ctx);                                          // init: orphans are ours to end
+    enter_cgroup_namespace(ctx);                                    // init, without CLONE_INTO_CGROUP: only the wait
+    enter_working_directory(ctx);                                   // init
+    const int landlock = build_landlock(ctx);                       // init: the ruleset the payload enforces
+    lock_privileges(ctx);                                           // init: bounding set, no_new_privs
+    wait_to_proceed(ctx, false);                                    // init: the supervisor allows the command
+    PayloadStart start = prepare_payload(ctx, landlock);            // init: plan, stack, exec-report pipe
+    const UniqueFd sigfd = watch_signals(ctx, start.plan.signals);  // init (signals 4)
+    end_if_signalled_during_setup(ctx, start.plan.signals);         // init (signals 4)
+    const pid_t payload = start_payload(ctx, start);                // init clones the payload, which execs the command
+    run_init(ctx, payload, sigfd);                                  // init, until the payload's end (signals 8)
 }
 
 }  // namespace
@@ -563,6 +632,7 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
 // the payload's plan before the last signal check, so that nothing but the clone separates that
 // check from the payload's existence.
 [[noreturn]] void child_main(const ChildContext& ctx) {
+    if (ctx.fallback) fallback_main(ctx);                           // the Landlock jail
     hold_signals();                                                 // init (signals 2)
     die_with_supervisor(ctx.sync_fd);                               // init
     close_inherited_fds(ctx, /*premounts_attached=*/false);         // init, when there are no premounts

@@ -122,6 +122,25 @@ void add_stdio_rule(int ruleset, int fd, uint64_t handled) {
     if (rule.allowed_access != 0) (void)::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
 }
 
+// The file RULE names, as an O_PATH descriptor (-1 with errno). Beneath an anchor each component
+// is opened in turn without following a symlink: one planted there names nothing.
+int open_rule_path(const LandlockRule& rule) {
+    if (rule.anchor.empty()) return ::open(rule.path.c_str(), O_PATH | O_CLOEXEC);
+    UniqueFd fd(::open(rule.anchor.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    const std::string_view rel = std::string_view(rule.path).substr(rule.anchor.size());
+    for (const auto& name : path_components(rel)) {
+        if (!fd) return -1;
+        const std::string component(name);
+        fd.reset(::openat(fd.get(), component.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        struct stat st {};
+        if (fd && ::fstat(fd.get(), &st) == 0 && S_ISLNK(st.st_mode)) {
+            errno = ENOENT;  // as if missing: the rule is left out
+            return -1;
+        }
+    }
+    return fd.release();
+}
+
 }  // namespace
 
 int landlock_abi() {
@@ -220,14 +239,14 @@ std::vector<std::string> describe(const LandlockPlan& plan) {
 int build_landlock_ruleset(const LandlockPlan& plan, int& ruleset_fd, char* step, size_t step_len) {
     ruleset_fd = -1;
     if (!plan.enabled()) return 0;
-    const RulesetAttr attr{plan.handled_fs, 0, plan.scoped};
+    const RulesetAttr attr{plan.handled_fs, plan.handled_net, plan.scoped};
     UniqueFd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0)));
     if (!ruleset) {
         std::snprintf(step, step_len, "create the Landlock ruleset (ABI %d)", plan.abi);
         return -1;
     }
     for (const auto& r : plan.rules) {
-        UniqueFd fd(::open(r.path.c_str(), O_PATH | O_CLOEXEC));
+        UniqueFd fd(open_rule_path(r));
         if (!fd && errno == ENOENT) continue;  // a device this host lacks (tty), a -try bind
         struct stat st {};
         struct landlock_path_beneath_attr rule {};

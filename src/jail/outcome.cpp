@@ -11,10 +11,13 @@ namespace cordon {
 namespace {
 
 const char* const kUsernsHint =
-    "cordon needs unprivileged user namespaces. Check: sysctl user.max_user_namespaces (must be > 0), "
-    "kernel.unprivileged_userns_clone=1 (Debian < 11), and on Ubuntu >= 23.10 "
-    "kernel.apparmor_restrict_unprivileged_userns: install cordon's AppArmor profile "
-    "(packaging/apparmor/usr.bin.cordon). Inside a container, the container must allow namespaces.";
+    "cordon needs unprivileged user namespaces (--isolation auto runs a Landlock jail instead where they are "
+    "refused). Check: sysctl user.max_user_namespaces (must be > 0), kernel.unprivileged_userns_clone=1 "
+    "(Debian < 11), and on Ubuntu >= 23.10 kernel.apparmor_restrict_unprivileged_userns: install cordon's "
+    "AppArmor profile (/etc/apparmor.d/usr.bin.cordon, from packaging/apparmor/usr.bin.cordon) and "
+    "'apparmor_parser -r' it. Inside a container, the container must allow namespaces: docker run "
+    "--security-opt seccomp=unconfined, or a seccomp profile that allows clone/unshare with CLONE_NEWUSER. "
+    "'cordon doctor' says which applies here.";
 
 Error child_error(const ChildFailure& f) {
     if (f.kind == ChildFailure::Kind::Exec) {
@@ -103,8 +106,10 @@ Outcome classify(const RunFacts& f) {
     return out;
 }
 
+const char* const kCloneWhat = "cannot create the jail's namespaces (clone)";
+
 Error clone_error(int err) {
-    Error e = sys_error("cannot create the jail's namespaces (clone)", err);
+    Error e = sys_error(kCloneWhat, err);
     if (err == EPERM || err == EACCES)
         e.hint = kUsernsHint;
     else if (err == ENOSPC || err == EUSERS)
@@ -112,6 +117,10 @@ Error clone_error(int err) {
     else if (err == EINVAL)
         e.hint = "this kernel lacks a namespace type cordon needs (user, mount, pid, net, ipc, uts, cgroup)";
     return e;
+}
+
+bool is_clone_error(const Error& e) {
+    return e.what == kCloneWhat;
 }
 
 }  // namespace cordon

@@ -41,6 +41,11 @@ namespace cordon {
 
 namespace {
 
+const char* const kUsernsRefusedHint =
+    "see 'cordon doctor': it says what refuses user namespaces here and how to allow them (sysctl "
+    "user.max_user_namespaces, Ubuntu's kernel.apparmor_restrict_unprivileged_userns and cordon's AppArmor "
+    "profile, a container's seccomp profile)";
+
 constexpr int kSupervisedSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 void ignore_signal(int) {}
@@ -132,6 +137,9 @@ Result<Prepared> prepare(const Spec& spec) {
         CORDON_ASSIGN_OR_RETURN(p.bpf, compile_seccomp(p.seccomp));
     }
     if (spec.exec_checks) p.exec_bpf = exec_filter();
+    if (spec.isolation == Isolation::Landlock) {
+        CORDON_ASSIGN_OR_RETURN(p.fallback, plan_fallback(spec, p.mounts, landlock_abi(), real_host_fs()));
+    }
     p.landlock =
         plan_landlock(spec, p.mounts, landlock_abi(), spec.allow_userns && seccomp_allows_mounts(seccomp_rules(p)));
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
@@ -163,6 +171,11 @@ struct Run {
     const Prepared& prepared;
     const SupervisorOptions& options;
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    // The Landlock jail (fallback.hpp), planned before clone (--isolation landlock) or once clone
+    // was refused a user namespace (auto); its TMPDIR goes last, with the jail long gone.
+    RunTmpdir tmpdir;
+    std::optional<FallbackPlan> fallback;
+    std::vector<std::string> fallback_env;
     std::unique_ptr<Placeholders> placeholders;  // admit
     std::unique_ptr<RunCgroup> cgroup;           // start, before clone
     std::optional<SupervisedSignals> signals;    // start, before clone; restored when supervise ends
@@ -219,6 +232,14 @@ Result<pid_t> clone_init(Run& run) {
     return init;
 }
 
+// The Landlock jail's init: no namespaces, in its cgroup from the start where the kernel can.
+Result<pid_t> clone_fallback(Run& run) {
+    run.late_cgroupns = false;
+    const pid_t init = spawn_init(0, run.cgroup ? run.cgroup->jail_fd() : -1, run.late_cgroupns);
+    if (init < 0) return sys_error("start the Landlock jail (clone)");
+    return init;
+}
+
 // A remapped root caller's init is cloned with kRootJailId as our effective ids, so that it
 // owns its user namespace and maps those ids itself, with no round trip. The kernel checks a
 // cgroup move against those ids too: with limits, the child starts outside its cgroup and admit
@@ -246,27 +267,71 @@ Result<pid_t> clone_init_as_jail_ids(Run& run) {
     return init;
 }
 
+// The Landlock jail instead of the namespace jail, for WHY (the refusal, or --isolation
+// landlock): its plan, its TMPDIR, and the one warning that names what it cannot give.
+Status enter_fallback(Run& run, const std::string& why) {
+    auto plan = run.prepared.fallback ? Result<FallbackPlan>(*run.prepared.fallback)
+                                      : plan_fallback(run.spec, run.prepared.mounts, landlock_abi(), real_host_fs());
+    if (!plan) {
+        Error e = plan.error();
+        e.what = "cannot build a jail";
+        e.why = why + ", and " + e.why;
+        e.hint = kUsernsRefusedHint;
+        return e;
+    }
+    run.fallback = std::move(*plan);
+    CORDON_ASSIGN_OR_RETURN(run.tmpdir, RunTmpdir::create(run.fallback->tmp_parent));
+    run.fallback->landlock.rules.push_back(
+        LandlockRule{run.tmpdir.path(), landlock_read_rights() | landlock_write_rights(run.fallback->landlock.abi)});
+    for (const auto& e : run.spec.env) {
+        if (e.rfind("TMPDIR=", 0) != 0) run.fallback_env.push_back(e);
+    }
+    run.fallback_env.push_back("TMPDIR=" + run.tmpdir.path());
+    if (run.options.verbosity >= 0) {
+        std::fprintf(stderr, "cordon: warning: %s\n", fallback_warning(*run.fallback, why).c_str());
+    }
+    return {};
+}
+
+// The jail's init: the namespace jail's, or where clone is refused a user namespace under
+// --isolation auto, the Landlock jail's. That is learnt from the clone itself, so that the
+// namespace jail's start costs nothing more.
+Result<pid_t> clone_jail(Run& run, bool remap) {
+    if (run.fallback) return clone_fallback(run);
+    auto init = remap ? clone_init_as_jail_ids(run) : clone_init(run);
+    if (init || run.spec.isolation != Isolation::Auto || !is_clone_error(init.error()) ||
+        !userns_refused(init.error().err)) {
+        return init;
+    }
+    CORDON_TRY(enter_fallback(
+        run, std::string("user namespaces are refused here (clone: ") + std::strerror(init.error().err) + ")"));
+    return clone_fallback(run);
+}
+
 // Start: the cgroup, the signals, and the jail's init, which runs child_main and never returns
 // here.
 Status start(Run& run) {
+    if (run.prepared.fallback) CORDON_TRY(enter_fallback(run, "--isolation landlock"));
     CORDON_TRY(create_cgroup(run));
     // Signals are blocked (and handled) before clone so none is lost, in either process
     // (signals 1, child.cpp).
     run.signals.emplace();
     run.sigfd.reset(::signalfd(-1, &run.signals->mask(), SFD_CLOEXEC | SFD_NONBLOCK));
     if (!run.sigfd) return sys_error("signalfd");
-    std::optional<Premounts> premounts = make_premounts(run);
+    std::optional<Premounts> premounts = run.fallback ? std::nullopt : make_premounts(run);
     const bool remap = premounts.has_value();
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return sys_error("socketpair");
     run.sync.reset(sv[0]);
     UniqueFd child_end(sv[1]);
-    CORDON_ASSIGN_OR_RETURN(run.init, remap ? clone_init_as_jail_ids(run) : clone_init(run));
+    CORDON_ASSIGN_OR_RETURN(run.init, clone_jail(run, remap));
     if (run.init == 0) {
         // The child keeps the signals blocked with their handlers (signals 2, child.cpp).
         run.sync.reset();
-        child_main(ChildContext{&run.spec, &run.prepared, child_end.get(), run.late_cgroupns, remap,
-                                remap ? &premounts->fds() : nullptr});
+        const bool ns = !run.fallback;
+        child_main(ChildContext{&run.spec, &run.prepared, child_end.get(), run.late_cgroupns, remap && ns,
+                                remap && ns ? &premounts->fds() : nullptr, ns ? nullptr : &*run.fallback,
+                                ns ? nullptr : &run.fallback_env});
     }
     return {};  // the child has its copies of CHILD_END and the premounts
 }
@@ -324,7 +389,11 @@ Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunF
         facts.gate_stop = gate();
         if (facts.gate_stop) return {};
     }
-    CORDON_ASSIGN_OR_RETURN(const bool ready, acquire_placeholders(run));
+    // The Landlock jail has no mounts: its protected paths are rules that grant nothing there.
+    bool ready = true;
+    if (!run.fallback) {
+        CORDON_ASSIGN_OR_RETURN(ready, acquire_placeholders(run));
+    }
     if (ready) proceed(run);
     return {};
 }
@@ -572,6 +641,8 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     else if (admitted)
         measure(run, facts);
     Outcome out = classify(facts);
+    out.isolation = run.fallback ? "landlock" : "namespaces";
+    if (run.fallback) out.dropped = run.fallback->dropped;
     report_oom(out, run);
     return out;
 }

@@ -21,6 +21,7 @@ cleanup() { rm -rf --one-file-system "$stage"; }
 trap cleanup EXIT
 mkdir -p "$stage/bin" "$stage/share" "$stage/work" "$stage/scratch" "$stage/home/.ssh" "$stage/home/.aws"
 cp "$bin" "$stage/bin/cordon"
+for helper in "$(dirname "$bin")"/cordon-test-*; do [[ -x $helper ]] && cp "$helper" "$stage/bin/"; done
 cp -r "$(dirname "$bin")/../share/cordon" "$stage/share/"
 echo "FAKE-PRIVATE-KEY" > "$stage/home/.ssh/id_ed25519"
 echo "[default]" > "$stage/home/.aws/credentials"

@@ -27,6 +27,7 @@ cp /bin/busybox "$root/bin/busybox"
 cp "$here/init" "$root/init"
 cp "$here/limits.sh" "$root/tests/limits.sh"
 cp "$here/rootfs.sh" "$root/tests/rootfs.sh"
+cp "$here/isolation.sh" "$root/tests/isolation.sh"
 cp "$cordon" "$root/opt/cordon/bin/cordon"
 cp "$helper" "$root/opt/cordon/bin/vmhelper"
 mkdir -p "$root/opt/cordon/share"
@@ -38,7 +39,7 @@ for lib in $(ldd "$cordon" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\//
 done
 printf 'root:x:0:0:root:/root:/bin/sh\ntester:x:1000:1000:tester:/home/tester:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\ntester:x:1000:\n' > "$root/etc/group"
-chmod 0755 "$root/init" "$root/tests/limits.sh" "$root/tests/rootfs.sh"
+chmod 0755 "$root/init" "$root/tests/limits.sh" "$root/tests/rootfs.sh" "$root/tests/isolation.sh"
 mkdir -p "$root/home/tester" && chmod 1777 "$root/tmp"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.cpio.gz"
 

@@ -1,0 +1,76 @@
+// The Landlock jail (cordon(1), ISOLATION): what cordon builds where user namespaces are refused
+// (--isolation auto) or when asked to (--isolation landlock). No namespaces: the command sees the
+// host's own file system through a Landlock ruleset derived from the namespace jail's mount plan,
+// under the jail's syscall filter plus a filter of socket(2). Planned as pure data (the host's
+// file system is read through HostFs), so it is unit-tested like the mount plan.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <string>
+#include <vector>
+
+#include "cordon/error.hpp"
+#include "cordon/landlock.hpp"
+#include "cordon/mount_plan.hpp"
+#include "cordon/spec.hpp"
+
+namespace cordon {
+
+struct FallbackPlan {
+    LandlockPlan landlock;             // in the host's terms: there is no other root
+    std::vector<std::string> dropped;  // each guarantee of the namespace jail it cannot give
+    // socket(2) refusals, installed just before the jail's own filter: unix sockets (the host's
+    // are reachable by path) and, under --net none, every address family of a network.
+    std::vector<sock_filter> socket_bpf;
+    bool net_refused = false;  // --net none: no socket of a network family, no TCP bind or connect
+    // The per-run TMPDIR: the supervisor makes it below this directory, and Landlock grants it
+    // (the shared /tmp itself gets no rule).
+    std::string tmp_parent = "/tmp";
+    // The ABI the kernel answered, and what it lacks that this plan names as dropped.
+    int abi = 0;
+};
+
+// Whether clone's ERR means that user namespaces are refused here (a policy, a limit of 0):
+// --isolation auto then builds the Landlock jail.
+bool userns_refused(int err);
+// 0 when this process may create a user namespace, else the errno: a short-lived child tries.
+// For --dry-run and doctor; a run learns it from its own clone.
+int probe_userns();
+
+// The Landlock jail for SPEC, from the namespace jail's plan MOUNTS, on a kernel that answered
+// ABI (landlock_abi()). An error (125) where none can be built (no Landlock, ABI 1) or where it
+// cannot give what SPEC asks (--uid, --hostname, --cap-add, bwrap-style mounts that place
+// something elsewhere than where the host has it).
+Result<FallbackPlan> plan_fallback(const Spec& spec, const MountPlan& mounts, int abi, const HostFs& fs);
+
+// The text of the one warning a Landlock jail prints (without "cordon: warning: "); WHY says
+// why it runs instead of the namespace jail.
+std::string fallback_warning(const FallbackPlan& plan, const std::string& why);
+
+// The Landlock jail's per-run TMPDIR: a directory of mode 0700 made below a parent, removed
+// with whatever the run left in it (no symlink is followed) when this goes.
+class RunTmpdir final {
+public:
+    static Result<RunTmpdir> create(const std::string& parent);
+    RunTmpdir() = default;
+    RunTmpdir(RunTmpdir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+    RunTmpdir& operator=(RunTmpdir&& other) noexcept;
+    RunTmpdir(const RunTmpdir&) = delete;
+    RunTmpdir& operator=(const RunTmpdir&) = delete;
+    ~RunTmpdir();
+    [[nodiscard]] const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+// Init of a Landlock jail, at the payload's end: it has no pid namespace (kill(-1) would reach
+// the host's processes), but it is the subreaper of what the command left behind, so each
+// child of init is killed and reaped until none is left (their own come to init as they die).
+void end_children();
+
+// --dry-run's lines for the plan, without a trailing newline each.
+std::vector<std::string> describe(const FallbackPlan& plan);
+
+}  // namespace cordon

@@ -1,0 +1,377 @@
+#include "cordon/fallback.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <string_view>
+
+#include "cordon/fd.hpp"
+#include "cordon/paths.hpp"
+#include "cordon/seccomp.hpp"
+
+namespace cordon {
+
+bool userns_refused(int err) {
+    // EPERM, EACCES: a policy (AppArmor, a container's seccomp profile, SELinux); ENOSPC, EUSERS:
+    // user.max_user_namespaces is 0 or exhausted; EINVAL: a kernel without user namespaces.
+    return err == EPERM || err == EACCES || err == ENOSPC || err == EUSERS || err == EINVAL;
+}
+
+int probe_userns() {
+    const pid_t pid = ::fork();
+    if (pid < 0) return errno;
+    if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : (errno & 0xff));
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return ECHILD;
+    return WEXITSTATUS(status);
+}
+
+namespace {
+
+using K = MountOp::Kind;
+
+// Rules from grants: RIGHTS beneath a path, except beneath the excluded paths under it, which
+// Landlock cannot subtract. A directory with an excluded path below it gets no rule of its own
+// (READ_DIR when reading: its names may be listed); each of its entries is granted in turn.
+class Granter final {
+public:
+    Granter(const HostFs& fs, std::vector<LandlockRule>& rules) : fs_(fs), rules_(rules) {}
+    // ANCHOR: the grant's own root, when the entries below it are the jail's to plant (a
+    // writable place): no symlink there is followed, in planning or when the rule is made.
+    void grant(const std::string& path, uint64_t rights, const std::vector<std::string>& excluded,
+               const std::string& anchor) {
+        for (const auto& e : excluded) {
+            if (path_at_or_under(path, e)) return;
+        }
+        const bool split =
+            std::any_of(excluded.begin(), excluded.end(), [&](const std::string& e) { return path_under(e, path); });
+        if (!split) {
+            add(path, rights, anchor);
+            return;
+        }
+        if ((rights & LANDLOCK_ACCESS_FS_READ_DIR) != 0) add(path, LANDLOCK_ACCESS_FS_READ_DIR, anchor);
+        if ((rights & LANDLOCK_ACCESS_FS_MAKE_REG) != 0) split_.push_back(path);
+        for (const auto& name : fs_.list ? fs_.list(path) : std::vector<std::string>{}) {
+            if (name == "." || name == "..") continue;
+            const std::string child = path + "/" + name;
+            if (!anchor.empty() && fs_.type(child) == HostFs::Type::Symlink) continue;
+            grant(child, rights, excluded, anchor);
+        }
+    }
+    // The directories that take no new entries (a write grant was split there).
+    [[nodiscard]] const std::vector<std::string>& split_for_write() const { return split_; }
+
+private:
+    void add(const std::string& path, uint64_t rights, const std::string& anchor) {
+        for (auto& r : rules_) {
+            if (r.path == path && r.anchor == anchor) {
+                r.access |= rights;
+                return;
+            }
+        }
+        rules_.push_back(LandlockRule{path, rights, anchor});
+    }
+    const HostFs& fs_;
+    std::vector<LandlockRule>& rules_;
+    std::vector<std::string> split_;
+};
+
+// What the mount plan says, in the Landlock jail's terms.
+struct Places {
+    std::vector<std::string> read, write;             // host paths shown read-only / writable
+    std::vector<std::string> hidden, write_excluded;  // never readable / never writable
+    bool proc = false, dev = false;
+    std::vector<std::string> tmpfs;  // fresh directories it cannot give (the host's path is not granted)
+};
+
+// The place a bwrap-style op of the mount plan puts something, which only a mount can do.
+Error needs_mounts(const MountOp& op) {
+    Error e = make_error("--isolation landlock", op.why + " " + (op.source.empty() ? "" : op.source + " ") + op.dest +
+                                                     " needs the namespace jail (a mount)");
+    e.hint = "the Landlock jail shows the host's own files where they are; drop the option or use a namespace jail";
+    return e;
+}
+
+Result<Places> read_places(const MountPlan& mounts) {
+    Places p;
+    for (const MountOp& op : mounts.ops) {
+        const bool bwrap_op = op.why.rfind("--", 0) == 0 && op.why != "--ro" && op.why != "--rw" && op.why != "--hide";
+        switch (op.kind) {
+            case K::Bind:
+                if (op.in_jail) {
+                    if (op.readonly) p.write_excluded.push_back(op.dest);  // a protected path
+                } else if (op.source != op.dest) {
+                    return needs_mounts(op);
+                } else {
+                    (op.readonly ? p.read : p.write).push_back(op.source);
+                }
+                break;
+            case K::Tmpfs:
+                if (!op.readonly && op.why != "private HOME") p.tmpfs.push_back(op.dest);
+                break;
+            case K::Proc:
+                if (op.dest != "/proc") return needs_mounts(op);
+                p.proc = true;
+                break;
+            case K::Dev:
+                if (op.dest != "/dev") return needs_mounts(op);
+                p.dev = true;
+                break;
+            case K::HideFile:
+            case K::HideDir:
+                if (!path_at_or_under(op.dest, "/proc")) p.hidden.push_back(op.dest);
+                break;
+            case K::RemountRo:
+                p.write_excluded.push_back(op.dest);
+                break;
+            case K::Dir:
+            case K::Symlink:
+                if (bwrap_op) return needs_mounts(op);
+                break;  // the system's own symlinks (merged /usr): the host has them
+            case K::RebindRo:
+                break;  // under /proc, which is only read
+        }
+    }
+    for (const auto& ph : mounts.placeholders) p.write_excluded.push_back(ph.path);
+    return p;
+}
+
+// A read-only place inside a writable one is not written either.
+std::vector<std::string> write_exclusions(const Places& p) {
+    std::vector<std::string> out = p.write_excluded;
+    out.insert(out.end(), p.hidden.begin(), p.hidden.end());
+    for (const auto& r : p.read) {
+        if (std::any_of(p.write.begin(), p.write.end(), [&](const std::string& w) { return path_under(r, w); })) {
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
+// socket(2) refused with EACCES: unix sockets always (the host's are reachable by path: a
+// D-Bus, docker.sock, an ssh agent), and every network family under --net none.
+Result<std::vector<sock_filter>> socket_filter(bool share_net) {
+    SeccompPolicy policy{"landlock jail sockets", {}};
+    std::vector<int> families = {AF_UNIX};
+    if (!share_net) families.insert(families.end(), {AF_INET, AF_INET6, AF_PACKET, AF_VSOCK, AF_TIPC, AF_RDS});
+    for (int family : families) {
+        policy.rules.push_back(SyscallRule{"socket",
+                                           SyscallRule::Action::Errno,
+                                           EACCES,
+                                           {ArgCond{0, 0xffffffffULL, static_cast<uint64_t>(family)}},
+                                           "landlock jail"});
+    }
+    return compile_seccomp_fresh(policy);
+}
+
+// What cannot be given without namespaces, for SPEC's run.
+Status refuse_what_needs_namespaces(const Spec& spec) {
+    auto refuse = [](const std::string& option, const std::string& why) {
+        Error e = make_error(option, why + ": the Landlock jail has no user namespace (--isolation landlock)");
+        e.hint = "drop the option, or run where user namespaces are allowed (cordon doctor)";
+        return e;
+    };
+    if (spec.uid != spec.host_uid || spec.gid != spec.host_gid) return refuse("--uid/--gid", "other ids inside");
+    if (spec.hostname) return refuse("--hostname", "a hostname of its own");
+    if (!spec.cap_keep.empty()) return refuse("--cap-add", "capabilities inside");
+    return {};
+}
+
+void name_dropped(const Spec& spec, const Places& p, const Granter& g, int abi, std::vector<std::string>& dropped) {
+    dropped.emplace_back("host processes visible (the host's /proc: no pid namespace)");
+    dropped.emplace_back(
+        "no private /tmp: the host's /tmp, /var/tmp and /run are not accessible, TMPDIR is a "
+        "private directory for the run");
+    for (const auto& t : p.tmpfs) {
+        if (t != "/tmp" && t != "/var/tmp" && t != "/run") dropped.push_back("--tmpfs " + t + " not accessible");
+    }
+    if (!spec.share_net) dropped.emplace_back("no loopback inside the jail (network sockets are refused)");
+    dropped.emplace_back("unix sockets refused (socket(AF_UNIX); socketpair works)");
+    if (abi < 6) {
+        dropped.push_back("signals to host processes of the same user not refused (Landlock ABI " +
+                          std::to_string(abi) + " < 6)");
+    }
+    dropped.emplace_back("the host's SysV IPC and POSIX message queues shared (no IPC namespace)");
+    dropped.emplace_back("hidden files unreadable but listed by name; /proc's host-wide files readable");
+    dropped.emplace_back("processes left behind outlive a cordon killed with SIGKILL (no pid namespace)");
+    if (spec.host_uid == 0) dropped.emplace_back("uid 0 is the host's root, without capabilities");
+    if (!g.split_for_write().empty()) {
+        std::string names;
+        for (const auto& d : g.split_for_write()) names += (names.empty() ? "" : ", ") + d;
+        dropped.push_back("no new entries in " + names +
+                          " (their protected paths stay read-only only so; existing entries stay writable)");
+    }
+}
+
+}  // namespace
+
+Result<FallbackPlan> plan_fallback(const Spec& spec, const MountPlan& mounts, int abi, const HostFs& fs) {
+    if (const std::string off = landlock_unavailable(abi); !off.empty()) {
+        Error e = make_error("--isolation landlock", "no jail without user namespaces: " + off);
+        e.hint = "run where user namespaces are allowed (cordon doctor says what refuses them here)";
+        return e;
+    }
+    CORDON_TRY(refuse_what_needs_namespaces(spec));
+    CORDON_ASSIGN_OR_RETURN(const Places places, read_places(mounts));
+    FallbackPlan plan;
+    plan.abi = abi;
+    LandlockPlan& ll = plan.landlock;
+    ll.abi = std::min(abi, kLandlockAbiKnown);
+    ll.handled_fs = landlock_handled_fs(ll.abi);
+    if (ll.abi >= 4 && !spec.share_net) ll.handled_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+    if (ll.abi >= 6) ll.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+    ll.stdio = true;
+    Granter g(fs, ll.rules);
+    const uint64_t read = landlock_read_rights();
+    for (const auto& r : places.read) g.grant(r, read, places.hidden, "");
+    for (const auto& w : places.write) g.grant(w, read, places.hidden, w);
+    const std::vector<std::string> no_write = write_exclusions(places);
+    for (const auto& w : places.write) g.grant(w, landlock_write_rights(ll.abi), no_write, w);
+    if (places.proc) g.grant("/proc", read, {}, "");
+    if (places.dev) {
+        for (const char* node : kDevNodes) g.grant(std::string("/dev/") + node, landlock_device_rights(ll.abi), {}, "");
+    }
+    CORDON_ASSIGN_OR_RETURN(plan.socket_bpf, socket_filter(spec.share_net));
+    plan.net_refused = !spec.share_net;
+    name_dropped(spec, places, g, ll.abi, plan.dropped);
+    return plan;
+}
+
+std::string fallback_warning(const FallbackPlan& plan, const std::string& why) {
+    std::string out = why + "; running in a Landlock jail (ABI " + std::to_string(plan.landlock.abi) +
+                      ") instead, which cannot give: ";
+    for (size_t i = 0; i < plan.dropped.size(); ++i) out += (i ? "; " : "") + plan.dropped[i];
+    return out;
+}
+
+namespace {
+
+// Everything in the directory DIR (consumed), depth first; nothing is followed, and what lies
+// deeper than DEPTH levels is left.
+void remove_entries(UniqueFd dir, int depth) {
+    alignas(8) char buf[8192];
+    std::vector<std::pair<std::string, bool>> entries;
+    for (long n = 0; (n = ::syscall(SYS_getdents64, dir.get(), buf, sizeof buf)) > 0;) {
+        for (long off = 0; off < n;) {
+            const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+            off += d->d_reclen;
+            const std::string_view name = d->d_name;
+            if (name != "." && name != "..") entries.emplace_back(name, d->d_type == DT_DIR);
+        }
+    }
+    for (const auto& [name, is_dir] : entries) {
+        if (::unlinkat(dir.get(), name.c_str(), 0) == 0 || !(is_dir || errno == EISDIR) || depth == 0) continue;
+        UniqueFd sub(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub) continue;
+        (void)::fchmod(sub.get(), 0700);  // a directory the jail made unwritable
+        remove_entries(std::move(sub), depth - 1);
+        (void)::unlinkat(dir.get(), name.c_str(), AT_REMOVEDIR);
+    }
+}
+
+}  // namespace
+
+Result<RunTmpdir> RunTmpdir::create(const std::string& parent) {
+    std::string templ = parent + "/cordon-tmp.XXXXXX";
+    if (::mkdtemp(templ.data()) == nullptr) return sys_error("create the Landlock jail's TMPDIR in " + parent);
+    RunTmpdir t;
+    t.path_ = std::move(templ);
+    return t;
+}
+
+RunTmpdir& RunTmpdir::operator=(RunTmpdir&& other) noexcept {
+    if (this != &other) {
+        RunTmpdir old(std::move(*this));
+        path_ = std::move(other.path_);
+        other.path_.clear();
+    }
+    return *this;
+}
+
+RunTmpdir::~RunTmpdir() {
+    if (path_.empty()) return;
+    UniqueFd dir(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (dir) remove_entries(std::move(dir), 64);
+    (void)::rmdir(path_.c_str());
+}
+
+namespace {
+
+// The pids of init's children, from /proc/thread-self/children (init has one thread), or by
+// scanning /proc where the kernel lacks that file. At most MAX of them.
+size_t list_children(pid_t* out, size_t max) {
+    size_t n = 0;
+    char buf[4096];
+    UniqueFd fd(::open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC));
+    if (fd) {
+        const ssize_t len = ::read(fd.get(), buf, sizeof buf - 1);
+        buf[len > 0 ? len : 0] = 0;
+        for (char* p = buf; *p && n < max;) {
+            char* end = nullptr;
+            const long pid = std::strtol(p, &end, 10);
+            if (end == p) break;
+            if (pid > 0) out[n++] = static_cast<pid_t>(pid);
+            p = end;
+        }
+        return n;
+    }
+    const pid_t self = ::getpid();
+    UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    alignas(8) char dents[8192];
+    for (long got = 0; proc && n < max && (got = ::syscall(SYS_getdents64, proc.get(), dents, sizeof dents)) > 0;) {
+        for (long off = 0; off < got && n < max;) {
+            const auto* d = reinterpret_cast<const struct dirent64*>(dents + off);
+            off += d->d_reclen;
+            if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
+            char path[300];
+            std::snprintf(path, sizeof path, "/proc/%s/stat", d->d_name);
+            UniqueFd st(::open(path, O_RDONLY | O_CLOEXEC));
+            const ssize_t len = st ? ::read(st.get(), buf, sizeof buf - 1) : -1;
+            if (len <= 0) continue;
+            buf[len] = 0;
+            const char* close = std::strrchr(buf, ')');  // "pid (comm) state ppid ..."
+            int ppid = 0;
+            if (close && std::sscanf(close + 1, " %*c %d", &ppid) == 1 && ppid == self) {
+                out[n++] = static_cast<pid_t>(std::atoi(d->d_name));
+            }
+        }
+    }
+    return n;
+}
+
+}  // namespace
+
+void end_children() {
+    pid_t pids[512];
+    for (int round = 0; round < 10000; ++round) {
+        const size_t n = list_children(pids, std::size(pids));
+        if (n == 0) return;
+        for (size_t i = 0; i < n; ++i) ::kill(pids[i], SIGKILL);
+        for (size_t i = 0; i < n; ++i) (void)retry_eintr([&] { return ::waitpid(pids[i], nullptr, 0); });
+    }
+}
+
+std::vector<std::string> describe(const FallbackPlan& plan) {
+    std::vector<std::string> lines = describe(plan.landlock);
+    std::string sockets = "socket(2) refused: unix sockets";
+    if (plan.net_refused) sockets += ", every network family";
+    if (plan.landlock.handled_net != 0) sockets += "; TCP bind and connect refused by Landlock too";
+    lines.push_back(sockets);
+    for (const auto& d : plan.dropped) lines.push_back("dropped: " + d);
+    return lines;
+}
+
+}  // namespace cordon

@@ -1,0 +1,48 @@
+#!/bin/sh
+# The Landlock jail where no one may create a user namespace: tests/vm/init sets
+# user.max_user_namespaces=0 (which this machine's own kernel refuses to let a test set) and runs
+# this as root (MODE isolation) and as uid 1000 (isolation-user), in an empty workdir. Debian
+# 12's kernel offers Landlock ABI 2: no scopes, no TCP rules (the socket filter refuses the
+# network). Prints "CORDON-VM: [not ]ok MODE ID - ...". usage: isolation.sh MODE OUTSIDE
+MODE=$1 OUTSIDE=$2
+echo
+T=$(mktemp -d)
+pass() { echo "CORDON-VM: ok $MODE $1 - $2"; }
+fail() {
+  echo "CORDON-VM: not ok $MODE $1 - $2"
+  sed 's/^/CORDON-VM: #   stderr: /' "$T/err" | head -6
+  sed 's/^/CORDON-VM: #   stdout: /' "$T/out" | head -6
+}
+run() {
+  rc=0
+  "$@" >"$T/out" 2>"$T/err" </dev/null || rc=$?
+}
+mkdir -p sub "$HOME/.ssh" && echo old > sub/f && echo SECRET-KEY > "$HOME/.ssh/id_ed25519"
+
+run $CORDON --no-policy --isolation namespaces -- /bin/true
+if [ $rc -eq 125 ] && grep -q 'user.max_user_namespaces' "$T/err"; then
+  pass namespaces-125 "--isolation namespaces: 125 with the sysctl in the hint"
+else fail namespaces-125 "exit $rc"; fi
+
+run $CORDON --no-policy -- /bin/sh -c 'echo inside'
+if [ $rc -eq 0 ] && grep -q '^inside$' "$T/out" && [ "$(grep -c '^cordon: warning:' "$T/err")" = 1 ] &&
+   grep -q '^cordon: warning: user namespaces are refused here (clone: No space left on device); running in a Landlock jail (ABI [0-9]*) instead, which cannot give: host processes visible' "$T/err"; then
+  pass auto-warns "auto: the Landlock jail runs, with one warning naming what it cannot give"
+else fail auto-warns "exit $rc"; fi
+
+# What it claims to hold: writes only in the workdir, HOME unreadable.
+run $CORDON --no-policy -- /bin/sh -c "echo new > sub/f && echo wrote; (echo x > $OUTSIDE/pwned) 2>/dev/null;
+  cat $HOME/.ssh/id_ed25519 2>/dev/null; true"
+if [ $rc -eq 0 ] && grep -q '^wrote$' "$T/out" && [ ! -e "$OUTSIDE/pwned" ] && ! grep -q SECRET "$T/out"; then
+  pass escapes "the workdir is written; nothing outside it, and the HOME secret is unreadable"
+else fail escapes "exit $rc"; fi
+
+# What it names as dropped is really gone: a host process is visible.
+sleep 100 &
+host=$!
+run $CORDON --no-policy -- /bin/sh -c "[ -r /proc/$host/cmdline ] && echo visible; true"
+kill $host
+if [ $rc -eq 0 ] && grep -q '^visible$' "$T/out"; then
+  pass dropped-visible "dropped as named: a host process is visible in /proc"
+else fail dropped-visible "exit $rc"; fi
+rm -rf "$T"
