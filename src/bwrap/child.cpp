@@ -130,19 +130,11 @@ void drop_capabilities(const Plan& plan) {
     }
 }
 
-// --seccomp/--add-seccomp-fd: each FD holds a compiled BPF program (struct sock_filter[]).
+// --seccomp/--add-seccomp-fd: the programs the parent read, loaded in order.
 void load_seccomp(const Plan& plan) {
-    for (int fd : plan.options->seccomp_fds) {
-        std::string data;
-        char buf[8192];
-        for (ssize_t n; (n = retry_eintr([&] { return ::read(fd, buf, sizeof buf); })) != 0;) {
-            if (n < 0) die(plan, "Can't read seccomp data", errno);
-            data.append(buf, static_cast<size_t>(n));
-        }
-        if (data.empty() || data.size() % sizeof(sock_filter) != 0)
-            die(plan, "Invalid seccomp data, must be multiple of 8", 0);
-        sock_fprog prog{static_cast<unsigned short>(data.size() / sizeof(sock_filter)),
-                        reinterpret_cast<sock_filter*>(data.data())};
+    for (const std::string& program : plan.seccomp_programs) {
+        sock_fprog prog{static_cast<unsigned short>(program.size() / sizeof(sock_filter)),
+                        reinterpret_cast<sock_filter*>(const_cast<char*>(program.data()))};
         if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
             die(plan,
                 errno == EINVAL ? "Unable to set up system call filtering as requested: prctl(PR_SET_SECCOMP) "
@@ -151,7 +143,6 @@ void load_seccomp(const Plan& plan) {
                                 : "prctl(PR_SET_SECCOMP)",
                 errno);
         }
-        ::close(fd);
     }
 }
 

@@ -31,12 +31,12 @@ Error fail(std::string text) {
     return make_error("bwrap", std::move(text));
 }
 
-Result<int> parse_fd(const std::string& option, const std::string& value) {
+Result<int> parse_fd(const std::string& value) {
     char* end = nullptr;
     errno = 0;
     const long fd = std::strtol(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0' || errno != 0 || fd < 0 || fd > 1 << 30) {
-        return fail("Invalid fd: " + value + " (" + option + ")");
+        return fail("Invalid fd: " + value);
     }
     return static_cast<int>(fd);
 }
@@ -126,7 +126,7 @@ Handler flag(bool Options::*member) {
 
 Handler fd_option(int Options::*member, const std::string& option) {
     return [member, option](Parser& p, const std::vector<std::string>& v) -> Status {
-        auto fd = parse_fd(option, v[0]);
+        auto fd = parse_fd(v[0]);
         if (!fd) return fd.error();
         p.out.*member = *fd;
         return {};
@@ -148,7 +148,7 @@ Handler path_op(K kind, bool try_form = false) {
 // --file FD DEST and its kin: the source is a descriptor.
 Handler fd_op(K kind, const std::string& option) {
     return [kind, option](Parser& p, const std::vector<std::string>& v) -> Status {
-        auto fd = parse_fd(option, v[0]);
+        auto fd = parse_fd(v[0]);
         if (!fd) return fd.error();
         Op op;
         op.kind = kind;
@@ -298,11 +298,12 @@ void add_process_options(std::map<std::string, OptionDef, std::less<>>& t) {
     for (const char* name : {"--seccomp", "--add-seccomp-fd"}) {
         const bool single = std::string_view(name) == "--seccomp";
         t[name] = {1, [single, name](Parser& p, const std::vector<std::string>& v) -> Status {
-                       auto fd = parse_fd(name, v[0]);
+                       auto fd = parse_fd(v[0]);
                        if (!fd) return fd.error();
                        if (single && p.out.seccomp_single) return fail("--seccomp cannot be repeated");
-                       if (!p.out.seccomp_fds.empty() && (single || p.out.seccomp_single)) {
-                           return fail("--seccomp cannot be combined with --add-seccomp-fd");
+                       if (!p.out.seccomp_fds.empty() && single != p.out.seccomp_single) {
+                           return fail(single ? "--seccomp cannot be combined with --add-seccomp-fd"
+                                              : "--add-seccomp-fd cannot be combined with --seccomp");
                        }
                        p.out.seccomp_single = single;
                        p.out.seccomp_fds.push_back(*fd);
@@ -368,7 +369,7 @@ Result<Options> parse(const std::vector<std::string>& args, std::vector<std::str
         ++p.next;
         if (word == "--args") {
             if (p.next >= p.words.size()) return fail("--args takes an argument");
-            auto fd = parse_fd("--args", p.words[p.next++]);
+            auto fd = parse_fd(p.words[p.next++]);
             if (!fd) return fd.error();
             CORDON_TRY(read_args_fd(p, *fd));
             continue;

@@ -2,6 +2,7 @@
 // namespaces, write its id maps, report it (--info-fd, --json-status-fd), wait, and leave with
 // the payload's status (128+N for a signal; 1 for bubblewrap's own failures).
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <sched.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -161,6 +162,23 @@ int supervise(const Options& o, const Plan& plan, pid_t child, int proceed_fd, i
     return code;
 }
 
+// Each seccomp FD read to its end and closed (a repeated FD has nothing left to give).
+Status read_seccomp(const Options& o, std::vector<std::string>& programs) {
+    for (int fd : o.seccomp_fds) {
+        std::string data;
+        char buf[8192];
+        for (ssize_t n; (n = retry_eintr([&] { return ::read(fd, buf, sizeof buf); })) != 0;) {
+            if (n < 0) return sys_error("Can't read seccomp data");
+            data.append(buf, static_cast<size_t>(n));
+        }
+        ::close(fd);
+        if (data.size() % sizeof(sock_filter) != 0)
+            return make_error("Invalid seccomp data, must be multiple of 8", "");
+        programs.push_back(std::move(data));
+    }
+    return {};
+}
+
 bool has_sys_admin() {
     cap_t caps = cap_get_proc();
     cap_flag_value_t value = CAP_CLEAR;
@@ -200,17 +218,22 @@ int run(const Options& o) {
         return 1;
     }
     plan.keep_caps = std::move(*caps);
+    if (auto s = read_seccomp(o, plan.seccomp_programs); !s) {
+        print_error(o, s.error().what, s.error().err);
+        return 1;
+    }
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd) != nullptr) plan.cwd = cwd;
     if (o.die_with_parent) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     // The outer half of a nested run (/proc/self/exe inside the jail) finds bwrap mode by this name.
     (void)::prctl(PR_SET_NAME, "bwrap", 0, 0, 0);
-    if (o.pidns_fd >= 0 && ::setns(o.pidns_fd, CLONE_NEWPID) != 0) {
-        print_error(o, "Setting pidns failed", errno);
-        return 1;
-    }
+    // The user namespace first: the pid namespace may be one that it owns.
     if (o.userns_fd >= 0 && ::setns(o.userns_fd, CLONE_NEWUSER) != 0) {
         print_error(o, "Setting userns failed", errno);
+        return 1;
+    }
+    if (o.pidns_fd >= 0 && ::setns(o.pidns_fd, CLONE_NEWPID) != 0) {
+        print_error(o, "Setting pidns failed", errno);
         return 1;
     }
     int proceed[2];

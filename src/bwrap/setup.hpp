@@ -20,11 +20,12 @@ struct Plan {
     const Options* options = nullptr;
     bool privileged = false;  // uid 0 with its capabilities, and no new user namespace
     bool new_userns = false;
-    bool need_init = false;      // a process that waits for the payload (pid 1 of a new pid namespace)
-    std::vector<int> keep_caps;  // the capabilities the payload keeps
-    std::string cwd;             // the caller's working directory
-    int proceed_fd = -1;         // the child reads one byte here once its id maps are written
-    int report_fd = -1;          // close-on-exec: 'S' + text on a setup failure, 'E' on exec failure
+    bool need_init = false;                     // a process that waits for the payload (pid 1 of a new pid namespace)
+    std::vector<int> keep_caps;                 // the capabilities the payload keeps
+    std::string cwd;                            // the caller's working directory
+    std::vector<std::string> seccomp_programs;  // compiled BPF (struct sock_filter[]), in order
+    int proceed_fd = -1;                        // the child reads one byte here once its id maps are written
+    int report_fd = -1;                         // close-on-exec: 'S' + text on a setup failure, 'E' on exec failure
 };
 
 // Replay the ops inside the new mount namespace and pivot into the new root; runs in the child.
