@@ -79,6 +79,7 @@ struct Options {
     bool die_with_parent = false, as_pid_1 = false, new_session = false, level_prefix = false;
     std::vector<CapChange> caps;
     bool help = false, version = false;
+    std::vector<std::string> warnings;  // bubblewrap's warnings about the command line
 };
 
 // Parse bubblewrap's command line (ARGS exclude argv[0]). ENV is the caller's environment, to

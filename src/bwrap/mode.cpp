@@ -158,6 +158,7 @@ int main_entry(const std::vector<std::string>& args, std::string_view prog) {
         std::printf("bubblewrap 0.9.0 (%s, bwrap mode)\n", version_string());
         return 0;
     }
+    for (const std::string& warning : parsed->warnings) print_warning(*parsed, warning);
     const char* extras = std::getenv("CORDON_BWRAP_EXTRAS");
     if (extras != nullptr && *extras != '\0') return run_with_extras(*parsed, extras);
     return run(*parsed);

@@ -17,6 +17,9 @@ namespace {
 
 using K = Op::Kind;
 
+constexpr const char* kOverlaySrcAlone =
+    "--overlay-src must be followed by another --overlay-src or one of --overlay, --tmp-overlay, or --ro-overlay";
+
 // The state of one parse: the remaining words, and --perms/--size waiting for their op.
 struct Parser {
     std::vector<std::string> words;
@@ -169,7 +172,13 @@ Handler overlay_op(K kind) {
             op.workdir = v[1];
         }
         op.dest = v.back();
-        if (op.overlay_srcs.empty()) return fail("the overlays require at least one --overlay-src");
+        const std::string name = kind == K::Overlay      ? "--overlay"
+                                 : kind == K::TmpOverlay ? "--tmp-overlay"
+                                                         : "--ro-overlay";
+        const size_t need = kind == K::RoOverlay ? 2 : 1;
+        if (op.overlay_srcs.size() < need) {
+            return fail(name + " requires at least " + (need == 2 ? "two" : "one") + " --overlay-src");
+        }
         return add_op(p, std::move(op));
     };
 }
@@ -271,6 +280,7 @@ void add_filesystem_options(std::map<std::string, OptionDef, std::less<>>& t) {
 
 void add_process_options(std::map<std::string, OptionDef, std::less<>>& t) {
     t["--chdir"] = {1, [](Parser& p, const std::vector<std::string>& v) -> Status {
+                        if (p.out.chdir) p.out.warnings.emplace_back("Only the last --chdir option will take effect");
                         p.out.chdir = v[0];
                         return {};
                     }};
@@ -376,6 +386,7 @@ Result<Options> parse(const std::vector<std::string>& args, std::vector<std::str
         }
         auto it = table.find(word);
         if (it == table.end()) return fail("Unknown option " + word);
+        if (!p.overlay_srcs.empty() && word.find("overlay") == std::string::npos) return fail(kOverlaySrcAlone);
         const size_t arity = static_cast<size_t>(it->second.arity);
         if (p.words.size() - p.next < arity) return fail(word + " " + arity_text(it->second.arity));
         std::vector<std::string> values(p.words.begin() + static_cast<std::ptrdiff_t>(p.next),

@@ -197,6 +197,11 @@ void print_error(const Options& options, const std::string& text, int err) {
     (void)write_all(STDERR_FILENO, line.data(), line.size());
 }
 
+void print_warning(const Options& options, const std::string& text) {
+    const std::string line = (options.level_prefix ? "<4>bwrap: " : "bwrap: ") + text + "\n";
+    (void)write_all(STDERR_FILENO, line.data(), line.size());
+}
+
 int run(const Options& o) {
     Plan plan;
     plan.options = &o;

@@ -191,6 +191,12 @@ bool make_symlink(const std::string& target, const std::string& dest, ChildError
     char existing[PATH_MAX];
     const ssize_t n = ::readlinkat(parent.get(), name.c_str(), existing, sizeof existing - 1);
     if (err == EEXIST && n >= 0 && std::string(existing, static_cast<size_t>(n)) == target) return true;
+    if (err == EEXIST && n >= 0) {
+        return failed(error,
+                      "Can't make symlink at " + dest + ": existing destination is " +
+                          std::string(existing, static_cast<size_t>(n)),
+                      0);
+    }
     return failed(error, "Can't make symlink at " + dest, err);
 }
 
@@ -264,7 +270,8 @@ bool overlay_op(const Op& op, const std::vector<std::string>& sources, int seria
     }
     if (!upper.empty()) data += ",upperdir=" + escape_overlay(upper) + ",workdir=" + escape_overlay(work);
     if (userns) data += ",userxattr";
-    return mount_fs(op.dest, "overlay", MS_NOSUID | MS_NODEV, data, error);
+    const unsigned long readonly = op.kind == K::RoOverlay ? MS_RDONLY : 0;
+    return mount_fs(op.dest, "overlay", MS_NOSUID | MS_NODEV | readonly, data, error);
 }
 
 bool chmod_op(const Op& op, ChildError& error) {

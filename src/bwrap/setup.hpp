@@ -37,5 +37,7 @@ bool setup_mounts(const Plan& plan, std::vector<int>& locks, ChildError& error);
 
 // "bwrap: TEXT[: strerror]" on stderr (with --level-prefix, "<3>" first).
 void print_error(const Options& options, const std::string& text, int err);
+// "bwrap: TEXT" on stderr (with --level-prefix, "<4>" first).
+void print_warning(const Options& options, const std::string& text);
 
 }  // namespace cordon::bwrap
