@@ -106,13 +106,6 @@ Result<std::vector<std::string>> cordon_command_line(const Options& o, const std
     if (o.chdir) out.insert(out.end(), {"--chdir", *o.chdir});
     if (o.new_session) out.emplace_back("--new-session");
     for (const CapChange& c : o.caps) out.insert(out.end(), {"--cap-add", c.name});
-    // The environment bwrap mode computed, exactly.
-    out.emplace_back("--clearenv");
-    for (const std::string& e : o.env) {
-        const size_t eq = e.find('=');
-        if (eq == std::string::npos || eq == 0) continue;
-        out.insert(out.end(), {"--setenv", e.substr(0, eq), e.substr(eq + 1)});
-    }
     out.insert(out.end(), extra_words.begin(), extra_words.end());
     out.emplace_back("--");
     out.insert(out.end(), o.argv.begin(), o.argv.end());

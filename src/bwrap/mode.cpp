@@ -130,7 +130,16 @@ int run_with_extras(const Options& options, const std::string& extras) {
     std::vector<char*> argv;
     for (std::string& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
-    ::execv("/proc/self/exe", argv.data());
+    // The environment bwrap mode computed is cordon's (which passes it on under --no-profile),
+    // without the variable that asked for this.
+    std::vector<std::string> env;
+    for (const std::string& e : options.env) {
+        if (e.rfind("CORDON_BWRAP_EXTRAS=", 0) != 0) env.push_back(e);
+    }
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    ::execve("/proc/self/exe", argv.data(), envp.data());
     print_error(options, "execv /proc/self/exe (cordon, for CORDON_BWRAP_EXTRAS)", errno);
     return 1;
 }
