@@ -164,7 +164,7 @@ int main_entry(const std::vector<std::string>& args, std::string_view prog) {
         return 0;
     }
     if (parsed->version) {
-        std::printf("bubblewrap 0.9.0 (%s, bwrap mode)\n", version_string());
+        std::printf("bubblewrap 0.11.1 (%s, bwrap mode)\n", version_string());
         return 0;
     }
     for (const std::string& warning : parsed->warnings) print_warning(*parsed, warning);
