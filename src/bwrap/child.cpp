@@ -21,8 +21,6 @@
 #include "cordon/fd.hpp"
 #include "setup.hpp"
 
-extern char** environ;
-
 namespace cordon::bwrap {
 namespace {
 
@@ -33,9 +31,10 @@ namespace {
     ::_exit(1);
 }
 
+// One byte from FD; false on EOF (the writer is gone without a word) or an error.
 bool read_byte(int fd) {
     char c = 0;
-    return retry_eintr([&] { return ::read(fd, &c, 1); }) >= 0;
+    return retry_eintr([&] { return ::read(fd, &c, 1); }) == 1;
 }
 
 bool write_text(const std::string& path, const std::string& text) {
@@ -151,10 +150,12 @@ void load_seccomp(const Plan& plan) {
     if (o.die_with_parent) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (o.new_session && ::setsid() == -1) die(plan, "setsid", errno);
     std::vector<char*> argv;
+    argv.reserve(o.argv.size() + 1);
     for (const std::string& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
     if (o.argv0) argv[0] = const_cast<char*>(o.argv0->c_str());
     argv.push_back(nullptr);
     std::vector<char*> envp;
+    envp.reserve(env.size() + 1);
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
     environ = envp.data();
@@ -196,9 +197,9 @@ void isolate_identity(const Plan& plan, std::vector<std::string>& env) {
 void child_main(const Plan& plan) {
     const Options& o = *plan.options;
     if (o.die_with_parent) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (!read_byte(plan.proceed_fd)) die(plan, "waiting for the parent", errno);
+    if (!read_byte(plan.proceed_fd)) die(plan, "the parent ended before the setup could proceed", 0);
     ::close(plan.proceed_fd);
-    if (o.block_fd >= 0) (void)read_byte(o.block_fd);
+    if (o.block_fd >= 0) (void)read_byte(o.block_fd);  // data or EOF: either ends the wait
     if (o.disable_userns) limit_userns(plan);
     std::vector<int> locks;
     ChildError error;

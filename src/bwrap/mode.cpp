@@ -12,8 +12,6 @@
 #include "cordon/version.hpp"
 #include "setup.hpp"
 
-extern char** environ;
-
 namespace cordon::bwrap {
 
 bool invoked_as_bwrap(std::string_view argv0) {
@@ -28,9 +26,9 @@ bool invoked_as_bwrap(std::string_view argv0) {
     return comm && *comm == "bwrap\n";
 }
 
-std::string help_text(std::string_view prog) {
-    std::string text = "usage: " + std::string(prog) + " [OPTIONS...] [--] COMMAND [ARGS...]\n\n";
-    text += R"(cordon's bwrap mode: bubblewrap's command line and behaviour. The command line is the whole
+// bubblewrap's option list (with cordon's notes), then what differs and the extras.
+constexpr const char* kHelpBody =
+    R"(cordon's bwrap mode: bubblewrap's command line and behaviour. The command line is the whole
 jail: no profile, no command policy, no exec checks.
 
     --help                       Print this help
@@ -112,7 +110,9 @@ jail (built from the same ops, with --no-profile) plus cordon OPTIONS, e.g.
     CORDON_BWRAP_EXTRAS="--memory 1G --limits best-effort --policy default --audit /tmp/a.jsonl"
 See BWRAP COMPATIBILITY in cordon(1).
 )";
-    return text;
+
+std::string help_text(std::string_view prog) {
+    return "usage: " + std::string(prog) + " [OPTIONS...] [--] COMMAND [ARGS...]\n\n" + kHelpBody;
 }
 
 namespace {
@@ -128,6 +128,7 @@ int run_with_extras(const Options& options, const std::string& extras) {
     std::vector<std::string> words{"cordon"};
     words.insert(words.end(), translated->begin(), translated->end());
     std::vector<char*> argv;
+    argv.reserve(words.size() + 1);
     for (std::string& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
     // The environment bwrap mode computed is cordon's (which passes it on under --no-profile),
@@ -137,6 +138,7 @@ int run_with_extras(const Options& options, const std::string& extras) {
         if (e.rfind("CORDON_BWRAP_EXTRAS=", 0) != 0) env.push_back(e);
     }
     std::vector<char*> envp;
+    envp.reserve(env.size() + 1);
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
     ::execve("/proc/self/exe", argv.data(), envp.data());

@@ -167,7 +167,7 @@ Status read_seccomp(const Options& o, std::vector<std::string>& programs) {
     for (int fd : o.seccomp_fds) {
         std::string data;
         char buf[8192];
-        for (ssize_t n; (n = retry_eintr([&] { return ::read(fd, buf, sizeof buf); })) != 0;) {
+        for (ssize_t n = 0; (n = retry_eintr([&] { return ::read(fd, buf, sizeof buf); })) != 0;) {
             if (n < 0) return sys_error("Can't read seccomp data");
             data.append(buf, static_cast<size_t>(n));
         }
