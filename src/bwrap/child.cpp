@@ -197,6 +197,9 @@ void isolate_identity(const Plan& plan, std::vector<std::string>& env) {
 void child_main(const Plan& plan) {
     const Options& o = *plan.options;
     if (o.die_with_parent) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    // The reports are the parent's to write: the command never holds them open.
+    if (o.info_fd >= 0) ::close(o.info_fd);
+    if (o.json_status_fd >= 0) ::close(o.json_status_fd);
     if (!read_byte(plan.proceed_fd)) die(plan, "the parent ended before the setup could proceed", 0);
     ::close(plan.proceed_fd);
     if (o.block_fd >= 0) (void)read_byte(o.block_fd);  // data or EOF: either ends the wait

@@ -27,7 +27,8 @@ namespace {
 // A check that bubblewrap makes before anything runs; nullopt when the options pass.
 std::optional<std::string> check_options(const Options& o, bool privileged) {
     if (o.argv.empty()) return "No command specified";
-    if (o.userns_fd >= 0 && o.unshare_user) return "--unshare-user not compatible with --userns";
+    if (o.userns_fd >= 0 && o.unshare_user) return "--userns not compatible --unshare-user";
+    if (o.userns_fd >= 0 && o.unshare_user_try) return "--userns not compatible --unshare-user-try";
     if (o.userns2_fd >= 0 && o.userns_fd < 0) return "--userns2 requires --userns";
     if ((o.uid || o.gid) && !(o.unshare_user || o.unshare_user_try || o.userns_fd >= 0 || !privileged)) {
         return std::string(o.uid ? "--uid" : "--gid") + " requires --unshare-user or --userns";
@@ -39,6 +40,7 @@ std::optional<std::string> check_options(const Options& o, bool privileged) {
         return "--disable-userns requires --unshare-user";
     }
     if (o.disable_userns && o.userns_fd >= 0) return "--disable-userns is not compatible with --userns";
+    if (o.disable_userns && o.userns_block_fd >= 0) return "--disable-userns is not compatible with --userns-block-fd";
     return std::nullopt;
 }
 
@@ -153,6 +155,9 @@ int supervise(const Options& o, const Plan& plan, pid_t child, int proceed_fd, i
     }
     (void)write_all(proceed_fd, "1", 1);
     ::close(proceed_fd);
+    // The caller's descriptors are the child's now; holding them here would keep a pipe's
+    // reader waiting for an EOF until the jail ends.
+    close_fds_from(3, o.json_status_fd, report_fd);
     const bool started = payload_started(report_fd);
     const int code = wait_child(child);
     if (started && o.json_status_fd >= 0) {

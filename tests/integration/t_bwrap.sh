@@ -66,6 +66,18 @@ else
   not_ok "JSON reports (exit $rc): $(cat "$OUT/info.json" "$OUT/status.json")"
 fi
 
+# The reports are the parent's: a reader of --info-fd gets EOF while the command still runs.
+mkfifo "$OUT/info.fifo"
+"$bw" --ro-bind / / --die-with-parent --info-fd 5 -- sleep 20 5>"$OUT/info.fifo" &
+bwpid=$!
+if timeout 5 cat "$OUT/info.fifo" >"$OUT/info2.json" && grep -q '"child-pid"' "$OUT/info2.json"; then
+  ok "--info-fd is closed once written (EOF while the command runs)"
+else
+  not_ok "--info-fd held open by the jail"
+fi
+kill "$bwpid" 2>/dev/null
+wait "$bwpid" 2>/dev/null
+
 # Capabilities: none for a user; a root caller keeps root's unless it drops them, as in bubblewrap.
 run "$bw" --ro-bind / / --unshare-pid --cap-drop ALL -- grep CapEff /proc/self/status
 expect_out "CapEff:[[:space:]]+0+$" "--cap-drop ALL leaves no effective capability"
