@@ -122,7 +122,9 @@ void drop_capabilities(const Plan& plan) {
     if (r != 0) die(plan, "capset failed", errno);
     if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
         die(plan, "Clearing ambient capabilities", errno);
-    if (root) return;
+    // As bubblewrap: a non-root uid keeps capabilities across the exec only when the command
+    // line asked for some with --cap-add/--cap-drop.
+    if (root || plan.options->caps.empty()) return;
     for (cap_value_t cap : kept) {
         if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
             die(plan, "Adding ambient capability", errno);

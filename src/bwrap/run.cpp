@@ -44,11 +44,20 @@ std::optional<std::string> check_options(const Options& o, bool privileged) {
     return std::nullopt;
 }
 
-// What the payload keeps: everything for a root caller and nothing otherwise, then
+// What the payload keeps: a root caller's effective set and nothing otherwise, then
 // --cap-add/--cap-drop in order.
 Result<std::vector<int>> capabilities(const Options& o, bool privileged) {
     const int last = static_cast<int>(cap_max_bits()) - 1;
-    std::vector<bool> keep(static_cast<size_t>(last + 1), privileged);
+    std::vector<bool> keep(static_cast<size_t>(last + 1), false);
+    if (privileged) {
+        cap_t current = cap_get_proc();
+        for (int cap = 0; cap <= last && current != nullptr; ++cap) {
+            cap_flag_value_t value = CAP_CLEAR;
+            cap_get_flag(current, cap, CAP_EFFECTIVE, &value);
+            keep[static_cast<size_t>(cap)] = value == CAP_SET;
+        }
+        cap_free(current);
+    }
     for (const CapChange& c : o.caps) {
         if (c.name == "ALL") {
             keep.assign(keep.size(), c.add);

@@ -81,6 +81,14 @@ wait "$bwpid" 2>/dev/null
 # Capabilities: none for a user; a root caller keeps root's unless it drops them, as in bubblewrap.
 run "$bw" --ro-bind / / --unshare-pid --cap-drop ALL -- grep CapEff /proc/self/status
 expect_out "CapEff:[[:space:]]+0+$" "--cap-drop ALL leaves no effective capability"
+if [[ $RUN_AS == root ]]; then
+  host_eff=$(grep CapEff /proc/self/status)
+  run "$bw" --ro-bind / / --unshare-user -- grep CapEff /proc/self/status
+  [[ $(cat "$OUT/out") == "$host_eff" ]] && ok "root keeps its own effective set, as with bubblewrap" ||
+    not_ok "root's capabilities: $(cat "$OUT/out"), host: $host_eff"
+  run "$bw" --ro-bind / / --unshare-user --uid 1000 -- grep CapEff /proc/self/status
+  expect_out "CapEff:[[:space:]]+0+$" "root's command as --uid 1000 without --cap-add has none"
+fi
 if [[ $RUN_AS == user ]]; then
   run "$bw" --ro-bind / / -- grep CapBnd /proc/self/status
   expect_out "CapBnd:[[:space:]]+0+$" "a user's command has no capability, not even in the bounding set"
