@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cordon/builtin.hpp"
+#include "cordon/bwrap.hpp"
 #include "cordon/cli.hpp"
 #include "cordon/commands.hpp"
 #include "cordon/exec_gate.hpp"
@@ -240,6 +241,8 @@ int run(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
+        // Started as `bwrap` (a symlink): bubblewrap's command line, not cordon's.
+        if (argc > 0 && cordon::bwrap::invoked_as_bwrap(argv[0])) return cordon::bwrap::main_entry(args, argv[0]);
         // Subcommands are recognised only as the first argument ("cordon -- check" runs check).
         if (const cordon::Subcommand* sub = args.empty() ? nullptr : cordon::find_subcommand(args[0])) {
             return sub->run({args.begin() + 1, args.end()});

@@ -21,12 +21,13 @@ const char* kDescription =
     "  cordon policy test FILE|NAME|--built-in...\n"
     "  cordon profile list | cordon profile show NAME [--json]\n"
     "  cordon doctor [--json]\n"
-    "  cordon completion bash|zsh|fish\n\n"
+    "  cordon completion bash|zsh|fish\n"
+    "  cordon bwrap ARGS...   (or as `bwrap`, a symlink: bubblewrap's command line and behaviour)\n\n"
     "The command line (or every command in SCRIPT) is checked against the command policy\n"
     "before anything of it runs; a denial prints the rule and exits 126.\n\n"
     "Exit status: the command's own; 128+N if killed by signal N; 124 timeout;\n"
     "125 cordon failed; 126 denied by the command policy or not executable; 127 not found.\n"
-    "Subcommands (check, policy, profile, doctor, completion) are recognised only as the first\n"
+    "Subcommands (check, policy, profile, doctor, completion, bwrap) are recognised only as the first\n"
     "argument. `cordon completion SHELL` prints the completion script for SHELL (installed\n"
     "with cordon; profile names complete after -p).";
 

@@ -1,5 +1,6 @@
 #include "cordon/commands.hpp"
 
+#include "cordon/bwrap.hpp"
 #include "cordon/check_cmd.hpp"
 #include "cordon/completion.hpp"
 #include "cordon/doctor.hpp"
@@ -30,6 +31,11 @@ const std::vector<Subcommand>& subcommands() {
          {{"list", "show"}, {}, C::Nothing},
          {{"list", {}}, {"show", {{"--json"}, {}, C::Profiles}}}},
         {"doctor", "what this host supports, and what to do about it", main_doctor, {{"--json"}, {}, C::Nothing}, {}},
+        {"bwrap",
+         "run bubblewrap's command line with bubblewrap's behaviour (see BWRAP COMPATIBILITY in cordon(1))",
+         bwrap::main_subcommand,
+         {{"--help", "--version"}, {}, C::Command},
+         {}},
         {"completion",
          "print the completion script for bash, zsh or fish",
          main_completion,

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# bwrap mode (BWRAP COMPATIBILITY in cordon(1)): a bubblewrap command line, through a `bwrap`
+# symlink or `cordon bwrap`, behaves as bubblewrap does: the caller's ops are the whole jail,
+# bubblewrap's namespaces, messages and exit statuses; CORDON_BWRAP_EXTRAS adds cordon's limits,
+# command policy and audit log. bubblewrap's own suite runs in ctest -R bwrap_suite.
+source "$TESTLIB"
+
+bw="$SCRATCH/bin/bwrap"
+mkdir -p "$SCRATCH/bin"
+ln -s "$CORDON" "$bw"
+agent=(--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-all --share-net --die-with-parent --chdir /tmp)
+
+# The command line agent tools generate, and proof that it is a jail before anything else.
+run "$bw" "${agent[@]}" -- sh -c 'id -u; pwd; ls -A /tmp | wc -l; readlink /proc/self/ns/mnt; echo $$'
+expect_rc 0 "an agent tool's bwrap command line runs"
+mapfile -t got <"$OUT/out"
+[[ ${got[0]:-} == "$(id -u)" ]] && ok "the caller's uid inside" || not_ok "uid inside: ${got[0]:-}"
+[[ ${got[1]:-} == /tmp && ${got[2]:-} == 0 ]] && ok "--chdir /tmp, a fresh empty --tmpfs" || not_ok "cwd/tmp: ${got[*]}"
+if [[ -n ${got[3]:-} && ${got[3]} != "$(readlink /proc/self/ns/mnt)" && ${got[4]:-} == 2 ]]; then
+  ok "a mount namespace of its own; --unshare-pid's init is pid 1, the command pid 2"
+else
+  not_ok "not in a jail: ${got[*]}"
+  finish
+  exit 1
+fi
+
+run "$bw" "${agent[@]}" -- sh -c "touch '$WORK/ro-probe'"
+[[ $rc -ne 0 && ! -e $WORK/ro-probe ]] && ok "--ro-bind / /: the host is read-only" || not_ok "wrote through --ro-bind (exit $rc)"
+run "$bw" "${agent[@]}" --bind "$WORK" "$WORK" -- sh -c "echo hi >'$WORK/rw-probe'"
+[[ $rc -eq 0 && $(cat "$WORK/rw-probe" 2>/dev/null) == hi ]] && ok "--bind DIR DIR is writable" || not_ok "--bind rw (exit $rc)"
+run "$CORDON" bwrap "${agent[@]}" -- sh -c 'id -u'
+[[ $rc -eq 0 && $(cat "$OUT/out") == "$(id -u)" ]] && ok "cordon bwrap ARGS is the same mode" || not_ok "cordon bwrap (exit $rc)"
+
+# bubblewrap's statuses and messages.
+expect_exit 7 "the command's exit status" "$bw" "${agent[@]}" -- sh -c 'exit 7'
+expect_exit 137 "killed by SIGKILL: 128+9" "$bw" "${agent[@]}" -- sh -c 'kill -9 $$'
+expect_exit 1 "a missing command is bwrap's failure" "$bw" "${agent[@]}" -- no-such-command-here
+expect_err "^bwrap: execvp no-such-command-here: No such file or directory" "execvp's message"
+expect_exit 1 "an unknown option" "$bw" --no-such-option true
+expect_err "^bwrap: Unknown option --no-such-option" "the unknown option is named"
+expect_exit 1 "a missing --bind source" "$bw" --bind /nonexistent-src /x true
+expect_err "^bwrap: Can't find source path /nonexistent-src" "the missing source is named"
+expect_exit 1 "--bind with one argument" "$bw" --bind /x
+expect_err "^bwrap: --bind takes two arguments" "the arity is named"
+expect_exit 1 "SELinux labels are refused, not ignored" "$bw" --exec-label x --ro-bind / / true
+expect_err "^bwrap: labeling not supported" "the label refusal says so"
+run "$bw" --ro-bind / / --bind-try /nonexistent-src /x -- true
+expect_rc 0 "--bind-try skips a missing source"
+
+# Namespaces: only what is asked (bubblewrap's semantics), --as-pid-1, the JSON reports.
+run "$bw" --ro-bind / / -- readlink /proc/self/ns/net
+[[ $(cat "$OUT/out") == "$(readlink /proc/self/ns/net)" ]] && ok "no --unshare-net: the host's network namespace" ||
+  not_ok "network namespace without --unshare-net: $(cat "$OUT/out")"
+run "$bw" --ro-bind / / --unshare-net -- readlink /proc/self/ns/net
+[[ $rc -eq 0 && $(cat "$OUT/out") != "$(readlink /proc/self/ns/net)" ]] && ok "--unshare-net: a new one" || not_ok "--unshare-net"
+run "$bw" --ro-bind / / --proc /proc --unshare-pid --as-pid-1 -- sh -c 'echo $$'
+[[ $(cat "$OUT/out") == 1 ]] && ok "--as-pid-1: the command is pid 1" || not_ok "--as-pid-1: $(cat "$OUT/out")"
+rc=0
+"$bw" --ro-bind / / --proc /proc --unshare-all --info-fd 5 --json-status-fd 6 -- sh -c 'readlink /proc/self/ns/mnt; exit 3' \
+  5>"$OUT/info.json" 6>"$OUT/status.json" >"$OUT/out" 2>"$OUT/err" || rc=$?
+mnt=$(sed 's/.*\[\(.*\)\]/\1/' "$OUT/out")
+if [[ $rc -eq 3 ]] && grep -q '"child-pid": [0-9]' "$OUT/info.json" && grep -q "\"mnt-namespace\": $mnt" "$OUT/info.json" &&
+  grep -q '"exit-code": 3' "$OUT/status.json"; then
+  ok "--info-fd and --json-status-fd: child-pid, the namespaces, exit-code"
+else
+  not_ok "JSON reports (exit $rc): $(cat "$OUT/info.json" "$OUT/status.json")"
+fi
+
+# The reports are the parent's: a reader of --info-fd gets EOF while the command still runs.
+mkfifo "$OUT/info.fifo"
+"$bw" --ro-bind / / --die-with-parent --info-fd 5 -- sleep 20 5>"$OUT/info.fifo" &
+bwpid=$!
+if timeout 5 cat "$OUT/info.fifo" >"$OUT/info2.json" && grep -q '"child-pid"' "$OUT/info2.json"; then
+  ok "--info-fd is closed once written (EOF while the command runs)"
+else
+  not_ok "--info-fd held open by the jail"
+fi
+kill "$bwpid" 2>/dev/null
+wait "$bwpid" 2>/dev/null
+
+# Capabilities: none for a user; a root caller keeps root's unless it drops them, as in bubblewrap.
+run "$bw" --ro-bind / / --unshare-pid --cap-drop ALL -- grep CapEff /proc/self/status
+expect_out "CapEff:[[:space:]]+0+$" "--cap-drop ALL leaves no effective capability"
+if [[ $RUN_AS == root ]]; then
+  host_eff=$(grep CapEff /proc/self/status)
+  run "$bw" --ro-bind / / --unshare-user -- grep CapEff /proc/self/status
+  [[ $(cat "$OUT/out") == "$host_eff" ]] && ok "root keeps its own effective set, as with bubblewrap" ||
+    not_ok "root's capabilities: $(cat "$OUT/out"), host: $host_eff"
+  run "$bw" --ro-bind / / --unshare-user --uid 1000 -- grep CapEff /proc/self/status
+  expect_out "CapEff:[[:space:]]+0+$" "root's command as --uid 1000 without --cap-add has none"
+fi
+if [[ $RUN_AS == user ]]; then
+  run "$bw" --ro-bind / / -- grep CapBnd /proc/self/status
+  expect_out "CapBnd:[[:space:]]+0+$" "a user's command has no capability, not even in the bounding set"
+fi
+
+# Files from descriptors, --perms, --chmod, overlays.
+run "$bw" --ro-bind / / --tmpfs /tmp --perms 0640 --file 3 /tmp/f --ro-bind-data 4 /tmp/g --dir /tmp/d --chmod 0700 /tmp/d \
+  -- sh -c 'cat /tmp/f /tmp/g; stat -c %a /tmp/f /tmp/d; echo x >/tmp/g || echo ro' 3< <(echo one) 4< <(echo two)
+expect_out "^one$" "--file FD DEST copies the data"
+if [[ $(tr '\n' ' ' <"$OUT/out") == "one two 640 700 ro " ]]; then ok "--perms, --chmod, read-only --ro-bind-data"; else
+  not_ok "data ops: $(tr '\n' ' ' <"$OUT/out")"
+fi
+mkdir -p "$SCRATCH/lower" && echo base >"$SCRATCH/lower/a"
+run "$bw" --ro-bind / / --tmpfs /tmp --overlay-src "$SCRATCH/lower" --tmp-overlay /tmp/o -- sh -c 'cat /tmp/o/a; echo new >/tmp/o/a; cat /tmp/o/a'
+if [[ $rc -eq 0 && $(tr '\n' ' ' <"$OUT/out") == "base new " && $(cat "$SCRATCH/lower/a") == base ]]; then
+  ok "--tmp-overlay: writes stay in the jail"
+else
+  not_ok "--tmp-overlay (exit $rc): $(cat "$OUT/out" "$OUT/err")"
+fi
+
+# --seccomp FD: the caller's compiled program is loaded (here: mkdir and mkdirat fail with EPERM).
+case $(uname -m) in
+  x86_64) audit_arch=0xc000003e nrs="83 258" ;;
+  aarch64) audit_arch=0xc00000b7 nrs="34 34" ;;
+  *) audit_arch= ;;
+esac
+if [[ -n $audit_arch ]]; then
+  python3 - "$audit_arch" $nrs >"$OUT/filter.bpf" <<'EOF'
+import struct, sys
+arch, a, b = int(sys.argv[1], 16), int(sys.argv[2]), int(sys.argv[3])
+f = lambda code, jt, jf, k: struct.pack("HBBI", code, jt, jf, k)
+sys.stdout.buffer.write(b"".join([
+    f(0x20, 0, 0, 4), f(0x15, 1, 0, arch), f(0x06, 0, 0, 0x7fff0000),  # other arch: allow
+    f(0x20, 0, 0, 0), f(0x15, 1, 0, a), f(0x15, 0, 1, b),
+    f(0x06, 0, 0, 0x00050000 | 1), f(0x06, 0, 0, 0x7fff0000)]))       # EPERM, else allow
+EOF
+  run "$bw" --ro-bind / / --tmpfs /tmp --seccomp 7 -- sh -c 'mkdir /tmp/x && echo made' 7<"$OUT/filter.bpf"
+  [[ $rc -ne 0 ]] && grep -q "Operation not permitted" "$OUT/err" && ok "--seccomp FD: the program is loaded" ||
+    not_ok "--seccomp (exit $rc): $(cat "$OUT/out" "$OUT/err")"
+  expect_exit 0 "the same command without it" "$bw" --ro-bind / / --tmpfs /tmp -- mkdir /tmp/x
+else
+  skip "no BPF test program for $(uname -m)"
+fi
+
+# The extras, opt-in.
+run env CORDON_BWRAP_EXTRAS="--memory 64M" "$bw" "${agent[@]}" -- true
+if [[ $rc -eq 0 ]] || { [[ $rc -eq 125 ]] && grep -q "^cordon: --memory" "$OUT/err"; }; then
+  ok "extras: --memory is cordon's (applied, or refused with 125 where cgroup v2 has no memory controller) (exit $rc)"
+else
+  not_ok "extras --memory: exit $rc: $(head -3 "$OUT/err")"
+fi
+run env CORDON_BWRAP_EXTRAS="--memory 64M --limits best-effort" "$bw" "${agent[@]}" -- sh -c 'echo ran'
+expect_rc 0 "extras: --limits best-effort runs the command"
+expect_out "^ran$" "extras: the command ran"
+run env CORDON_BWRAP_EXTRAS="--policy default --audit $OUT/audit.jsonl" "$bw" "${agent[@]}" -- \
+  python3 -c 'import os; print(os.system("rm -rf /") != 0); print("after")'
+if grep -q '"decision":"deny"' "$OUT/audit.jsonl" 2>/dev/null && grep -q "^cordon: denied: sh -c 'rm -rf /'" "$OUT/err" &&
+  grep -qx True "$OUT/out"; then
+  ok "extras: --policy denies an exec inside the jail and --audit logs it"
+else
+  not_ok "extras policy (exit $rc): $(head -3 "$OUT/err")"
+fi
+run "$bw" "${agent[@]}" -- python3 -c 'import os; print(os.system("rm -rf / 2>/dev/null") == 0 or "no-deny")'
+grep -q "denied" "$OUT/err" && not_ok "without extras there is no policy" || ok "without extras: no command policy"
+expect_exit 1 "extras: an op cordon's jail lacks is refused, not dropped" \
+  env CORDON_BWRAP_EXTRAS="--memory 64M" "$bw" --ro-bind / / --file 0 /x true
+expect_err "^bwrap: --file is not supported with CORDON_BWRAP_EXTRAS" "the refusal names the op"
+
+# Help: bubblewrap's usage line with the name it was called by, and what differs.
+run "$bw" --help
+expect_out "^usage: $bw \[OPTIONS\.\.\.\] \[--\] COMMAND" "--help: usage names the symlink"
+run "$CORDON" bwrap --help
+expect_out "^usage: cordon bwrap " "cordon bwrap --help"
+expect_out "CORDON_BWRAP_EXTRAS" "--help documents the extras"
+finish

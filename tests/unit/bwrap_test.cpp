@@ -1,0 +1,163 @@
+// bwrap mode's command line: bubblewrap's ordered ops, its arities and checks, --args FD, the
+// environment ops, and the extras' translation into cordon's command line.
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cordon/bwrap.hpp"
+
+using namespace cordon;
+using K = bwrap::Op::Kind;
+
+namespace {
+
+bwrap::Options parsed(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+    auto r = bwrap::parse(args, std::move(env));
+    REQUIRE(r.ok());
+    return std::move(*r);
+}
+
+std::string parse_error(const std::vector<std::string>& args) {
+    auto r = bwrap::parse(args, {});
+    REQUIRE_FALSE(r.ok());
+    return r.error().why;
+}
+
+}  // namespace
+
+TEST_CASE("bwrap: ops keep the command line's order, the first non-option ends it", "[bwrap]") {
+    auto o = parsed({"--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/tmp", "--bind-try", "/a", "/b", "--symlink",
+                     "usr/lib", "/lib", "sh", "-c", "--dev"});
+    REQUIRE(o.ops.size() == 5);
+    CHECK(o.ops[0].kind == K::RoBind);
+    CHECK(o.ops[0].source == "/");
+    CHECK(o.ops[1].kind == K::Dev);
+    CHECK(o.ops[2].kind == K::Tmpfs);
+    CHECK(o.ops[3].kind == K::Bind);
+    CHECK(o.ops[3].optional);
+    CHECK(o.ops[4].kind == K::Symlink);
+    CHECK(o.ops[4].source == "usr/lib");
+    CHECK(o.argv == std::vector<std::string>{"sh", "-c", "--dev"});
+    CHECK(parsed({"--", "--dev-bind", "x"}).argv == std::vector<std::string>{"--dev-bind", "x"});
+}
+
+TEST_CASE("bwrap: --unshare-all and --share-net", "[bwrap]") {
+    auto o = parsed({"--unshare-all", "--share-net", "true"});
+    CHECK(o.unshare_pid);
+    CHECK(o.unshare_ipc);
+    CHECK(o.unshare_uts);
+    CHECK(o.unshare_user_try);
+    CHECK(o.unshare_cgroup_try);
+    CHECK_FALSE(o.unshare_net);
+    CHECK_FALSE(o.unshare_user);
+}
+
+TEST_CASE("bwrap: --perms and --size belong to the next op, once", "[bwrap]") {
+    auto o = parsed({"--perms", "0640", "--size", "1048576", "--tmpfs", "/t", "--dir", "/d", "true"});
+    REQUIRE(o.ops.size() == 2);
+    CHECK(o.ops[0].perms == 0640);
+    CHECK(o.ops[0].size == 1048576);
+    CHECK_FALSE(o.ops[1].perms);
+    CHECK(parse_error({"--perms", "0640", "--perms", "0640", "--tmpfs", "/a", "true"}).find("twice") !=
+          std::string::npos);
+    CHECK(parse_error({"--size", "10", "--dir", "/a", "true"}) == "--size must be followed by --tmpfs");
+    for (const char* bad :
+         {"0", "123bogus", "", "-12345678", " -12345678", "18446744073709551616", "9223372036854775809"}) {
+        CAPTURE(bad);
+        CHECK(parse_error({"--size", bad, "--tmpfs", "/a", "true"}).find("--size") != std::string::npos);
+    }
+    CHECK(parse_error({"--perms", "9", "--dir", "/a", "true"}).find("--perms") != std::string::npos);
+}
+
+TEST_CASE("bwrap: arities, unknown options, fds", "[bwrap]") {
+    CHECK(parse_error({"--bind", "/x"}) == "--bind takes two arguments");
+    CHECK(parse_error({"--tmpfs"}) == "--tmpfs takes an argument");
+    CHECK(parse_error({"--frobnicate", "true"}) == "Unknown option --frobnicate");
+    CHECK(parse_error({"--info-fd", "0a", "true"}) == "Invalid fd: 0a");
+    CHECK(parse_error({"--exec-label", "x", "true"}) == "labeling not supported on this system");
+    CHECK(parse_error({"--seccomp", "3", "--add-seccomp-fd", "4", "true"}) ==
+          "--add-seccomp-fd cannot be combined with --seccomp");
+    CHECK(parse_error({"--add-seccomp-fd", "3", "--seccomp", "4", "true"}) ==
+          "--seccomp cannot be combined with --add-seccomp-fd");
+    auto o = parsed(
+        {"--file", "5", "/etc/x", "--uid", "0", "--gid", "7", "--cap-add", "ALL", "--cap-drop", "CAP_KILL", "true"});
+    CHECK(o.ops[0].kind == K::File);
+    CHECK(o.ops[0].fd == 5);
+    CHECK(o.uid == 0u);
+    CHECK(o.gid == 7u);
+    REQUIRE(o.caps.size() == 2);
+    CHECK(o.caps[0].add);
+    CHECK_FALSE(o.caps[1].add);
+}
+
+TEST_CASE("bwrap: the overlays take the --overlay-src layers before them", "[bwrap]") {
+    auto o = parsed({"--overlay-src", "/l1", "--overlay-src", "/l2", "--overlay", "/up", "/work", "/m", "--overlay-src",
+                     "/l3", "--tmp-overlay", "/n", "true"});
+    REQUIRE(o.ops.size() == 2);
+    CHECK(o.ops[0].overlay_srcs == std::vector<std::string>{"/l1", "/l2"});
+    CHECK(o.ops[0].source == "/up");
+    CHECK(o.ops[0].workdir == "/work");
+    CHECK(o.ops[1].overlay_srcs == std::vector<std::string>{"/l3"});
+    CHECK(parse_error({"--overlay", "u", "w", "/t", "true"}) == "--overlay requires at least one --overlay-src");
+    CHECK(parse_error({"--overlay-src", "a", "--ro-overlay", "/t", "true"}) ==
+          "--ro-overlay requires at least two --overlay-src");
+    CHECK(parse_error({"--overlay-src", "/a", "--chdir", "/", "true"}).rfind("--overlay-src must be followed", 0) == 0);
+    CHECK(parse_error({"--overlay-src", "/a"}).rfind("--overlay-src must be followed", 0) == 0);
+}
+
+TEST_CASE("bwrap: the environment ops apply in order; a repeated --chdir warns", "[bwrap]") {
+    auto o = parsed(
+        {"--setenv", "A", "1", "--unsetenv", "B", "--setenv", "C", "x=y", "--chdir", "/", "--chdir", "/", "true"},
+        {"A=0", "B=2", "D=4"});
+    CHECK(o.env == std::vector<std::string>{"D=4", "A=1", "C=x=y"});
+    CHECK(o.warnings == std::vector<std::string>{"Only the last --chdir option will take effect"});
+    CHECK(parsed({"--clearenv", "--setenv", "X", "1", "true"}, {"A=0"}).env == std::vector<std::string>{"X=1"});
+}
+
+TEST_CASE("bwrap: --args FD splices NUL-separated words in place", "[bwrap]") {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const std::string words("--dir\0/a\0--tmpfs\0/b", 19);
+    REQUIRE(::write(fds[1], words.data(), words.size()) == static_cast<ssize_t>(words.size()));
+    ::close(fds[1]);
+    auto o = parsed({"--dir", "/first", "--args", std::to_string(fds[0]), "--dir", "/last", "true"});
+    ::close(fds[0]);
+    REQUIRE(o.ops.size() == 4);
+    CHECK(o.ops[0].dest == "/first");
+    CHECK(o.ops[1].dest == "/a");
+    CHECK(o.ops[2].kind == K::Tmpfs);
+    CHECK(o.ops[3].dest == "/last");
+    CHECK(o.argv == std::vector<std::string>{"true"});
+}
+
+TEST_CASE("bwrap: the extras become cordon's command line, or a refusal", "[bwrap]") {
+    auto o = parsed(
+        {"--ro-bind", "/", "/", "--proc", "/proc", "--unshare-all", "--share-net", "--chdir", "/tmp", "--", "make"});
+    auto line = bwrap::cordon_command_line(o, " --memory 1G  --policy default ");
+    REQUIRE(line.ok());
+    const std::vector<std::string> want{
+        "--no-profile", "--ro-bind", "/",        "/",  "--proc",   "/proc",   "--net", "host", "--allow-userns",
+        "--chdir",      "/tmp",      "--memory", "1G", "--policy", "default", "--",    "make"};
+    CHECK(*line == want);
+    auto no_policy = bwrap::cordon_command_line(parsed({"--unshare-net", "--disable-userns", "true"}), "--pids 5");
+    REQUIRE(no_policy.ok());
+    CHECK(*no_policy ==
+          std::vector<std::string>{"--no-profile", "--no-policy", "--net", "none", "--pids", "5", "--", "true"});
+    for (const auto& args : std::vector<std::vector<std::string>>{{"--file", "0", "/x", "true"},
+                                                                  {"--info-fd", "3", "true"},
+                                                                  {"--cap-drop", "ALL", "true"},
+                                                                  {"--perms", "0700", "--dir", "/x", "true"}}) {
+        auto refused = bwrap::cordon_command_line(parsed(args), "--memory 1G");
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().why.find("not supported with CORDON_BWRAP_EXTRAS") != std::string::npos);
+    }
+}
+
+TEST_CASE("bwrap: the mode is found by argv[0]'s name", "[bwrap]") {
+    CHECK(bwrap::invoked_as_bwrap("bwrap"));
+    CHECK(bwrap::invoked_as_bwrap("/usr/local/bin/bwrap"));
+    CHECK_FALSE(bwrap::invoked_as_bwrap("cordon"));
+    CHECK_FALSE(bwrap::invoked_as_bwrap("/usr/bin/bwrap-helper"));
+}
