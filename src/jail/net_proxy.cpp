@@ -208,30 +208,57 @@ void http_answer(int fd, const char* status, const std::string& body) {
     (void)send_all(fd, r.data(), r.size());
 }
 
-// Both directions until both ends are done; a half-close is passed on.
-void pump(int a, int b) {
-    std::vector<char> buf(size_t{256} * 1024);
-    bool open_ab = true, open_ba = true;
-    while (open_ab || open_ba) {
-        struct pollfd fds[2] = {{a, static_cast<short>(open_ab ? POLLIN : 0), 0},
-                                {b, static_cast<short>(open_ba ? POLLIN : 0), 0}};
-        if (::poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) continue;
-            return;
-        }
-        for (int i = 0; i < 2; ++i) {
-            bool& open = i == 0 ? open_ab : open_ba;
-            if (!open || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            const int from = i == 0 ? a : b, to = i == 0 ? b : a;
-            const ssize_t r = ::recv(from, buf.data(), buf.size(), 0);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0 || !send_all(to, buf.data(), static_cast<size_t>(r))) {
-                open = false;
-                ::shutdown(to, SHUT_WR);
-                if (r < 0) return;
+// FROM's bytes to TO until FROM's end, which is passed on as a half-close; an error ends both
+// directions. Through a pipe with splice (no copy through user space) where the kernel can, else
+// read and write.
+void one_way(int from, int to) {
+    int p[2] = {-1, -1};
+    bool spliced = ::pipe2(p, O_CLOEXEC) == 0;
+    if (spliced) (void)::fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+    std::vector<char> buf;
+    for (;;) {
+        ssize_t r = -1;
+        if (spliced) {
+            r = ::splice(from, nullptr, p[1], nullptr, size_t{1} << 20, SPLICE_F_MOVE);
+            if (r < 0 && errno == EINVAL) {
+                spliced = false;  // this kernel or socket cannot: copy instead
+                continue;
             }
+            for (ssize_t left = r; left > 0;) {
+                const ssize_t w = ::splice(p[0], nullptr, to, nullptr, static_cast<size_t>(left), SPLICE_F_MOVE);
+                if (w <= 0 && errno != EINTR) {
+                    r = -1;
+                    break;
+                }
+                if (w > 0) left -= w;
+            }
+        } else {
+            if (buf.empty()) buf.resize(size_t{256} * 1024);
+            r = ::recv(from, buf.data(), buf.size(), 0);
+            if (r > 0 && !send_all(to, buf.data(), static_cast<size_t>(r))) r = -1;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) {
+            ::shutdown(to, SHUT_WR);
+            break;
+        }
+        if (r < 0) {
+            ::shutdown(from, SHUT_RDWR);
+            ::shutdown(to, SHUT_RDWR);
+            break;
         }
     }
+    if (p[0] >= 0) {
+        ::close(p[0]);
+        ::close(p[1]);
+    }
+}
+
+// Both directions, each in its own thread, until both ends are done.
+void pump(int a, int b) {
+    std::thread back(one_way, b, a);
+    one_way(a, b);
+    back.join();
 }
 
 // Connect to ADDR within the timeout; -1 on failure (errno set).
