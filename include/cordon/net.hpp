@@ -64,7 +64,7 @@ struct ProxyRequest {
     std::string upstream_head;
 };
 enum class ParseState { Incomplete, Done, Bad };
-inline constexpr size_t kMaxRequestHead = 16 * 1024;
+inline constexpr size_t kMaxRequestHead = size_t{16} * 1024;
 // BUF is what the client sent so far. Done fills OUT; Bad sets WHY (for the 400 answer).
 ParseState parse_proxy_request(std::string_view buf, ProxyRequest& out, std::string& why);
 

@@ -14,8 +14,6 @@
 
 #include "cordon/fd.hpp"
 
-extern char** environ;
-
 namespace cordon {
 
 namespace {
@@ -42,6 +40,7 @@ std::string run_for_output(const std::vector<std::string>& argv, const std::stri
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = -1;

@@ -138,6 +138,7 @@ namespace {
 using Shared = NetFilter::Shared;
 constexpr int kConnectTimeoutMs = 10000;
 constexpr int kHeadTimeoutMs = 30000;
+constexpr int kMaxConnections = 512;
 
 double unix_now() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -500,6 +501,7 @@ void connection_thread(const std::shared_ptr<Shared>& sh, UniqueFd fd, NetListen
 
 void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<uint32_t, int>>& listeners, int wake) {
     std::vector<pollfd> fds;
+    fds.reserve(listeners.size() + 1);
     for (const auto& l : listeners) fds.push_back({l.second, POLLIN, 0});
     fds.push_back({wake, POLLIN, 0});
     for (;;) {
@@ -516,7 +518,10 @@ void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<
             UniqueFd conn(::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC));
             if (!conn) continue;
             {
+                // Two threads a connection: a jail that opens more at once than any tool needs
+                // gets the extra ones closed, not the supervisor's memory.
                 std::lock_guard lock(sh->mu);
+                if (sh->active >= kMaxConnections) continue;
                 ++sh->active;
             }
             std::thread(connection_thread, sh, std::move(conn), kind, port).detach();

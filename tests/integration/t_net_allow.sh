@@ -89,6 +89,16 @@ expect_exit 125 "--allow-host with --net host is a conflict" "$CORDON" --allow-h
 expect_err 'conflicts with --net host' "the conflict is named"
 expect_exit 125 "--allow-host with --net none on the command line is a conflict" \
   "$CORDON" --allow-host x.test --net none -- true
+printf 'extends = ["default"]\nnet = "host"\nallow-host = ["a.test"]\n' >"$OUT/both.toml"
+expect_exit 125 "a profile with net = host and allow-host is refused" "$CORDON" -p "$OUT/both.toml" -- true
+expect_err 'net = "host" and allow-host' "the profile conflict is named"
+printf 'extends = ["default"]\nallow-host = ["a.test"]\n' >"$OUT/allow.toml"
+run "$CORDON" -p "$OUT/allow.toml" --net none --dry-run -- true
+expect_no_out '^network:' "--net none on the command line overrides a profile's allow-host"
+run "$CORDON" -p "$OUT/allow.toml" --dry-run -- true
+expect_out '^ +a.test \(port 80, 443\)$' "a profile's allow-host list applies"
+expect_exit 125 "a bad CORDON_TEST_RESOLVE entry is refused" env CORDON_TEST_RESOLVE=nonsense "$CORDON" --allow-host a.test -- true
+expect_err 'CORDON_TEST_RESOLVE' "the bad entry is named"
 run "$CORDON" --allow-host allowed.test:8080 --allow-host '*.example.test' --dry-run -- true
 expect_out '^network: +filtered' "--dry-run: the network is filtered"
 expect_out '^ +allowed.test:8080 \(port 8080\)$' "--dry-run lists an entry with its port"
