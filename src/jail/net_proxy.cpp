@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -567,6 +569,13 @@ void NetFilter::start() {
         ++shared_->active;  // the accept thread, until it sees the wake-up
     }
     std::thread([sh = shared_, fds, owned] {
+        // splice(2) into a socket whose peer is gone raises SIGPIPE (it has no MSG_NOSIGNAL):
+        // blocked in the filter's threads (the connection threads inherit the mask), it only
+        // makes that call fail with EPIPE, instead of killing cordon.
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
         accept_loop(sh, fds, owned->back().get());
         std::lock_guard lock(sh->mu);
         if (--sh->active == 0) sh->idle.notify_all();
