@@ -109,6 +109,15 @@ int print_dry_run(const cordon::Spec& spec, const cordon::RunOptions& options, c
     return 0;
 }
 
+// The network, for -v: host, none, or the allowed hosts.
+std::string net_summary(const cordon::Spec& spec) {
+    if (spec.share_net) return "host";
+    if (spec.allow_hosts.empty()) return "none";
+    std::string s = "filtered (";
+    for (const auto& h : spec.allow_hosts) s += (s.back() == '(' ? "" : " ") + h.text;
+    return s + ")";
+}
+
 // -v: one line on stderr that says what jail the command is about to run in.
 void print_summary(const cordon::Spec& spec, const cordon::RunOptions& options, const cordon::Prepared& prepared,
                    const cordon::policy::PolicySet& policies) {
@@ -116,7 +125,7 @@ void print_summary(const cordon::Spec& spec, const cordon::RunOptions& options, 
     for (const auto& p : options.profiles) names += (names.empty() ? "" : ",") + p;
     std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
                  names.empty() ? "(none)" : names.c_str(), spec.workdir ? spec.workdir->c_str() : "none",
-                 spec.share_net ? "host" : "none", prepared.mounts.ops.size(), prepared.seccomp.name.c_str(),
+                 net_summary(spec).c_str(), prepared.mounts.ops.size(), prepared.seccomp.name.c_str(),
                  policies.empty()   ? "off"
                  : spec.exec_checks ? "checked, allowed; every exec checked"
                                     : "checked, allowed");
@@ -232,7 +241,7 @@ int run(const std::vector<std::string>& args) {
         if (!std::exchange(decoded, true)) policies.decode_all();
         return judge(spec, options, policies, *audit, r);
     };
-    const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value()};
+    const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value(), *audit};
     return finish(conclude(cordon::run_jail(spec, *prepared, supervisor, gate, exec_gate), options));
 }
 

@@ -64,7 +64,7 @@ std::vector<SyscallRule> seccomp_rules(const Prepared& prepared);
 
 // Child -> supervisor messages over a SOCK_SEQPACKET socket.
 struct ChildMsg {
-    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4, ExecListener = 5 };
+    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4, ExecListener = 5, NetListener = 6 };
     Type type;
     int32_t err;     // errno
     int32_t status;  // wait status, for Exited
@@ -76,6 +76,7 @@ struct ChildMsg {
 struct SupervisorOptions {
     int verbosity = 0;        // -1: errors only; 0: notes and warnings too; 1+: also verbose notes
     bool report_cpu = false;  // --status-json: init is reaped, for the jail's CPU time
+    int audit_fd = -1;        // --audit: the network filter's connections are logged there too
 };
 
 // The supervisor: create the namespaces, feed the child, wait, clean up. GATE, if given, runs

@@ -53,6 +53,8 @@ struct RunFacts {
     // Exec-time checks: the denials (JSON), and whether one ended the run (--on-deny kill).
     std::vector<std::string> exec_denials;
     bool denied_exec_ended = false;
+    // --allow-host: the connections the network filter refused (JSON, "kind": "network").
+    std::vector<std::string> net_denials;
     // Measured after the end (zero when the run failed or was stopped before it).
     uint64_t wall_ms = 0;
     uint64_t cpu_ms = 0;

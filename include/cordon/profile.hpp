@@ -15,12 +15,15 @@
 
 namespace cordon {
 
-// Values for ${HOME}, ${WORKDIR}, ${XDG_CACHE_HOME}, ${XDG_CONFIG_HOME}, ${UID}, ${USER}.
+// Values for ${HOME}, ${WORKDIR}, ${XDG_CACHE_HOME}, ${XDG_CONFIG_HOME}, ${UID}, ${USER}, and the
+// package registries' hosts (${NPM_REGISTRY_HOST}, ...: cordon/registries.hpp).
 // Without $USER in the environment, ${USER} comes from the password database (/etc/passwd),
 // read only when a profile uses it.
 struct Vars : std::map<std::string, std::string> {
     using std::map<std::string, std::string>::map;
     std::function<std::string()> lazy_user;  // ${USER} when the map has no USER
+    // Computed when a profile uses them, once (the registries' hosts, cordon/registries.hpp).
+    std::map<std::string, std::function<Result<std::string>()>> derived;
 };
 
 // Parse one profile file's text into a SettingsLayer. `path` is used in messages (file:line:col).

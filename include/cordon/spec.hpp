@@ -82,6 +82,18 @@ inline std::string mount_request_option(const MountRequest& request) {
 // (cordon(1), ISOLATION).
 enum class Isolation { Auto, Namespaces, Landlock };
 
+// One --allow-host entry (cordon/net.hpp parses and matches them): a name, a wildcard below a
+// domain, or an address range, with the ports it allows.
+struct AllowHost {
+    std::string text;             // as given, for messages
+    std::string name;             // lowercase; a wildcard's suffix with its dot (".example.org")
+    bool wildcard = false;        // "*.example.org"
+    int family = 0;               // an address entry: AF_INET or AF_INET6 (name empty)
+    uint8_t addr[16] = {};        // its address, network order
+    int prefix = 0;               // its prefix length
+    std::vector<uint16_t> ports;  // never empty
+};
+
 struct Spec {
     // The command: argv[0] is looked up on the jail's PATH.
     std::vector<std::string> argv;
@@ -93,6 +105,11 @@ struct Spec {
     std::string home;  // the caller's HOME (same path inside)
     std::optional<std::string> hostname;
     bool share_net = false;
+    // --allow-host: the jail keeps its own network namespace, and connections leave it only
+    // through the supervisor's proxy to these hosts (net_proxy.hpp). Empty: no filter.
+    std::vector<AllowHost> allow_hosts;
+    // Test-only name-to-address mappings of CORDON_TEST_RESOLVE (cordon(1), NETWORK).
+    std::vector<std::pair<std::string, std::string>> test_resolve;
 
     // Filesystem (absolute, normalised paths; `protect` is relative to the workdir).
     bool no_profile = false;

@@ -79,10 +79,13 @@ Result<std::string> expand_vars(const std::string& text, const Vars& vars) {
             std::string name = text.substr(i + 2, end - i - 2);
             auto it = vars.find(name);
             std::string lazy;
-            if (it == vars.end() && name == "USER" && vars.lazy_user)
+            if (it == vars.end() && name == "USER" && vars.lazy_user) {
                 lazy = vars.lazy_user();
-            else if (it == vars.end())
+            } else if (auto d = vars.derived.find(name); it == vars.end() && d != vars.derived.end()) {
+                CORDON_ASSIGN_OR_RETURN(lazy, d->second());
+            } else if (it == vars.end()) {
                 return make_error("'" + text + "'", "unknown variable ${" + name + "}");
+            }
             const std::string& value = it == vars.end() ? lazy : it->second;
             if (value.empty()) return make_error("'" + text + "'", "variable ${" + name + "} is not defined here");
             out += value;

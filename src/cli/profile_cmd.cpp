@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "cordon/builtin.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
+#include "cordon/registries.hpp"
 #include "cordon/spec_builder.hpp"
 #include "cordon/toml.hpp"
 
@@ -33,6 +36,15 @@ Vars profile_vars(const std::string& home, const std::string& user, unsigned uid
     };
     vars["XDG_CACHE_HOME"] = env_or("XDG_CACHE_HOME", home.empty() ? "" : home + "/.cache");
     vars["XDG_CONFIG_HOME"] = config_home(home);
+    const std::string cache = vars["XDG_CACHE_HOME"].empty() ? "" : vars["XDG_CACHE_HOME"] + "/cordon";
+    for (auto& d : registry_vars(home, cache)) {
+        // Once per run, whichever profiles use it.
+        auto memo = std::make_shared<std::optional<Result<std::string>>>();
+        vars.derived[d.name] = [memo, compute = std::move(d.compute)]() -> Result<std::string> {
+            if (!*memo) *memo = compute();
+            return **memo;
+        };
+    }
     return vars;
 }
 

@@ -9,6 +9,7 @@
 #include "cordon/fallback.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/json.hpp"
+#include "cordon/net.hpp"
 
 namespace cordon {
 
@@ -58,6 +59,20 @@ std::string isolation_lines(const Spec& spec, const Prepared& prepared) {
     return o;
 }
 
+// --allow-host: the filter and its entries, each with its ports ("" without a filter).
+std::string describe_allowed_hosts(const Spec& spec) {
+    if (spec.allow_hosts.empty()) return "";
+    std::string o =
+        "\nnetwork:    filtered: only through the proxy (127.0.0.1:" + std::to_string(proxy_port(spec.allow_hosts)) +
+        ") and the resolver (127.0.0.1:53) to";
+    for (const auto& h : spec.allow_hosts) {
+        o += "\n            " + h.text + " (port";
+        for (size_t k = 0; k < h.ports.size(); ++k) o += (k ? ", " : " ") + std::to_string(h.ports[k]);
+        o += ")";
+    }
+    return o;
+}
+
 }  // namespace
 
 std::string format_dry_run(const Spec& spec, const RunOptions& options, const Prepared& prepared) {
@@ -70,6 +85,7 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
     o += "\n" + isolation_lines(spec, prepared);
     o += "namespaces: user mount pid ipc uts cgroup";
     o += spec.share_net ? " (network: host)" : " net (loopback only)";
+    o += describe_allowed_hosts(spec);
     // A root caller's jail is remapped where the file systems allow it (cordon(1), ROOT CALLERS).
     const bool remap = spec.host_uid == 0;
     o += "\nuid map:    " + format_id_map(uid_maps(spec, remap));

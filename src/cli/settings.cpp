@@ -47,6 +47,10 @@ const std::vector<KeyInfo>& all_keys() {
         {"chdir", T::String, "DIR", "working directory inside the jail (default: the current directory)", kProfile, 1},
         // network and identity
         {"net", T::String, "none|host", "network: none (loopback only, default) or host", kProfile, 1},
+        {"allow-host", T::List, "HOST[:PORT]",
+         "let connections to HOST (a name, *.DOMAIN or an address range) on PORT (default 80 and 443) through the "
+         "jail's network filter (repeatable)",
+         kProfile, 1},
         {"uid", T::UInt, "N", "user id inside the jail (default: the caller's)", kProfile, 1},
         {"gid", T::UInt, "N", "group id inside the jail (default: the caller's)", kProfile, 1},
         {"hostname", T::String, "NAME", "hostname inside the jail", kProfile, 1},

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "cordon/glob.hpp"
+#include "cordon/net.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
 
@@ -217,6 +218,69 @@ Status set_identity_and_network(const SettingsLayer& merged, const HostInfo& hos
     else if (net != "none")
         return make_error("--net", "invalid value '" + net + "': expected none or host");
     return {};
+}
+
+// --allow-host (and CORDON_TEST_RESOLVE). A --net given on the command line decides over the
+// profiles' allow-host lists (none: no network at all; host: the whole network); given there
+// together with --allow-host it is an error, and so is a profile's net = "host" under
+// allow-host entries.
+Status set_allowed_hosts(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host, Spec& s) {
+    const auto cli_net = get_string(cli.layer, "net");
+    const auto cli_hosts = get_list(cli.layer, "allow-host");
+    if (cli_net && !cli_hosts.empty()) {
+        return make_error("--allow-host", "conflicts with --net " + *cli_net +
+                                              ": --allow-host keeps the jail's own network and lets only the named "
+                                              "hosts through");
+    }
+    const auto entries = get_list(merged, "allow-host");
+    if (entries.empty() || cli_net) return {};
+    if (s.share_net) {
+        return make_error("--allow-host",
+                          "a profile sets net = \"host\" and allow-host entries: drop one (--net host "
+                          "on the command line gives the whole network)");
+    }
+    for (const auto& e : entries) {
+        CORDON_ASSIGN_OR_RETURN(AllowHost rule, parse_allow_host(e));
+        s.allow_hosts.push_back(std::move(rule));
+    }
+    if (proxy_port(s.allow_hosts) == 0)
+        return make_error("--allow-host", "the entries take every port the proxy can use");
+    for (const auto& kv : host.environ) {
+        if (kv.rfind("CORDON_TEST_RESOLVE=", 0) != 0) continue;
+        std::string_view list = std::string_view(kv).substr(20);
+        while (!list.empty()) {
+            const std::string_view item = list.substr(0, list.find(','));
+            list.remove_prefix(std::min(list.size(), item.size() + 1));
+            const size_t eq = item.find('=');
+            auto name = normalize_host_name(item.substr(0, eq));
+            if (eq == std::string_view::npos || !name) {
+                return make_error("CORDON_TEST_RESOLVE",
+                                  "invalid entry '" + std::string(item) + "': expected NAME=ADDRESS");
+            }
+            s.test_resolve.emplace_back(*name, std::string(item.substr(eq + 1)));
+        }
+    }
+    return {};
+}
+
+// --allow-host: the proxy variables, both cases, for the tools that read them.
+void set_proxy_environment(Spec& s) {
+    if (s.allow_hosts.empty()) return;
+    const std::string proxy = "http://127.0.0.1:" + std::to_string(proxy_port(s.allow_hosts));
+    const std::pair<const char*, std::string> vars[] = {
+        {"http_proxy", proxy},
+        {"https_proxy", proxy},
+        {"all_proxy", proxy},
+        {"no_proxy", "localhost,127.0.0.1,::1"},
+    };
+    for (const auto& [lower_name, value] : vars) {
+        std::string upper_name = lower_name;
+        for (char& c : upper_name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        for (const std::string& name : {std::string(lower_name), upper_name}) {
+            std::erase_if(s.env, [&](const std::string& kv) { return kv.rfind(name + "=", 0) == 0; });
+            s.env.push_back(name + "=" + value);
+        }
+    }
 }
 
 // The path list KEY, absolute and normalised; --ro and --rw paths named on the command line
@@ -497,6 +561,7 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merge
     // The order of the steps decides which of several bad values is reported.
     set_command(cli, s);
     CORDON_TRY(set_identity_and_network(merged, host, s));
+    CORDON_TRY(set_allowed_hosts(cli, merged, host, s));
     CORDON_TRY(set_paths(cli, merged, host, s));
     CORDON_TRY(set_protected_paths(merged, s));
     CORDON_TRY(set_private_dirs(merged, host, s));
@@ -504,6 +569,7 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merge
     CORDON_TRY(set_workdir(merged, host, s, o));
     set_chdir(merged, host, s);
     CORDON_TRY(set_environment(merged, host, s));
+    set_proxy_environment(s);
     CORDON_TRY(set_limits(merged, s));
     CORDON_TRY(set_security(merged, s));
     CORDON_TRY(set_outputs(merged, o));

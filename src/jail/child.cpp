@@ -63,6 +63,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/net_proxy.hpp"
 #include "cordon/paths.hpp"
 
 namespace cordon {
@@ -423,13 +424,18 @@ bool build_filesystem(const ChildContext& ctx) {
     return proceeded;
 }
 
-// init: the hostname and the network namespace's loopback.
+// init: the hostname and the network namespace's loopback; with --allow-host, the filter's
+// listeners, bound here while init still holds CAP_NET_BIND_SERVICE (ports 53, 80 and 443).
 void set_up_uts_and_network(const ChildContext& ctx) {
     const Spec& spec = *ctx.spec;
     if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
         setup_failed(ctx.sync_fd, "set the hostname");
     }
     if (!spec.share_net && bring_loopback_up() != 0) setup_failed(ctx.sync_fd, "bring up the loopback interface");
+    char step[128];
+    if (!spec.allow_hosts.empty() && make_net_listeners(spec, ctx.sync_fd, step, sizeof step) != 0) {
+        setup_failed(ctx.sync_fd, step);
+    }
 }
 
 // init: the command's working directory. The caller's directory may not exist in the jail

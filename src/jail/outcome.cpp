@@ -95,6 +95,8 @@ Outcome classify(const RunFacts& f) {
     out.oom_kills = f.oom_kills;
     out.denials = f.exec_denials;
     decide(f, out);
+    // A refused connection is reported, and does not decide the run's status: the command saw it.
+    out.denials.insert(out.denials.end(), f.net_denials.begin(), f.net_denials.end());
     // Killed by the OOM killer: SIGKILL, or a shell's 137 for its child's SIGKILL.
     const bool sigkilled = (out.reason == Outcome::Reason::Signaled && out.signal == SIGKILL) ||
                            (out.reason == Outcome::Reason::Exited && out.exit_code == 128 + SIGKILL);

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -33,6 +34,7 @@
 #include "cordon/cgroup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/net_proxy.hpp"
 #include "cordon/outcome.hpp"
 #include "cordon/placeholders.hpp"
 #include "cordon/root_remap.hpp"
@@ -121,6 +123,22 @@ void arm(int tfd, uint64_t ms) {
     ::timerfd_settime(tfd, 0, &its, nullptr);
 }
 
+// --allow-host: the jail's /etc/resolv.conf names the fake resolver, for the tools that resolve
+// names themselves. Where the host's is a symlink (into /run, the jail's own), or there is no
+// /etc, tools that read the proxy variables still work, and the others find no resolver.
+Status plan_resolver(const Spec& spec, MountPlan& plan) {
+    struct stat st {};
+    if (spec.allow_hosts.empty() || spec.no_profile || ::lstat("/etc/resolv.conf", &st) != 0 || !S_ISREG(st.st_mode))
+        return {};
+    CORDON_ASSIGN_OR_RETURN(std::string path, jail_resolv_conf());
+    plan.ops.push_back(MountOp{.kind = MountOp::Kind::Bind,
+                               .source = path,
+                               .dest = "/etc/resolv.conf",
+                               .readonly = true,
+                               .why = "allow-host"});
+    return {};
+}
+
 }  // namespace
 
 Result<Prepared> prepare(const Spec& spec) {
@@ -144,6 +162,7 @@ Result<Prepared> prepare(const Spec& spec) {
         plan_landlock(spec, p.mounts, landlock_abi(), spec.allow_userns && seccomp_allows_mounts(seccomp_rules(p)));
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
     if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
+    CORDON_TRY(plan_resolver(spec, p.mounts));
     // Limits: decided here, read-only, so a limit that cannot be applied fails before anything
     // is created; the supervisor creates the cgroup just before clone.
     if (spec.limits.any()) {
@@ -177,6 +196,7 @@ struct Run {
     std::optional<FallbackPlan> fallback;
     std::vector<std::string> fallback_env;
     std::unique_ptr<Placeholders> placeholders;  // admit
+    std::unique_ptr<NetFilter> net;              // --allow-host: the listeners come in supervise
     std::unique_ptr<RunCgroup> cgroup;           // start, before clone
     std::optional<SupervisedSignals> signals;    // start, before clone; restored when supervise ends
     UniqueFd sigfd;
@@ -514,6 +534,9 @@ void Supervision::on_message(const ChildMsg& m, UniqueFd fd) {
         case ChildMsg::ExecListener:
             exec_.adopt(std::move(fd));
             break;
+        case ChildMsg::NetListener:
+            if (run_.net) run_.net->adopt(static_cast<uint32_t>(m.status), std::move(fd));
+            break;
     }
 }
 
@@ -628,12 +651,14 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
                  const std::function<std::optional<Outcome>()>& gate, const ExecGate& exec_gate) {
     Run run(spec, prepared, options);
     if (spec.exec_checks) run.exec_gate = &exec_gate;
+    if (!spec.allow_hosts.empty()) run.net = std::make_unique<NetFilter>(spec, options.verbosity, options.audit_fd);
     print_notes(run);
     RunFacts facts;
     Status status = start(run);
     if (status) status = admit(run, gate, facts);
     const bool admitted = status && !facts.gate_stop;
     if (admitted) status = Supervision(run, facts).loop();
+    if (run.net) facts.net_denials = run.net->stop();
     if (!status || facts.gate_stop) end_jail(run);
     facts.wall_ms = ms_since(run.t0);
     if (!status)

@@ -16,7 +16,7 @@ run "$CORDON" profile show default --json
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["net"]["value"]=="none"; assert any(x["value"]=="/usr" for x in d["ro"]); assert all(":" in x["from"] for x in d["ro"])' "$OUT/out" \
   && ok "profile show --json is JSON with values and their file:line:col" || not_ok "profile show --json: $(head -c 200 "$OUT/out")"
 run "$CORDON" profile show npm
-expect_out '^net = "host"  # .*/npm.toml:[0-9]+:[0-9]+$' "profile show npm: net comes from npm.toml"
+expect_out '^  "[^"]+",  # .*/npm.toml:[0-9]+:[0-9]+$' "profile show npm: allow-host comes from npm.toml"
 expect_out '^  "/usr",  # .*/default.toml:' "profile show npm: ro /usr comes from default.toml"
 
 # Layering: extends, repeated -p (later wins), the command line last; lists accumulate.

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "cordon/builtin.hpp"
+#include "cordon/settings.hpp"
 #include "test_files.hpp"
 
 using namespace cordon;
@@ -64,13 +65,16 @@ TEST_CASE("a built-in profile loads like the shipped file, with its own origin",
                        {"USER", "u"},
                        {"WORKDIR", "/home/u/p"},
                        {"XDG_CACHE_HOME", "/home/u/.cache"},
-                       {"XDG_CONFIG_HOME", ""}};
+                       {"XDG_CONFIG_HOME", ""},
+                       {"NPM_REGISTRY_HOST", "registry.example.test"}};
     auto builtin = load_profiles({"built-in:profiles/npm.toml"}, vars, true);
     auto file = load_profiles({source_dir() + "/profiles/npm.toml"}, vars, true);
     REQUIRE(builtin.ok());
     REQUIRE(file.ok());
     CHECK(builtin->values == file->values);
-    CHECK(builtin->where.at("net") == "built-in:profiles/npm.toml:6:7");
+    REQUIRE(builtin->item_where.at("allow-host").size() == 1);
+    CHECK(builtin->item_where.at("allow-host")[0].rfind("built-in:profiles/npm.toml:", 0) == 0);
+    CHECK(get_list(*builtin, "allow-host") == std::vector<std::string>{"registry.example.test"});
 }
 
 TEST_CASE("the listing: built-in profiles join the search path's, shadowed where a file differs", "[builtin]") {

@@ -38,7 +38,8 @@ TEST_CASE("every shipped profile is compiled in, as it is now", "[profile][compi
 }
 
 TEST_CASE("a shipped profile loads the same from its compiled form and from its text", "[profile][compiled]") {
-    const Vars vars = profile_vars("/home/u", "u", 1000, "/home/u/proj");
+    Vars vars = profile_vars("/home/u", "u", 1000, "/home/u/proj");
+    for (auto& [var, compute] : vars.derived) compute = [] { return Result<std::string>("registry.example.test"); };
     for (const EmbeddedToml& e : embedded_profiles()) {
         INFO(e.name);
         const std::string text(e.text);

@@ -1,0 +1,602 @@
+// The network allowlist's run time (cordon/net_proxy.hpp): init's listeners, and the
+// supervisor's proxy, forwarders and fake resolver. The supervisor's own poll loop never waits
+// on any of this: the filter has a thread that accepts and answers DNS, and a thread per
+// connection, which may block (in getaddrinfo, connect, the byte pipe) without harm.
+#include "cordon/net_proxy.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "cordon/exec_notify.hpp"
+#include "cordon/jail.hpp"
+#include "cordon/json.hpp"
+#include "cordon/net.hpp"
+
+namespace cordon {
+
+namespace {
+
+int listen_on(int type, uint32_t addr, uint16_t port) {
+    const int fd = ::socket(AF_INET, type | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    const int one = 1;
+    (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in sin {};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(port);
+    sin.sin_addr.s_addr = htonl(addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 ||
+        (type == SOCK_STREAM && ::listen(fd, 128) != 0)) {
+        const int err = errno;
+        ::close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+bool send_listener(int sync_fd, int fd, NetListenerKind kind, uint16_t port, bool last) {
+    ChildMsg m{};
+    m.type = ChildMsg::NetListener;
+    m.status = static_cast<int32_t>((static_cast<uint32_t>(kind) << 16) | port | (last ? kNetLast : 0));
+    const bool ok = send_with_fd(sync_fd, &m, sizeof m, fd);
+    ::close(fd);
+    return ok;
+}
+
+}  // namespace
+
+Result<std::string> jail_resolv_conf() {
+    static constexpr std::string_view kText =
+        "# cordon --allow-host: the jail's resolver, which knows only the allowed names (cordon(1), NETWORK)\n"
+        "nameserver 127.0.0.1\n"
+        "options attempts:2 timeout:2\n";
+    const uid_t uid = ::geteuid();
+    const std::string dir = "/tmp/cordon-" + std::to_string(uid);
+    (void)::mkdir(dir.c_str(), 0700);
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022) != 0) {
+        return make_error(dir, "not a directory of this user's that only it can write");
+    }
+    const std::string path = dir + "/resolv.conf";
+    char now[256];
+    UniqueFd cur(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (cur && ::read(cur.get(), now, sizeof now) == static_cast<ssize_t>(kText.size()) &&
+        std::string_view(now, kText.size()) == kText) {
+        return path;
+    }
+    const std::string tmp = path + "." + std::to_string(::getpid());
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!fd || !write_all(fd.get(), kText.data(), kText.size()) || ::fchmod(fd.get(), 0644) != 0 ||
+        ::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        (void)::unlink(tmp.c_str());
+        return sys_error("write " + path, err);
+    }
+    return path;
+}
+
+int make_net_listeners(const Spec& spec, int sync_fd, char* step, size_t step_len) {
+    const std::vector<uint16_t> ports = allowed_ports(spec.allow_hosts);
+    const uint16_t proxy = proxy_port(spec.allow_hosts);
+    int fd = listen_on(SOCK_STREAM, INADDR_LOOPBACK, proxy);
+    if (fd < 0 || !send_listener(sync_fd, fd, NetListenerKind::Proxy, proxy, false)) {
+        std::snprintf(step, step_len, "listen on 127.0.0.1:%u for the network proxy", proxy);
+        return -1;
+    }
+    fd = listen_on(SOCK_DGRAM, INADDR_LOOPBACK, kDnsPort);
+    if (fd < 0 || !send_listener(sync_fd, fd, NetListenerKind::Dns, kDnsPort, ports.empty())) {
+        std::snprintf(step, step_len, "bind 127.0.0.1:53 for the jail's resolver");
+        return -1;
+    }
+    for (size_t i = 0; i < ports.size(); ++i) {
+        fd = listen_on(SOCK_STREAM, INADDR_ANY, ports[i]);
+        if (fd < 0 || !send_listener(sync_fd, fd, NetListenerKind::Forward, ports[i], i + 1 == ports.size())) {
+            std::snprintf(step, step_len, "listen on port %u for the network forwarder", ports[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+// --- the supervisor's side ----------------------------------------------------------------------
+
+struct NetFilter::Shared {
+    std::vector<AllowHost> rules;
+    std::map<std::string, std::string> test_resolve;
+    int verbosity = 0;
+    int audit_fd = -1;
+
+    std::mutex mu;
+    std::condition_variable idle;
+    int active = 0;
+    bool stopping = false;
+    std::set<int> open;  // connections' sockets, shut down at the end
+    std::vector<std::string> denials;
+    std::set<std::string> reported;
+    std::vector<std::string> fake_names;  // kFakeNet + index + 1 -> name
+    std::map<std::string, uint32_t> fake_index;
+};
+
+namespace {
+
+using Shared = NetFilter::Shared;
+constexpr int kConnectTimeoutMs = 10000;
+constexpr int kHeadTimeoutMs = 30000;
+constexpr int kMaxConnections = 512;
+
+double unix_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// One connection's outcome, for the audit log; a refusal also for stderr and the status JSON.
+void record(Shared& sh, const std::string& host, uint16_t port, const char* via, const std::string& refusal) {
+    std::lock_guard lock(sh.mu);
+    if (sh.audit_fd >= 0) {
+        char t[32];
+        std::snprintf(t, sizeof t, "%.6f", unix_now());
+        JsonObject o;
+        o.add_raw("time", t).add("kind", "network").add("host", host);
+        if (port != 0) o.add("port", static_cast<int64_t>(port));
+        o.add("via", via).add("decision", refusal.empty() ? "allow" : "deny");
+        if (!refusal.empty()) o.add("reason", refusal);
+        const std::string line = o.str() + "\n";
+        (void)write_all(sh.audit_fd, line.data(), line.size());
+    }
+    if (refusal.empty()) return;
+    const std::string key = port != 0 ? host + ":" + std::to_string(port) : host;
+    if (!sh.reported.insert(key).second) return;
+    if (sh.verbosity >= 0) std::fprintf(stderr, "cordon: network: refused %s (%s)\n", key.c_str(), refusal.c_str());
+    JsonObject d;
+    d.add("kind", "network").add("host", host);
+    if (port != 0) d.add("port", static_cast<int64_t>(port));
+    sh.denials.push_back(d.add("via", via).add("reason", refusal).str());
+}
+
+// A registered connection socket: stop() shuts it down, which ends its thread's waits.
+class Tracked final {
+public:
+    Tracked(Shared& sh, UniqueFd fd) : sh_(sh), fd_(std::move(fd)) {
+        std::lock_guard lock(sh_.mu);
+        if (sh_.stopping)
+            ::shutdown(fd_.get(), SHUT_RDWR);
+        else
+            sh_.open.insert(fd_.get());
+    }
+    ~Tracked() {
+        std::lock_guard lock(sh_.mu);
+        sh_.open.erase(fd_.get());
+    }
+    Tracked(const Tracked&) = delete;
+    Tracked& operator=(const Tracked&) = delete;
+    [[nodiscard]] int get() const { return fd_.get(); }
+
+private:
+    Shared& sh_;
+    UniqueFd fd_;
+};
+
+bool send_all(int fd, const char* p, size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= static_cast<size_t>(w);
+    }
+    return true;
+}
+
+void http_answer(int fd, const char* status, const std::string& body) {
+    std::string r = std::string("HTTP/1.1 ") + status +
+                    "\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) +
+                    "\r\nConnection: close\r\n\r\n" + body;
+    (void)send_all(fd, r.data(), r.size());
+}
+
+// FROM's bytes to TO until FROM's end, which is passed on as a half-close; an error ends both
+// directions. Through a pipe with splice (no copy through user space) where the kernel can, else
+// read and write.
+void one_way(int from, int to) {
+    int p[2] = {-1, -1};
+    bool spliced = ::pipe2(p, O_CLOEXEC) == 0;
+    if (spliced) (void)::fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+    std::vector<char> buf;
+    for (;;) {
+        ssize_t r = -1;
+        if (spliced) {
+            r = ::splice(from, nullptr, p[1], nullptr, size_t{1} << 20, SPLICE_F_MOVE);
+            if (r < 0 && errno == EINVAL) {
+                spliced = false;  // this kernel or socket cannot: copy instead
+                continue;
+            }
+            for (ssize_t left = r; left > 0;) {
+                const ssize_t w = ::splice(p[0], nullptr, to, nullptr, static_cast<size_t>(left), SPLICE_F_MOVE);
+                if (w <= 0 && errno != EINTR) {
+                    r = -1;
+                    break;
+                }
+                if (w > 0) left -= w;
+            }
+        } else {
+            if (buf.empty()) buf.resize(size_t{256} * 1024);
+            r = ::recv(from, buf.data(), buf.size(), 0);
+            if (r > 0 && !send_all(to, buf.data(), static_cast<size_t>(r))) r = -1;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) {
+            ::shutdown(to, SHUT_WR);
+            break;
+        }
+        if (r < 0) {
+            ::shutdown(from, SHUT_RDWR);
+            ::shutdown(to, SHUT_RDWR);
+            break;
+        }
+    }
+    if (p[0] >= 0) {
+        ::close(p[0]);
+        ::close(p[1]);
+    }
+}
+
+// Both directions, each in its own thread, until both ends are done.
+void pump(int a, int b) {
+    std::thread back(one_way, b, a);
+    one_way(a, b);
+    back.join();
+}
+
+// Connect to ADDR within the timeout; -1 on failure (errno set).
+int connect_to(const struct sockaddr* addr, socklen_t len) {
+    UniqueFd fd(::socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd) return -1;
+    if (::connect(fd.get(), addr, len) != 0) {
+        if (errno != EINPROGRESS) return -1;
+        struct pollfd p = {fd.get(), POLLOUT, 0};
+        if (::poll(&p, 1, kConnectTimeoutMs) != 1) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        int err = 0;
+        socklen_t elen = sizeof err;
+        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &elen);
+        if (err != 0) {
+            errno = err;
+            return -1;
+        }
+    }
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+    return fd.release();
+}
+
+struct Upstream {
+    UniqueFd fd;
+    std::string refusal;  // why the filter refused it (403)
+    std::string failure;  // why it could not be reached (502)
+};
+
+// HOST's addresses: the test mappings first, else the system's resolver.
+std::vector<sockaddr_storage> resolve(const Shared& sh, const std::string& host, uint16_t port) {
+    std::vector<sockaddr_storage> out;
+    struct addrinfo hints {};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    std::string name = host;
+    if (auto it = sh.test_resolve.find(host); it != sh.test_resolve.end()) {
+        name = it->second;
+        hints.ai_flags |= AI_NUMERICHOST;
+    }
+    struct addrinfo* res = nullptr;
+    if (::getaddrinfo(name.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return out;
+    for (auto* ai = res; ai; ai = ai->ai_next) {
+        sockaddr_storage ss{};
+        std::memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+        out.push_back(ss);
+    }
+    ::freeaddrinfo(res);
+    return out;
+}
+
+socklen_t addr_len(const sockaddr_storage& ss) {
+    return ss.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+}
+
+// An address literal as HOST (a name entry cannot match it): its address, if it is one.
+std::optional<sockaddr_storage> literal(const std::string& host, uint16_t port) {
+    sockaddr_storage ss{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        return ss;
+    }
+    if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        return ss;
+    }
+    return std::nullopt;
+}
+
+// The checks, in order: the name against the entries (before anything is resolved), then each
+// address it resolves to against the refused ranges, then the connection.
+Upstream open_upstream(const Shared& sh, const std::string& host, uint16_t port) {
+    Upstream u;
+    std::vector<sockaddr_storage> addrs;
+    if (auto lit = literal(host, port)) {
+        if (!address_allowed(sh.rules, reinterpret_cast<sockaddr*>(&*lit), port)) {
+            u.refusal = "the address is not allowed: add --allow-host " + host + ":" + std::to_string(port);
+            return u;
+        }
+        addrs.push_back(*lit);
+    } else {
+        if (!name_allowed(sh.rules, host, port)) {
+            u.refusal =
+                "not allowed: add --allow-host " + host + (port == 80 || port == 443 ? "" : ":" + std::to_string(port));
+            return u;
+        }
+        addrs = resolve(sh, host, port);
+        if (addrs.empty()) {
+            u.failure = host + " does not resolve";
+            return u;
+        }
+    }
+    int err = 0;
+    for (auto& a : addrs) {
+        const auto* sa = reinterpret_cast<const sockaddr*>(&a);
+        if (const char* range = special_range(sa); range && !address_allowed(sh.rules, sa, port)) {
+            u.refusal = "resolves to " + address_text(sa) + ", a " + range + " address: allow it with --allow-host " +
+                        address_text(sa) + ":" + std::to_string(port);
+            continue;
+        }
+        u.fd.reset(connect_to(sa, addr_len(a)));
+        if (u.fd) {
+            u.refusal.clear();
+            return u;
+        }
+        err = errno;
+    }
+    if (u.refusal.empty())
+        u.failure = "cannot connect to " + host + ":" + std::to_string(port) + ": " + std::strerror(err);
+    return u;
+}
+
+// Read the request head from FD; false if it did not come complete in time.
+ParseState read_head(int fd, std::string& buf, ProxyRequest& req, std::string& why) {
+    char chunk[4096];
+    for (;;) {
+        ParseState st = parse_proxy_request(buf, req, why);
+        if (st != ParseState::Incomplete) return st;
+        struct pollfd p = {fd, POLLIN, 0};
+        if (::poll(&p, 1, kHeadTimeoutMs) != 1) return ParseState::Bad;
+        const ssize_t r = ::recv(fd, chunk, sizeof chunk, 0);
+        if (r <= 0) return ParseState::Bad;
+        buf.append(chunk, static_cast<size_t>(r));
+    }
+}
+
+// A client of the proxy (HTTP_PROXY and friends): CONNECT, or a plain http:// request.
+void serve_proxy(Shared& sh, const Tracked& client) {
+    std::string buf;
+    ProxyRequest req;
+    std::string why;
+    if (read_head(client.get(), buf, req, why) != ParseState::Done) {
+        if (!why.empty()) http_answer(client.get(), "400 Bad Request", "cordon: network: " + why + "\n");
+        return;
+    }
+    Upstream up = open_upstream(sh, req.host, req.port);
+    record(sh, req.host, req.port, "proxy", up.refusal);
+    if (!up.refusal.empty()) {
+        http_answer(
+            client.get(), "403 Forbidden",
+            "cordon: network: refused " + req.host + ":" + std::to_string(req.port) + " (" + up.refusal + ")\n");
+        return;
+    }
+    if (!up.fd) {
+        http_answer(client.get(), "502 Bad Gateway", "cordon: network: " + up.failure + "\n");
+        return;
+    }
+    Tracked server(sh, std::move(up.fd));
+    const std::string_view rest = std::string_view(buf).substr(req.head_len);
+    if (req.connect) {
+        static constexpr char kEstablished[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+        if (!send_all(client.get(), kEstablished, sizeof kEstablished - 1)) return;
+    } else if (!send_all(server.get(), req.upstream_head.data(), req.upstream_head.size())) {
+        return;
+    }
+    if (!rest.empty() && !send_all(server.get(), rest.data(), rest.size())) return;
+    pump(client.get(), server.get());
+}
+
+// The name the fake resolver gave the address ADDR, if it gave it.
+std::optional<std::string> fake_name(Shared& sh, const sockaddr_in& addr) {
+    const auto* b = reinterpret_cast<const uint8_t*>(&addr.sin_addr);
+    if (b[0] != kFakeNet[0] || b[1] != kFakeNet[1]) return std::nullopt;
+    const uint32_t index = (static_cast<uint32_t>(b[2]) << 8 | b[3]) - 1;
+    std::lock_guard lock(sh.mu);
+    if (index >= sh.fake_names.size()) return std::nullopt;
+    return sh.fake_names[index];
+}
+
+// A connection to an allowed port inside the jail (a tool that ignores the proxy variables and
+// connects to what the fake resolver told it): forwarded to the name behind the address.
+void serve_forward(Shared& sh, const Tracked& client, uint16_t port) {
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    if (::getsockname(client.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) return;
+    auto name = local.sin_family == AF_INET ? fake_name(sh, local) : std::nullopt;
+    if (!name) {
+        record(sh, address_text(reinterpret_cast<sockaddr*>(&local)), port, "forward",
+               "not an address the jail's resolver gave out");
+        return;
+    }
+    Upstream up = open_upstream(sh, *name, port);
+    record(sh, *name, port, "forward", up.refusal);
+    if (!up.fd) return;
+    Tracked server(sh, std::move(up.fd));
+    pump(client.get(), server.get());
+}
+
+// The fake resolver: an allowed name gets an address of kFakeNet/16 of its own (A), no record
+// for other types; a name that no entry allows does not exist.
+void answer_dns(Shared& sh, int fd) {
+    char msg[512];
+    sockaddr_storage from{};
+    socklen_t flen = sizeof from;
+    const ssize_t n = ::recvfrom(fd, msg, sizeof msg, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &flen);
+    if (n <= 0) return;
+    const std::string_view query(msg, static_cast<size_t>(n));
+    auto q = parse_dns_query(query);
+    if (!q) return;
+    bool allowed = false;
+    for (uint16_t p : allowed_ports(sh.rules)) allowed = allowed || name_allowed(sh.rules, q->name, p);
+    std::string answer;
+    if (!allowed) {
+        record(sh, q->name, 0, "dns", "name lookup; not allowed: add --allow-host " + q->name);
+        answer = dns_answer(query, *q, 3);
+    } else if (q->qtype != kDnsTypeA) {
+        answer = dns_answer(query, *q, 0);
+    } else {
+        std::unique_lock lock(sh.mu);
+        auto [it, fresh] = sh.fake_index.try_emplace(q->name, static_cast<uint32_t>(sh.fake_names.size()));
+        if (fresh) sh.fake_names.push_back(q->name);
+        lock.unlock();
+        const uint32_t host = it->second + 1;
+        in_addr a{};
+        a.s_addr = htonl((uint32_t{kFakeNet[0]} << 24) | (uint32_t{kFakeNet[1]} << 16) | (host & 0xffff));
+        answer = host <= 0xfffe ? dns_answer(query, *q, 0, a) : dns_answer(query, *q, 2);
+    }
+    (void)::sendto(fd, answer.data(), answer.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), flen);
+}
+
+void connection_thread(const std::shared_ptr<Shared>& sh, UniqueFd fd, NetListenerKind kind, uint16_t port) {
+    {
+        Tracked client(*sh, std::move(fd));
+        if (kind == NetListenerKind::Proxy)
+            serve_proxy(*sh, client);
+        else
+            serve_forward(*sh, client, port);
+    }
+    std::lock_guard lock(sh->mu);
+    if (--sh->active == 0) sh->idle.notify_all();
+}
+
+void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<uint32_t, int>>& listeners, int wake) {
+    std::vector<pollfd> fds;
+    fds.reserve(listeners.size() + 1);
+    for (const auto& l : listeners) fds.push_back({l.second, POLLIN, 0});
+    fds.push_back({wake, POLLIN, 0});
+    for (;;) {
+        if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+        if (fds.back().revents) return;
+        for (size_t i = 0; i < listeners.size(); ++i) {
+            if (!(fds[i].revents & POLLIN)) continue;
+            const auto kind = static_cast<NetListenerKind>((listeners[i].first >> 16) & 0xff);
+            const auto port = static_cast<uint16_t>(listeners[i].first & 0xffff);
+            if (kind == NetListenerKind::Dns) {
+                answer_dns(*sh, fds[i].fd);
+                continue;
+            }
+            UniqueFd conn(::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC));
+            if (!conn) continue;
+            {
+                // Two threads a connection: a jail that opens more at once than any tool needs
+                // gets the extra ones closed, not the supervisor's memory.
+                std::lock_guard lock(sh->mu);
+                if (sh->active >= kMaxConnections) continue;
+                ++sh->active;
+            }
+            std::thread(connection_thread, sh, std::move(conn), kind, port).detach();
+        }
+    }
+}
+
+}  // namespace
+
+NetFilter::NetFilter(const Spec& spec, int verbosity, int audit_fd) : shared_(std::make_shared<Shared>()) {
+    shared_->rules = spec.allow_hosts;
+    for (const auto& [name, addr] : spec.test_resolve) shared_->test_resolve[name] = addr;
+    shared_->verbosity = verbosity;
+    shared_->audit_fd = audit_fd;
+}
+
+NetFilter::~NetFilter() {
+    (void)stop();
+}
+
+void NetFilter::adopt(uint32_t tag, UniqueFd fd) {
+    if (started_ || !fd) return;
+    listeners_.emplace_back(tag & ~kNetLast, std::move(fd));
+    if (tag & kNetLast) start();
+}
+
+void NetFilter::start() {
+    wake_.reset(::eventfd(0, EFD_CLOEXEC));
+    if (!wake_) return;
+    started_ = true;
+    std::vector<std::pair<uint32_t, int>> fds;
+    for (auto& [tag, fd] : listeners_) {
+        ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
+        fds.emplace_back(tag, fd.get());
+    }
+    // The accept thread holds the listeners (moved into it) and the filter's state.
+    auto owned = std::make_shared<std::vector<UniqueFd>>();
+    for (auto& l : listeners_) owned->push_back(std::move(l.second));
+    listeners_.clear();
+    owned->emplace_back(::fcntl(wake_.get(), F_DUPFD_CLOEXEC, 0));
+    {
+        std::lock_guard lock(shared_->mu);
+        ++shared_->active;  // the accept thread, until it sees the wake-up
+    }
+    std::thread([sh = shared_, fds, owned] {
+        // splice(2) into a socket whose peer is gone raises SIGPIPE (it has no MSG_NOSIGNAL):
+        // blocked in the filter's threads (the connection threads inherit the mask), it only
+        // makes that call fail with EPIPE, instead of killing cordon.
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+        accept_loop(sh, fds, owned->back().get());
+        std::lock_guard lock(sh->mu);
+        if (--sh->active == 0) sh->idle.notify_all();
+    }).detach();
+}
+
+std::vector<std::string> NetFilter::stop() {
+    if (!shared_) return {};
+    std::unique_lock lock(shared_->mu);
+    if (!shared_->stopping) {
+        shared_->stopping = true;
+        for (int fd : shared_->open) ::shutdown(fd, SHUT_RDWR);
+        if (wake_) {
+            const uint64_t one = 1;
+            (void)::write(wake_.get(), &one, sizeof one);
+        }
+    }
+    // A connection thread stuck in getaddrinfo is not waited for long: it finds its sockets
+    // shut down when it comes back, and the process ends it with the rest of cordon.
+    shared_->idle.wait_for(lock, std::chrono::milliseconds(200), [&] { return shared_->active == 0; });
+    return shared_->denials;
+}
+
+}  // namespace cordon

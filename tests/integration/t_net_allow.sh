@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# §6b Network allowlist: --allow-host keeps the jail's own network namespace and lets connections
+# out only through the supervisor's proxy (the *_PROXY variables) and its fake resolver with
+# forwarders (tools that ignore the variables). Local HTTP and HTTPS servers that this script
+# starts on 127.0.0.1 stand for the outside world; CORDON_TEST_RESOLVE maps the test names to
+# them (cordon(1), NETWORK). Names that must be refused are reserved (*.invalid) or mapped to
+# loopback and metadata addresses that the filter refuses before it connects: nothing here can
+# reach any other address.
+source "$TESTLIB"
+
+PY=/usr/bin/python3
+for tool in curl git openssl; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "Bail out! $tool is missing (the test needs curl, git and openssl)"
+    finish
+    exit 1
+  fi
+done
+
+# --- the "outside world": HTTP and HTTPS on 127.0.0.1, a dumb-HTTP git repository -------------------
+site=$OUT/site
+mkdir -p "$site"
+echo "hello-from-outside" >"$site/hello.txt"
+git init -q "$OUT/src"
+git -C "$OUT/src" -c user.name=t -c user.email=t@t commit -q --allow-empty -m "outside commit"
+git clone -q --bare "$OUT/src" "$site/repo.git"
+git -C "$site/repo.git" update-server-info
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$OUT/key.pem" -out "$site/cert.pem" -days 1 \
+  -subj "/CN=allowed.test" -addext "subjectAltName=DNS:allowed.test" >/dev/null 2>&1
+chmod -R a+rX "$OUT"
+
+cat >"$OUT/server.py" <<'EOF'
+import http.server, os, socketserver, ssl, sys, threading, time
+site, key, portfile = sys.argv[1], sys.argv[2], sys.argv[3]
+os.chdir(site)
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+plain = Server(('127.0.0.1', 0), Quiet)
+tls = Server(('127.0.0.1', 0), Quiet)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(os.path.join(site, 'cert.pem'), key)
+tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+for s in (plain, tls):
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+with open(portfile + '.tmp', 'w') as f:
+    f.write('%d %d' % (plain.server_address[1], tls.server_address[1]))
+os.rename(portfile + '.tmp', portfile)
+time.sleep(110)  # never outlive the CTest timeout, even if the trap is lost
+EOF
+
+srv=
+stop_server() {
+  if [[ -n $srv ]]; then
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+    srv=
+  fi
+}
+trap stop_server EXIT
+"$PY" "$OUT/server.py" "$site" "$OUT/key.pem" "$OUT/ports" </dev/null >"$OUT/server.log" 2>&1 &
+srv=$!
+for _ in $(seq 50); do
+  [[ -s $OUT/ports ]] && break
+  sleep 0.1
+done
+if ! [[ -s $OUT/ports ]]; then
+  echo "Bail out! the test servers did not start"
+  cat "$OUT/server.log" >&2
+  finish
+  exit 1
+fi
+read -r HP SP <"$OUT/ports"
+CA=$site/cert.pem
+
+# Positive control: the servers answer on the host.
+run curl -sS --max-time 5 "http://127.0.0.1:$HP/hello.txt"
+expect_out '^hello-from-outside$' "control: the HTTP server answers on the host"
+run curl -sS --max-time 5 --cacert "$CA" --resolve "allowed.test:$SP:127.0.0.1" "https://allowed.test:$SP/hello.txt"
+expect_out '^hello-from-outside$' "control: the HTTPS server answers on the host"
+
+# --- the interface: bad values are refused, --dry-run shows the list ---------------------------------
+expect_exit 125 "--allow-host with a space in the name is refused" "$CORDON" --allow-host 'a b.test' -- true
+expect_err "invalid value 'a b.test'" "the refusal names the value"
+expect_exit 125 "--allow-host with port 0 is refused" "$CORDON" --allow-host x.test:0 -- true
+expect_exit 125 "--allow-host with a bad range is refused" "$CORDON" --allow-host 10.0.0.0/40 -- true
+expect_exit 125 "--allow-host with --net host is a conflict" "$CORDON" --allow-host x.test --net host -- true
+expect_err 'conflicts with --net host' "the conflict is named"
+expect_exit 125 "--allow-host with --net none on the command line is a conflict" \
+  "$CORDON" --allow-host x.test --net none -- true
+printf 'extends = ["default"]\nnet = "host"\nallow-host = ["a.test"]\n' >"$OUT/both.toml"
+expect_exit 125 "a profile with net = host and allow-host is refused" "$CORDON" -p "$OUT/both.toml" -- true
+expect_err 'net = "host" and allow-host' "the profile conflict is named"
+printf 'extends = ["default"]\nallow-host = ["a.test"]\n' >"$OUT/allow.toml"
+run "$CORDON" -p "$OUT/allow.toml" --net none --dry-run -- true
+expect_no_out '^network:' "--net none on the command line overrides a profile's allow-host"
+run "$CORDON" -p "$OUT/allow.toml" --dry-run -- true
+expect_out '^ +a.test \(port 80, 443\)$' "a profile's allow-host list applies"
+expect_exit 125 "a bad CORDON_TEST_RESOLVE entry is refused" env CORDON_TEST_RESOLVE=nonsense "$CORDON" --allow-host a.test -- true
+expect_err 'CORDON_TEST_RESOLVE' "the bad entry is named"
+run "$CORDON" --allow-host allowed.test:8080 --allow-host '*.example.test' --dry-run -- true
+expect_out '^network: +filtered' "--dry-run: the network is filtered"
+expect_out '^ +allowed.test:8080 \(port 8080\)$' "--dry-run lists an entry with its port"
+expect_out '^ +\*.example.test \(port 80, 443\)$' "--dry-run lists a wildcard with the default ports"
+expect_out '^ +HTTPS_PROXY=http://127.0.0.1:3128$' "--dry-run shows the proxy variables"
+expect_out '^ +no_proxy=localhost,127.0.0.1,::1$' "--dry-run shows no_proxy"
+run "$CORDON" --dry-run -- true
+expect_no_out '^ +(HTTPS?_PROXY|https?_proxy)=' "without --allow-host the jail gets no proxy variables"
+expect_no_out '^network:' "without --allow-host the network is not filtered"
+
+# --- allowed: the name and, explicitly, the loopback address the test name maps to ------------------
+export CORDON_TEST_RESOLVE="allowed.test=127.0.0.1,rebind.test=127.0.0.1,metadata.test=169.254.169.254"
+ALLOW=(--allow-host "allowed.test:$HP" --allow-host "allowed.test:$SP" --allow-host "127.0.0.1:$HP"
+  --allow-host "127.0.0.1:$SP")
+jailed "curl -sS --max-time 10 http://allowed.test:$HP/hello.txt" "${ALLOW[@]}"
+expect_out '^hello-from-outside$' "allowed: curl over HTTP through the proxy variables"
+jailed "curl -sS --max-time 10 --cacert $CA https://allowed.test:$SP/hello.txt" "${ALLOW[@]}" --ro "$CA"
+expect_out '^hello-from-outside$' "allowed: curl over HTTPS (CONNECT, TLS end to end)"
+jailed "curl -sS --max-time 10 --noproxy '*' http://allowed.test:$HP/hello.txt" "${ALLOW[@]}"
+expect_out '^hello-from-outside$' "allowed: curl --noproxy '*' over HTTP (fake resolver and forwarder)"
+jailed "curl -sS --max-time 10 --noproxy '*' --cacert $CA https://allowed.test:$SP/hello.txt" "${ALLOW[@]}" --ro "$CA"
+expect_out '^hello-from-outside$' "allowed: curl --noproxy '*' over HTTPS"
+jailed "$PY -c 'import urllib.request; print(urllib.request.urlopen(\"http://allowed.test:$HP/hello.txt\", timeout=10).read().decode().strip())'" "${ALLOW[@]}"
+expect_out '^hello-from-outside$' "allowed: python3 urllib"
+jailed "git clone -q http://allowed.test:$HP/repo.git clone && git -C clone log --format=%s" "${ALLOW[@]}"
+expect_out '^outside commit$' "allowed: git clone over HTTP"
+jailed "getent hosts allowed.test" "${ALLOW[@]}"
+expect_out '^127\.77\.0\.[0-9]+ +allowed.test' "allowed: the jail's resolver answers with an address of its own"
+
+# --- denied: a name no entry names -------------------------------------------------------------------
+jailed "curl -sS --max-time 10 -w '%{http_code}\n' http://denied.invalid:$HP/hello.txt" "${ALLOW[@]}" \
+  --status-json "$OUT/status.json" --audit "$OUT/audit.log"
+expect_out '^403$' "denied: the proxy answers 403"
+expect_out 'refused denied.invalid:'"$HP"'.*--allow-host denied.invalid:'"$HP" "denied: the 403 names the host and the option"
+expect_no_out 'hello-from-outside' "denied: nothing from the server"
+expect_err "^cordon: network: refused denied.invalid:$HP " "denied: a line on stderr"
+if grep -q '"kind":"network","host":"denied.invalid","port":'"$HP" "$OUT/status.json" 2>/dev/null; then
+  ok "denied: the refusal is in the status JSON"
+else not_ok "denied: the refusal is in the status JSON"; sed 's/^/#   /' "$OUT/status.json" 2>/dev/null | head -3; fi
+if grep -q '"kind":"network","host":"denied.invalid".*"decision":"deny"' "$OUT/audit.log" 2>/dev/null; then
+  ok "denied: the refusal is in the audit log"
+else not_ok "denied: the refusal is in the audit log"; sed 's/^/#   /' "$OUT/audit.log" 2>/dev/null | head -3; fi
+jailed "curl -sS --max-time 10 --cacert $CA https://denied.invalid:$SP/hello.txt; echo rc=\$?" "${ALLOW[@]}" --ro "$CA"
+expect_out '^rc=56$' "denied over HTTPS: CONNECT is refused (curl: the proxy said 403)"
+jailed "curl -sS --max-time 10 --noproxy '*' http://denied.invalid:$HP/hello.txt; echo rc=\$?" "${ALLOW[@]}"
+expect_out '^rc=6$' "denied without the proxy: the name does not resolve"
+expect_err '^cordon: network: refused denied.invalid \(name lookup' "denied without the proxy: a line on stderr"
+jailed "$PY -c '
+import urllib.request, urllib.error
+try:
+    urllib.request.urlopen(\"http://denied.invalid:$HP/hello.txt\", timeout=10)
+except urllib.error.HTTPError as e:
+    print(\"status\", e.code, e.read().decode().strip())
+'" "${ALLOW[@]}"
+expect_out '^status 403 cordon: network: refused denied.invalid' "denied: python3 urllib gets the 403 and its reason"
+jailed "git clone -q http://denied.invalid:$HP/repo.git clone2; echo rc=\$?" "${ALLOW[@]}"
+expect_out '^rc=128$' "denied: git clone fails"
+expect_err '403' "denied: git reports the 403"
+# A raw connection to the server's address: the jail's 127.0.0.1 is its own, and the forwarder on
+# the allowed port passes on only connections to the addresses the resolver gave out.
+jailed "$PY -c '
+import socket
+s = socket.create_connection((\"127.0.0.1\", $HP), timeout=5)
+try:
+    s.sendall(b\"GET /hello.txt HTTP/1.0\\r\\n\\r\\n\")
+    print(\"got\", repr(s.recv(100)))
+except ConnectionResetError:
+    print(\"got reset\")
+'" "${ALLOW[@]}"
+expect_out "^got (b''|reset)$" "denied: a raw connection to the server's address gets nothing"
+expect_no_out 'hello-from-outside' "denied: nothing of the server over a raw connection"
+jailed "$PY -c '
+import socket
+try:
+    socket.create_connection((\"192.0.2.1\", $HP), timeout=3)
+    print(\"connected\")
+except OSError as e:
+    print(\"failed\", e.errno)
+'" "${ALLOW[@]}"
+expect_out '^failed ' "denied: no route out of the jail but the proxy"
+
+# --- names that resolve into refused ranges (DNS rebinding, metadata) --------------------------------
+REBIND=(--allow-host "rebind.test:$HP" --allow-host "metadata.test:$HP")
+jailed "curl -sS --max-time 10 http://rebind.test:$HP/hello.txt" "${REBIND[@]}" --status-json "$OUT/status2.json"
+expect_out 'refused rebind.test:'"$HP"' \(resolves to 127.0.0.1, a loopback address' "a name that resolves to 127.0.0.1 is refused"
+expect_no_out 'hello-from-outside' "nothing reaches the loopback server through a rebound name"
+if grep -q '"host":"rebind.test"' "$OUT/status2.json" 2>/dev/null; then ok "the rebinding refusal is in the status JSON"
+else not_ok "the rebinding refusal is in the status JSON"; fi
+jailed "curl -sS --max-time 10 http://metadata.test:$HP/latest/meta-data/" "${REBIND[@]}"
+expect_out 'refused metadata.test:'"$HP"' \(resolves to 169.254.169.254, a cloud metadata address' \
+  "a name that resolves to 169.254.169.254 is refused"
+jailed "curl -sS --max-time 10 --noproxy '*' http://rebind.test:$HP/hello.txt; echo rc=\$?" "${REBIND[@]}"
+expect_out '^rc=(52|56)$' "a rebound name through the forwarder gets nothing"
+expect_no_out 'hello-from-outside' "nothing reaches the loopback server through the forwarder"
+expect_err 'refused rebind.test:'"$HP"' \(resolves to 127.0.0.1' "the forwarder's refusal is on stderr"
+jailed "NO_PROXY= no_proxy= curl -sS --max-time 10 http://127.0.0.1:$HP/hello.txt" "${REBIND[@]}"
+expect_out 'refused 127.0.0.1:'"$HP"' \(the address is not allowed' "an address literal needs an address entry"
+
+unset CORDON_TEST_RESOLVE
+stop_server
+finish
