@@ -98,7 +98,17 @@ Result<std::vector<std::string>> cordon_command_line(const Options& o, const std
         out.insert(out.end(), words->begin(), words->end());
     }
     // cordon's jail always has its own pid, ipc and uts namespaces; only the network is a choice.
-    out.insert(out.end(), {"--net", o.unshare_net ? "none" : "host"});
+    // An allowlist among the extras narrows a shared network to its hosts (cordon(1), NETWORK);
+    // it cannot widen a command line that asked for none.
+    const bool allowlist = std::any_of(extra_words.begin(), extra_words.end(), [](const std::string& w) {
+        return w == "--allow-host" || w.rfind("--allow-host=", 0) == 0;
+    });
+    if (allowlist && o.unshare_net) {
+        return make_error("bwrap",
+                          "--allow-host in CORDON_BWRAP_EXTRAS needs a shared network (--share-net), and "
+                          "this command line unshares it");
+    }
+    if (!allowlist) out.insert(out.end(), {"--net", o.unshare_net ? "none" : "host"});
     if (!o.disable_userns) out.emplace_back("--allow-userns");
     if (o.uid) out.insert(out.end(), {"--uid", std::to_string(*o.uid)});
     if (o.gid) out.insert(out.end(), {"--gid", std::to_string(*o.gid)});

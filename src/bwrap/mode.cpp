@@ -108,6 +108,7 @@ Differences from bubblewrap:
 cordon's extras, opt-in: CORDON_BWRAP_EXTRAS="OPTIONS" runs the command line in cordon's own
 jail (built from the same ops, with --no-profile) plus cordon OPTIONS, e.g.
     CORDON_BWRAP_EXTRAS="--memory 1G --limits best-effort --policy default --audit /tmp/a.jsonl"
+--allow-host HOST among them narrows --share-net to the hosts named (refused with --unshare-net).
 See BWRAP COMPATIBILITY in cordon(1).
 )";
 

@@ -199,6 +199,10 @@ void name_dropped(const Spec& spec, const Places& p, const Granter& g, int abi, 
         if (t != "/tmp" && t != "/var/tmp" && t != "/run") dropped.push_back("--tmpfs " + t + " not accessible");
     }
     if (!spec.share_net) dropped.emplace_back("no loopback inside the jail (network sockets are refused)");
+    // The --allow-host filter lives in the jail's own network namespace (cordon(1), NETWORK):
+    // without one, the allowed hosts are out of reach too, never the whole network.
+    if (!spec.allow_hosts.empty())
+        dropped.emplace_back("--allow-host: no network at all (the filter needs a network namespace)");
     dropped.emplace_back("unix sockets refused (socket(AF_UNIX); socketpair works)");
     if (abi < 6) {
         dropped.push_back("signals to host processes of the same user not refused (Landlock ABI " +

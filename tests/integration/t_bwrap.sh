@@ -157,6 +157,44 @@ expect_exit 1 "extras: an op cordon's jail lacks is refused, not dropped" \
   env CORDON_BWRAP_EXTRAS="--memory 64M" "$bw" --ro-bind / / --file 0 /x true
 expect_err "^bwrap: --file is not supported with CORDON_BWRAP_EXTRAS" "the refusal names the op"
 
+# The network allowlist among the extras: a local server on 127.0.0.1 stands for an allowed host
+# (CORDON_TEST_RESOLVE, cordon(1) NETWORK); a denied name is reserved (*.invalid), so nothing here
+# can reach another address.
+mkdir -p "$OUT/site" && echo "hello-through-bwrap" >"$OUT/site/hello.txt" && chmod -R a+rX "$OUT/site"
+/usr/bin/python3 - "$OUT/site" "$OUT/port" </dev/null >/dev/null 2>&1 <<'EOF' &
+import http.server, os, socketserver, sys, threading, time
+os.chdir(sys.argv[1])
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+s = socketserver.ThreadingTCPServer(('127.0.0.1', 0), Quiet)
+threading.Thread(target=s.serve_forever, daemon=True).start()
+open(sys.argv[2] + '.tmp', 'w').write(str(s.server_address[1]))
+os.rename(sys.argv[2] + '.tmp', sys.argv[2])
+time.sleep(60)  # never outlive the test
+EOF
+srv=$!
+for _ in $(seq 50); do [[ -s $OUT/port ]] && break; sleep 0.1; done
+if [[ -s $OUT/port ]]; then
+  P=$(cat "$OUT/port")
+  net_extras="--allow-host allowed.test:$P --allow-host 127.0.0.1:$P --status-json $OUT/net.json"
+  run env CORDON_TEST_RESOLVE=allowed.test=127.0.0.1 CORDON_BWRAP_EXTRAS="$net_extras" "$bw" "${agent[@]}" -- \
+    sh -c "curl -sS --max-time 10 http://allowed.test:$P/hello.txt; curl -sS --max-time 10 -o /dev/null -w '%{http_code}\n' http://denied.invalid/"
+  expect_out '^hello-through-bwrap$' "extras: --allow-host lets the allowed host through cordon's proxy"
+  expect_out '^403$' "extras: a host off the list gets the proxy's 403"
+  expect_err '^cordon: network: refused denied.invalid' "extras: the refusal is on stderr"
+  grep -q '"kind":"network"' "$OUT/net.json" 2>/dev/null && ok "extras: the refusal is in the status JSON" ||
+    not_ok "extras: no network denial in the status JSON: $(cat "$OUT/net.json" 2>/dev/null)"
+  run env CORDON_BWRAP_EXTRAS="$net_extras" "$bw" "${agent[@]}" -- \
+    curl -sS --max-time 5 --noproxy '*' "http://127.0.0.1:$P/hello.txt"
+  expect_no_out 'hello-through-bwrap' "extras: with an allowlist, --share-net no longer reaches the host's loopback directly"
+  expect_exit 1 "extras: --allow-host with --unshare-net is refused" \
+    env CORDON_BWRAP_EXTRAS="--allow-host allowed.test" "$bw" --ro-bind / / --unshare-net true
+  expect_err "needs a shared network" "the refusal says why"
+else
+  not_ok "extras: the local HTTP server did not start"
+fi
+kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+
 # Help: bubblewrap's usage line with the name it was called by, and what differs.
 run "$bw" --help
 expect_out "^usage: $bw \[OPTIONS\.\.\.\] \[--\] COMMAND" "--help: usage names the symlink"

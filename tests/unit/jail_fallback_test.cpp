@@ -170,6 +170,16 @@ TEST_CASE("landlock jail: network, scopes and sockets follow the ABI and --net")
     CHECK(shared->landlock.handled_net == 0);
     CHECK(!shared->net_refused);
     CHECK(!names(*shared, "no loopback"));
+
+    // --allow-host's filter needs the jail's own network namespace: without one, no network at
+    // all, and the warning says so.
+    CHECK(!names(*plan, "--allow-host"));
+    Spec filtered = default_spec();
+    filtered.allow_hosts.push_back(AllowHost{.text = "example.invalid", .name = "example.invalid", .ports = {443}});
+    auto none = plan_for(filtered, 7);
+    REQUIRE(none);
+    CHECK(none->net_refused);
+    CHECK(names(*none, "--allow-host: no network at all"));
 }
 
 TEST_CASE("landlock jail: refused where it cannot give what is asked, or has no Landlock") {
