@@ -31,7 +31,8 @@ cp "$here/run.sh" "$here/user-test.sh" "$stage/"
 chmod -R a+rX "$stage"
 chmod 0755 "$stage/run.sh" "$stage/user-test.sh"
 rm -f "$out/test.img" "$out/root.qcow2"
-mke2fs -q -t ext4 -L cordontest -d "$stage" "$out/test.img" 64M
+# Sized from what it holds (the RelWithDebInfo cordon alone is tens of MiB), with room to spare.
+mke2fs -q -t ext4 -L cordontest -d "$stage" "$out/test.img" "$(($(du -sm "$stage" | cut -f1) * 2 + 32))M"
 qemu-img create -q -f qcow2 -F raw -b "$img" "$out/root.qcow2"
 
 log=$out/vm.log
