@@ -107,7 +107,11 @@ run "$CORDON" --status-json "$OUT/ns.json" -- true
 grep -q '"isolation":"namespaces"' "$OUT/ns.json" && ! grep -q dropped "$OUT/ns.json" &&
   ok "--status-json of the namespace jail: isolation namespaces, nothing dropped" || not_ok "status: $(cat "$OUT/ns.json")"
 expect_exit 0 "-q: the warning is quiet too" "$NOUSERNS" "$CORDON" -q -- true
-[[ ! -s $OUT/err ]] && ok "-q: nothing on stderr" || not_ok "-q printed: $(cat "$OUT/err")"
+# (A sanitizer build's runtime may print its own warnings about the fallback's stack switch;
+# those are the sanitizer's, not cordon's.)
+grep -vE '^==[0-9]+==WARNING: ASan is ignoring|^False positive error reports may follow|^For details see https://github.com/google/sanitizers/' \
+  "$OUT/err" >"$OUT/err.own" || true
+[[ ! -s $OUT/err.own ]] && ok "-q: nothing on stderr" || not_ok "-q printed: $(cat "$OUT/err.own")"
 
 run "$NOUSERNS" "$CORDON" doctor
 expect_out '^warn +user namespaces: refused here \(unshare\(CLONE_NEWUSER\): Operation not permitted\)' "doctor: user namespaces are refused here"
@@ -201,7 +205,9 @@ expect_out '^tmp-refused$' "dropped as named: no private /tmp (the host's is not
 
 # --- (b) cordon inside cordon: the outer jail refuses nested user namespaces ---------------------------
 mkdir -p "$WORK/inner/sub"
-OUTER=("$CORDON" -q --ro "$STAGE" --)
+# The inner cordon of a sanitizer build cannot run its leak checker inside a jail (it stops the
+# world with ptrace), as in t_exec_checks.
+OUTER=("$CORDON" -q --ro "$STAGE" -- env ASAN_OPTIONS=detect_leaks=0)
 run "${OUTER[@]}" "$CORDON" --isolation namespaces --workdir "$WORK/inner" -- true
 expect_rc 125 "nested: --isolation namespaces gives 125 inside cordon"
 expect_err 'user\.max_user_namespaces' "nested: with the hint"
