@@ -5,18 +5,7 @@
 # 12's kernel offers Landlock ABI 2: no scopes, no TCP rules (the socket filter refuses the
 # network). Prints "CORDON-VM: [not ]ok MODE ID - ...". usage: isolation.sh MODE OUTSIDE
 MODE=$1 OUTSIDE=$2
-echo
-T=$(mktemp -d)
-pass() { echo "CORDON-VM: ok $MODE $1 - $2"; }
-fail() {
-  echo "CORDON-VM: not ok $MODE $1 - $2"
-  sed 's/^/CORDON-VM: #   stderr: /' "$T/err" | head -6
-  sed 's/^/CORDON-VM: #   stdout: /' "$T/out" | head -6
-}
-run() {
-  rc=0
-  "$@" >"$T/out" 2>"$T/err" </dev/null || rc=$?
-}
+. "$(dirname "$0")/harness.sh"
 mkdir -p sub "$HOME/.ssh" && echo old > sub/f && echo SECRET-KEY > "$HOME/.ssh/id_ed25519"
 
 run $CORDON --no-policy --isolation namespaces -- /bin/true

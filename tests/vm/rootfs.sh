@@ -3,18 +3,7 @@
 # on the initramfs itself (rootfs), before it switches to a tmpfs. usage: rootfs.sh MODE
 # (rootfs: as root; rootfs-user: as uid 1000). Prints "CORDON-VM: [not ]ok MODE ID - ...".
 MODE=$1
-echo  # the console may still hold the kernel's last bytes: start on a line of our own
-T=$(mktemp -d)
-pass() { echo "CORDON-VM: ok $MODE $1 - $2"; }
-fail() {
-  echo "CORDON-VM: not ok $MODE $1 - $2"
-  sed 's/^/CORDON-VM: #   stderr: /' "$T/err" | head -6
-  sed 's/^/CORDON-VM: #   stdout: /' "$T/out" | head -6
-}
-run() {
-  rc=0
-  "$@" >"$T/out" 2>"$T/err" </dev/null || rc=$?
-}
+. "$(dirname "$0")/harness.sh"
 
 run $CORDON --no-policy -- /bin/sh -c 'grep "^Name:" /proc/1/status; echo inside'
 if [ $rc -eq 0 ] && grep -q '^inside$' "$T/out" && grep -q 'cordon' "$T/out"; then
