@@ -49,6 +49,17 @@ expect_rc() {
   fi
 }
 
+# A test's own background server: it sets srv=$! when it starts one; stop_server ends that one
+# process by its pid (and is the EXIT trap of tests that start one).
+srv=
+stop_server() {
+  if [[ -n $srv ]]; then
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+    srv=
+  fi
+}
+
 # alive PID...: prints those that still run (zombies count as gone).
 alive() {
   local p st

@@ -173,6 +173,7 @@ os.rename(sys.argv[2] + '.tmp', sys.argv[2])
 time.sleep(60)  # never outlive the test
 EOF
 srv=$!
+trap stop_server EXIT
 for _ in $(seq 50); do [[ -s $OUT/port ]] && break; sleep 0.1; done
 if [[ -s $OUT/port ]]; then
   P=$(cat "$OUT/port")
@@ -193,7 +194,7 @@ if [[ -s $OUT/port ]]; then
 else
   not_ok "extras: the local HTTP server did not start"
 fi
-kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+stop_server
 
 # Help: bubblewrap's usage line with the name it was called by, and what differs.
 run "$bw" --help

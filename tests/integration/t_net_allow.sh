@@ -50,14 +50,6 @@ os.rename(portfile + '.tmp', portfile)
 time.sleep(110)  # never outlive the CTest timeout, even if the trap is lost
 EOF
 
-srv=
-stop_server() {
-  if [[ -n $srv ]]; then
-    kill "$srv" 2>/dev/null || true
-    wait "$srv" 2>/dev/null || true
-    srv=
-  fi
-}
 trap stop_server EXIT
 "$PY" "$OUT/server.py" "$site" "$OUT/key.pem" "$OUT/ports" </dev/null >"$OUT/server.log" 2>&1 &
 srv=$!

@@ -35,14 +35,6 @@ while time.monotonic() < deadline:
         c.close()
 EOF
 
-srv=
-stop_server() {
-  if [[ -n $srv ]]; then
-    kill "$srv" 2>/dev/null || true
-    wait "$srv" 2>/dev/null || true
-    srv=
-  fi
-}
 trap stop_server EXIT
 
 "$PY" "$OUT/server.py" "$OUT/port" "$abstract" </dev/null >"$OUT/server.log" 2>&1 &
