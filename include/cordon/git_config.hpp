@@ -1,0 +1,37 @@
+// A git config file read the way git 2.39's config.c reads it (git_parse_source and its helpers),
+// and an allowlist of the keys git only stores data under. Pure: the scanner that looks at the
+// repositories a run created or changed (issue 10) calls these on a config file's text and moves
+// aside any file whose keys could make the host's git run code or follow another location.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cordon {
+
+struct GitConfigEntry {
+    // As `git config --list --name-only` prints it: section and variable name lowercased,
+    // subsection as written ("remote.Origin.url" keeps "Origin"), cut at a NUL byte as git's
+    // C strings cut it (`[core "fsmonitor<NUL>x"] y = z` is core.fsmonitor to git).
+    std::string key;
+    int line = 0;  // 1-based line where the variable's name starts
+};
+
+struct GitConfigParse {
+    std::vector<GitConfigEntry> entries;  // up to the error, if any: git uses those too
+    int error_line = 0;                   // 0: parsed to the end; else git's "bad config line N"
+};
+
+GitConfigParse parse_git_config(std::string_view text);
+
+// True when KEY (as above) is one git only stores data under: it never runs a command, a
+// program or a shell, never loads another file, and never redirects to another repository's
+// config or hooks. Everything not on the allowlist is unsafe.
+bool git_config_key_safe(std::string_view key);
+
+// The first unsafe thing in TEXT, for a message: "sets core.fsmonitor (line 3)", or
+// "is not a config git can read (line 7)"; empty when every key is safe.
+std::string git_config_unsafe(std::string_view text);
+
+}  // namespace cordon
