@@ -26,6 +26,7 @@ struct Outcome {
     std::vector<std::string> denials;  // JSON objects, one per policy denial
     std::string isolation;             // "namespaces" or "landlock" (cordon(1), ISOLATION); "" before either
     std::vector<std::string> dropped;  // what the Landlock jail could not give
+    std::vector<std::string> quarantined;  // JSON objects: what the run left that git would run, moved aside
 };
 
 // A failure the child reported over the sync socket (ChildMsg SetupError or ExecError).

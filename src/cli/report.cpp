@@ -174,6 +174,11 @@ std::string status_json(const Outcome& outcome) {
         }
         j.add_raw("dropped", dropped + "]");
     }
+    if (!outcome.quarantined.empty()) {
+        std::string q = "[";
+        for (size_t i = 0; i < outcome.quarantined.size(); ++i) q += (i ? "," : "") + outcome.quarantined[i];
+        j.add_raw("quarantined", q + "]");
+    }
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";
 }

@@ -219,13 +219,14 @@ struct AllowedSection {
 // and every unknown section) is unsafe.
 constexpr auto kAllowed = std::to_array<AllowedSection>({
     // core: the repository's format, index, packing and checkout settings; no command, pager,
-    // editor, hook path, fsmonitor or proxy (worktree moves only the work tree, not config/hooks).
+    // editor, hook path, fsmonitor or proxy (worktree moves only the work tree, not config/hooks),
+    // nor sharedrepository (0777 would have the host's git make world-writable files).
     {"core",
      "repositoryformatversion filemode bare logallrefupdates symlinks ignorecase "
      "precomposeunicode worktree autocrlf eol safecrlf checkroundtripencoding quotepath "
      "sparsecheckout sparsecheckoutcone splitindex untrackedcache commitgraph multipackindex "
      "abbrev compression loosecompression bigfilethreshold packedgitlimit packedgitwindowsize "
-     "deltabasecachelimit preloadindex trustctime checkstat sharedrepository warnambiguousrefs "
+     "deltabasecachelimit preloadindex trustctime checkstat warnambiguousrefs "
      "whitespace commentchar commentstring excludesfile attributesfile fsync fsyncmethod "
      "fsyncobjectfiles createobject packedrefstimeout filesreflocktimeout protecthfs protectntfs "
      "notesref hidedotfiles restrictinheritedhandles",
@@ -281,8 +282,11 @@ constexpr auto kAllowed = std::to_array<AllowedSection>({
     {"grep", "*", ""},
     {"help", "*", ""},
     {"versionsort", "*", ""},
-    // http: transport options, per URL too (extraheader is data; nothing here runs a command).
-    {"http", "*", "*"},
+    // http: the few transport options a checkout writes, per URL too (actions/checkout's
+    // extraheader); not the proxy or TLS settings, which together could turn the host's fetches
+    // and pushes, credentials included, to someone else.
+    {"http", "extraheader postbuffer version lowspeedlimit lowspeedtime emptyauth",
+     "extraheader postbuffer version lowspeedlimit lowspeedtime emptyauth"},
 });
 
 bool iequal(std::string_view a, std::string_view b) {

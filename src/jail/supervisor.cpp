@@ -34,6 +34,7 @@
 #include "cordon/cgroup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/leftovers.hpp"
 #include "cordon/net_proxy.hpp"
 #include "cordon/outcome.hpp"
 #include "cordon/placeholders.hpp"
@@ -204,6 +205,9 @@ struct Run {
     pid_t init = -1;
     bool late_cgroupns = false;           // the child waits to be moved into its cgroup (admit)
     const ExecGate* exec_gate = nullptr;  // spec.exec_checks: judges each exec
+    // The workdir's repositories, watched from clone on and judged once the jail is gone
+    // (leftovers.hpp); it goes first, before the placeholders it sees as they are.
+    std::unique_ptr<RepoWatch> repos;
 };
 
 void print_notes(const Run& run) {
@@ -632,6 +636,24 @@ void measure(Run& run, RunFacts& facts) {
     }
 }
 
+// What the run left in the workdir that the host's git would run or follow, moved aside: each
+// on one line, also under -q (it changed the user's files), and in --status-json.
+void judge_leftovers(Run& run, const RunFacts& facts, Outcome& out) {
+    if (!run.repos) return;
+    if (!facts.started) {
+        run.repos->cancel();
+        return;
+    }
+    for (const Quarantined& q : run.repos->finish()) {
+        out.quarantined.push_back(quarantined_json(q));
+        std::string what = q.moved_to.empty() ? "" : "; moved to " + q.moved_to;
+        if (q.restored) what += ", and the file from before the run put back";
+        std::fprintf(stderr,
+                     "cordon: warning: %s, left by the command, %s%s (cordon(1), WHAT THE JAIL MAY LEAVE BEHIND)\n",
+                     q.path.c_str(), q.why.c_str(), what.c_str());
+    }
+}
+
 void report_oom(const Outcome& out, const Run& run) {
     if (out.oom_kills == 0 || run.options.verbosity < 0) return;
     const auto& memory = run.spec.limits.memory;
@@ -655,6 +677,8 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     print_notes(run);
     RunFacts facts;
     Status status = start(run);
+    // Before the word to proceed: nothing the command does predates the watch's start.
+    if (status && spec.workdir && !spec.workdir_readonly) run.repos = RepoWatch::start(*spec.workdir);
     if (status) status = admit(run, gate, facts);
     const bool admitted = status && !facts.gate_stop;
     if (admitted) status = Supervision(run, facts).loop();
@@ -668,6 +692,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     Outcome out = classify(facts);
     out.isolation = run.fallback ? "landlock" : "namespaces";
     if (run.fallback) out.dropped = run.fallback->dropped;
+    judge_leftovers(run, facts, out);
     report_oom(out, run);
     return out;
 }

@@ -469,7 +469,7 @@ TEST_CASE("git_config: data keys are safe, at their level only", "[git_config]")
                             "color.ui",
                             "gc.auto",
                             "lfs.url",
-                            "http.sslverify",
+                            "http.postbuffer",
                             "http.https://h.test/.extraheader",
                             "remote..url"})
         CHECK(git_config_key_safe(key));
@@ -477,6 +477,10 @@ TEST_CASE("git_config: data keys are safe, at their level only", "[git_config]")
 
 TEST_CASE("git_config: keys that run code or point elsewhere are unsafe", "[git_config]") {
     for (const char* key : {"core.fsmonitor",
+                            "core.sharedrepository",
+                            "http.proxy",
+                            "http.sslverify",
+                            "http.https://h.test/.proxy",
                             "core.hookspath",
                             "core.sshcommand",
                             "core.pager",

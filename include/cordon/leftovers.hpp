@@ -1,0 +1,65 @@
+// What a run leaves in the workdir for the host's git (cordon(1), WHAT THE JAIL MAY LEAVE
+// BEHIND): git takes any directory with a valid HEAD, objects/ and refs/ (or a commondir) for a
+// repository, with its own config and hooks, and follows any .git file or commondir to another.
+// The workdir's own .git is protected by mounts; a repository below it, made or changed by the
+// command, can only be looked at afterwards. RepoWatch does that:
+//
+//   start    just after clone, before the command may run: the run's start time T0, and a
+//            thread that reads every directory of the workdir once (keeping a descriptor of
+//            each) and notes the repositories it finds, with their state from before the run
+//   finish   once the jail is gone: every directory whose ctime moved since T0 is read again
+//            (ctime cannot be set back from user space), a new subtree is read whole, and every
+//            repository made or changed in the run is judged. What git could run or follow is
+//            moved aside, to NAME.cordon-unsafe: a config with a key git may run (as judged by
+//            git_config_unsafe), a hook, a .git symlink, a .git file or commondir that leads out
+//            of the workdir or through a symlink. A config the command changed in a repository
+//            that was there before gets back its content from before the run.
+//
+// Nothing is judged that the run did not touch: a repository of the user's own, with hooks and
+// a pager of their choice, stays as it is. Everything is done through descriptors opened
+// without following symlinks, so the jail's links cannot turn the supervisor's renames
+// elsewhere.
+#pragma once
+
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cordon {
+
+// One thing moved aside.
+struct Quarantined {
+    std::string path;       // relative to the workdir: "sub/.git/config"
+    std::string moved_to;   // likewise: "sub/.git/config.cordon-unsafe"
+    std::string why;        // "sets core.fsmonitor (line 3), which git runs"
+    bool restored = false;  // the content from before the run was put back at PATH
+};
+
+class RepoWatch final {
+public:
+    // Begins watching WORKDIR; nullptr when it cannot be opened (nothing to watch). NOW is the
+    // run's start on the file system's clock (CLOCK_REALTIME_COARSE); tests pass their own.
+    static std::unique_ptr<RepoWatch> start(const std::string& workdir);
+    static std::unique_ptr<RepoWatch> start(const std::string& workdir, struct timespec now);
+
+    RepoWatch(const RepoWatch&) = delete;
+    RepoWatch& operator=(const RepoWatch&) = delete;
+    ~RepoWatch();
+
+    // The jail is gone: judge what the run made or changed and move aside what is unsafe.
+    std::vector<Quarantined> finish();
+    // The command never ran: stop the walk, judge nothing.
+    void cancel();
+
+    struct State;
+
+private:
+    explicit RepoWatch(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
+// The findings as JSON objects for --status-json's "quarantined".
+std::string quarantined_json(const Quarantined& q);
+
+}  // namespace cordon
