@@ -83,6 +83,12 @@ expect_err() {
     sed 's/^/#   stderr: /' "$OUT/err" | head -8
   fi
 }
+expect_no_err() {
+  if grep -Eq -- "$1" "$OUT/err"; then
+    not_ok "$2: stderr matches /$1/"
+    sed 's/^/#   stderr: /' "$OUT/err" | head -8
+  else ok "$2"; fi
+}
 expect_no_out() {
   if grep -Eq -- "$1" "$OUT/out"; then
     not_ok "$2: stdout matches /$1/"

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Repositories below the workdir's top (issue 10): a repository the command plants or changes
+# anywhere in the workdir (sub/.git, the bare form, a .git file or commondir leading elsewhere,
+# new worktrees and submodules) never makes the host's git run anything afterwards: cordon
+# judges them once the jail is gone and moves aside what git would run (cordon(1), WHAT THE JAIL
+# MAY LEAVE BEHIND). The user's own nested repositories, and what agents do in them, stay.
+# Each payload only touches a marker file; the host's real git then runs in the directory.
+source "$TESTLIB"
+
+marker="$SCRATCH/git-ran"
+G=(git -c user.name=t -c user.email=t@t -c init.defaultBranch=main)
+evil="$SCRATCH/evil.sh"
+printf '#!/bin/sh\ntouch %s\n' "$marker" > "$evil" && chmod +x "$evil"
+# host_git_runs_nothing DESCRIPTION DIR: git status, diff, log and commit there, as a shell
+# prompt and a user would.
+host_git_runs_nothing() {
+  rm -f "$marker"
+  (cd "$2" && { git status; git diff; git log -1; git -c user.name=t -c user.email=t@t commit -q --allow-empty -m host; } >/dev/null 2>&1; true)
+  [[ ! -e $marker ]] && ok "$1: the host's git runs nothing planted" || not_ok "$1: the host's git ran the planted command"
+}
+quarantined() {  # DESCRIPTION PATH [restored]: PATH was moved aside (and the old one put back), with a warning
+  [[ -e $WORK/p/$2.cordon-unsafe || -L $WORK/p/$2.cordon-unsafe ]] && { [[ -n ${3:-} ]] || ! [[ -e $WORK/p/$2 || -L $WORK/p/$2 ]]; } &&
+    ok "$1: $2 is moved to $2.cordon-unsafe" || not_ok "$1: $2: $(ls -la "$WORK/p/$(dirname "$2")" 2>&1 | head -12)"
+  expect_err "^cordon: warning: $2, left by the command, .*moved to $2\.cordon-unsafe" "$1: a warning names $2"
+}
+# mk DIR, inside the jail: a repository with an index (git's fsmonitor runs when it refreshes one).
+MK="mk() { mkdir -p \"\$1\" && ${G[*]} -C \"\$1\" init -q . && echo x > \"\$1/f\" && ${G[*]} -C \"\$1\" add f && ${G[*]} -C \"\$1\" commit -qm x; }"
+fresh_project() {
+  rm -rf "$WORK/p" && mkdir -p "$WORK/p" && cd "$WORK/p"
+  "${G[@]}" init -q . && echo a > a && "${G[@]}" add a && "${G[@]}" commit -qm one
+  sleep 0.2  # what the project held before the run is older than the run by more than a tick
+}
+
+# 1. A bare repository planted in a subdirectory, with a config and a hook.
+fresh_project
+jailed "$MK; mk sub && cd sub && mv .git/* . && rmdir .git && git --git-dir=. config core.bare false &&
+  git --git-dir=. config core.worktree . && printf '\tfsmonitor = $evil\n' >> config &&
+  printf '#!/bin/sh\n$evil\n' > hooks/pre-commit && chmod +x hooks/pre-commit && echo planted" --status-json "$OUT/status.json"
+expect_out "^planted$" "a bare repository is planted in sub/"
+quarantined "bare in sub/" "sub/config"
+quarantined "bare in sub/" "sub/hooks/pre-commit"
+grep -q '"quarantined":\[{"path":"sub/config","moved_to":"sub/config.cordon-unsafe"' "$OUT/status.json" &&
+  ok "--status-json lists what was moved aside" || not_ok "status: $(cat "$OUT/status.json")"
+host_git_runs_nothing "bare in sub/" "$WORK/p/sub"
+
+# 2. sub/.git, made by git itself inside the jail, then given an fsmonitor and a hook.
+fresh_project
+jailed "$MK; mk deep && cd deep && ${G[*]} config core.fsmonitor $evil &&
+  printf '#!/bin/sh\n$evil\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit && echo planted"
+expect_out "^planted$" "sub/.git is planted with git init"
+quarantined "sub/.git" "deep/.git/config"
+quarantined "sub/.git" "deep/.git/hooks/post-commit"
+host_git_runs_nothing "sub/.git" "$WORK/p/deep"
+
+# 3. The bare form made of plain files only (git checks objects/ and refs/ with access(X_OK)).
+fresh_project
+jailed "mkdir -p c/d && cd c/d && echo 'ref: refs/heads/main' > HEAD && : > objects && : > refs && chmod +x objects refs &&
+  printf '[core]\n\tpager = $evil\n\tfsmonitor = $evil\n' > config && echo planted"
+quarantined "files only" "c/d/config"
+[[ $(git -C c/d rev-parse --is-bare-repository 2>/dev/null) == true ]] &&
+  ok "files only: the host's git does take c/d for a repository" || not_ok "files only: git does not see a repository in c/d"
+
+# 4. A .git file naming a repository outside the workdir (one a stranger can fill), and a .git
+#    symlink.
+mkdir -p "$SCRATCH/o" && "${G[@]}" -C "$SCRATCH/o" init -q . && echo f > "$SCRATCH/o/f" && "${G[@]}" -C "$SCRATCH/o" add f &&
+  "${G[@]}" -C "$SCRATCH/o" config core.fsmonitor "$evil"
+fresh_project
+jailed "mkdir x y && echo 'gitdir: $SCRATCH/o/.git' > x/.git && ln -s $SCRATCH/o/.git y/.git && echo f > x/f && echo f > y/f && echo planted"
+quarantined "a .git file leading out" "x/.git"
+quarantined "a .git symlink" "y/.git"
+host_git_runs_nothing "a .git file leading out" "$WORK/p/x"
+host_git_runs_nothing "a .git symlink" "$WORK/p/y"
+
+# 5. A worktree made in the run whose metadata is then turned: its commondir to a planted
+#    common directory with a config of its own (which git would read for it); and a
+#    submodule-style gitdir with a hook.
+fresh_project
+jailed "${G[*]} worktree add -q wt && mkdir -p evil/objects evil/refs &&
+  printf '[core]\n\tfsmonitor = $evil\n' > evil/config && echo ../../../evil > .git/worktrees/wt/commondir &&
+  mkdir -p .git/modules && ${G[*]} init -q --separate-git-dir=.git/modules/m m && printf '#!/bin/sh\n$evil\n' > .git/modules/m/hooks/pre-commit &&
+  chmod +x .git/modules/m/hooks/pre-commit && echo planted"
+expect_out "^planted$" "a worktree and a submodule-style repository are made and turned"
+quarantined "new worktree's common directory" "evil/config"
+quarantined "new submodule gitdir" ".git/modules/m/hooks/pre-commit"
+host_git_runs_nothing "new worktree" "$WORK/p/wt"
+host_git_runs_nothing "new submodule" "$WORK/p/m"
+
+# 6. Two runs: the first plants a config and a hook where there is no repository yet, the
+#    second only makes it one.
+fresh_project
+jailed "$MK; mk late && cd late && mv .git/* . && rmdir .git && git --git-dir=. config core.bare false &&
+  git --git-dir=. config core.worktree . && printf '\tfsmonitor = $evil\n' >> config &&
+  printf '#!/bin/sh\n$evil\n' > hooks/pre-commit && chmod +x hooks/pre-commit && mv HEAD HEAD.off && mv objects objects.off"
+expect_no_err "cordon: warning: late" "run 1: no repository yet, nothing moved"
+sleep 0.2
+jailed "cd late && mv HEAD.off HEAD && mv objects.off objects"
+quarantined "made a repository in a second run" "late/config"
+quarantined "made a repository in a second run" "late/hooks/pre-commit"
+host_git_runs_nothing "made a repository in a second run" "$WORK/p/late"
+
+# 7. A hooks directory moved into place from elsewhere in the project (its files are old).
+fresh_project
+mkdir tools && printf '#!/bin/sh\n%s\n' "$evil" > tools/pre-commit && chmod +x tools/pre-commit
+"${G[@]}" init -q moved && rm -rf moved/.git/hooks
+sleep 0.2
+jailed "mv tools moved/.git/hooks"
+quarantined "a hooks directory moved in" "moved/.git/hooks/pre-commit"
+host_git_runs_nothing "a hooks directory moved in" "$WORK/p/moved"
+
+# 8. The user's own nested repository, with a hook and a pager of the user's, in which the
+#    command commits and changes the config: the user's hook stays, the config from before the
+#    run comes back (the command's version is moved aside), nothing planted runs.
+fresh_project
+"${G[@]}" init -q own && "${G[@]}" -C own config core.pager "cat" &&
+  printf '#!/bin/sh\nexit 0\n' > own/.git/hooks/pre-commit && chmod +x own/.git/hooks/pre-commit
+sleep 0.2
+jailed "${G[*]} -C own commit -q --allow-empty -m agent && ${G[*]} -C own config core.editor $evil && echo done"
+expect_out "^done$" "the command commits in the user's nested repository"
+quarantined "the user's nested repository" "own/.git/config" restored
+expect_err "own/.git/config.cordon-unsafe, and the file from before the run put back" "the warning says the old config is back"
+[[ $(git -C own config core.pager) == cat && -z $(git -C own config core.editor) ]] &&
+  ok "the user's pager is back, the planted editor is not" || not_ok "own config: $(cat own/.git/config)"
+[[ -x own/.git/hooks/pre-commit ]] && ok "the user's own hook stays" || not_ok "hooks: $(ls own/.git/hooks | grep -v sample)"
+[[ $(git -C own log --format=%s -1) == agent ]] && ok "the command's commit is there" || not_ok "own log: $(git -C own log --oneline | head -3)"
+
+# 9. What agents do moves nothing: clone, init, worktrees, commits and config in a nested
+#    repository they made, a bare clone.
+fresh_project
+"${G[@]}" init -q --bare "$SCRATCH/remote.git" && "${G[@]}" push -q "$SCRATCH/remote.git" HEAD:refs/heads/main 2>/dev/null
+jailed "${G[*]} clone -q $SCRATCH/remote.git cloned && ${G[*]} -C cloned config user.email agent@x &&
+  echo b > cloned/b && ${G[*]} -C cloned add b && ${G[*]} -C cloned commit -qm two &&
+  ${G[*]} clone -q --bare $SCRATCH/remote.git mirror.git && ${G[*]} init -q fresh &&
+  ${G[*]} branch side && ${G[*]} worktree add -q .wt/side side && ${G[*]} -C .wt/side commit -q --allow-empty -m side &&
+  echo all=0" --ro "$SCRATCH"
+expect_out "^all=0$" "clone, init, commit, bare clone and worktree add work inside"
+expect_no_err "cordon: warning" "and nothing of theirs is moved aside"
+[[ -z $(find "$WORK/p" -name '*.cordon-unsafe*') ]] && ok "no .cordon-unsafe file is left" || not_ok "$(find "$WORK/p" -name '*.cordon-unsafe*')"
+[[ $(git -C cloned log --format=%s -1) == two && $(git -C .wt/side log --format=%s -1) == side ]] &&
+  ok "the clone and the worktree work on the host" || not_ok "host: $(git -C cloned log --oneline -1) / $(git -C .wt/side log --oneline -1)"
+host_git_runs_nothing "after ordinary work" "$WORK/p/cloned"
+finish
