@@ -55,7 +55,7 @@ void add_run_options(CLI::App& app, RunFlags& flags, CliRequest& req) {
     app.add_flag("--no-policy", req.no_policy, "do not check the command policy");
     app.add_flag("--dry-run", req.dry_run, "print the resolved jail and run nothing");
     app.add_flag("-v,--verbose", flags.verbose, "print a one-line summary of the jail before running");
-    app.add_flag("-q,--quiet", flags.quiet, "print only errors");
+    app.add_flag("-q,--quiet", flags.quiet, "print only errors, and what was moved aside after the run");
 }
 
 // The jail options worth registering with CLI11 for one command line. CLI11 checks each new
