@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -28,6 +30,7 @@
 #include "cordon/git_config.hpp"
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
+#include "cordon/placeholders.hpp"
 
 namespace cordon {
 
@@ -144,6 +147,11 @@ struct RepoWatch::State {
     uint32_t walked = 0;  // the nodes the walk found before finish
     rlimit old_nofile{};
     bool raised_nofile = false;
+    // The run's mark in the private runtime directory while its judgement is pending, and the
+    // marks of killed runs it took over (see take_over_killed).
+    std::string mark;
+    UniqueFd mark_fd;
+    std::vector<std::pair<std::string, UniqueFd>> taken;
     std::atomic<bool> stop{false};
     std::thread walker;
     alignas(8) char buf[32768];
@@ -172,6 +180,8 @@ struct RepoWatch::State {
                                    std::string& to_rel);
     bool quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why);
     void restore(int dirfd, const std::string& name, const std::string& content);
+    void take_over_killed();
+    void drop_marks(bool done);
 };
 
 namespace {
@@ -538,6 +548,74 @@ void RepoWatch::State::restore(int dirfd, const std::string& name, const std::st
     if (fd && write_all(fd.get(), content.data(), content.size())) out.back().restored = true;
 }
 
+// --- runs killed before their judgement -----------------------------------------------------------
+
+namespace {
+
+std::string format_mark(const struct timespec& t, const std::string& root) {
+    return std::to_string(t.tv_sec) + " " + std::to_string(t.tv_nsec) + "\n" + root + "\n";
+}
+
+}  // namespace
+
+// A run killed (SIGKILL) before it judged what it left would leave it unjudged for good: the
+// next run would see it as older than itself. So each run keeps a mark, locked, in the private
+// runtime directory while its judgement is pending: WATCH-<hash of the workdir>.<pid>.<time>,
+// holding its T0 and the workdir. A later run in the same workdir that can lock a mark (its
+// owner is gone) takes it over: it judges everything changed since the earliest such T0, writes
+// that into its own mark before the command starts (so that a kill now loses nothing either),
+// and removes the marks once it has judged.
+void RepoWatch::State::take_over_killed() {
+    const std::string& dir = private_runtime_dir();
+    if (dir.empty()) return;
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(root));
+    const std::string prefix = std::string("watch-") + hash + ".";
+    UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dfd) return;
+    std::vector<std::string> names;
+    for_each_entry(dfd.get(), buf, sizeof buf, [&](const char* name, unsigned char) {
+        if (std::string_view(name).rfind(prefix, 0) == 0) names.emplace_back(name);
+    });
+    for (const auto& name : names) {
+        UniqueFd fd(::openat(dfd.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its run is alive
+        auto text = read_small(dfd.get(), name.c_str(), 8192);
+        struct timespec t {};
+        long long sec = 0, nsec = 0;
+        if (!text || std::sscanf(text->c_str(), "%lld %lld", &sec, &nsec) != 2 ||
+            text->find("\n" + root + "\n") == std::string::npos) {
+            continue;
+        }
+        t.tv_sec = static_cast<time_t>(sec);
+        t.tv_nsec = static_cast<long>(nsec);
+        if (t.tv_sec < t0.tv_sec || (t.tv_sec == t0.tv_sec && t.tv_nsec < t0.tv_nsec)) t0 = t;
+        taken.emplace_back(dir + "/" + name, std::move(fd));
+    }
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    mark = dir + "/" + prefix + std::to_string(::getpid()) + "." + std::to_string(now.tv_nsec);
+    mark_fd.reset(::open(mark.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    const std::string text = format_mark(t0, root);
+    if (!mark_fd || ::flock(mark_fd.get(), LOCK_EX) != 0 || !write_all(mark_fd.get(), text.data(), text.size())) {
+        if (mark_fd) ::unlink(mark.c_str());
+        mark_fd.reset();
+        mark.clear();
+    }
+}
+
+// After the judgement (DONE) the marks go; a run that never started its command leaves those
+// it took over for the next one.
+void RepoWatch::State::drop_marks(bool done) {
+    if (done) {
+        for (auto& [path, fd] : taken) ::unlink(path.c_str());
+    }
+    taken.clear();
+    if (!mark.empty()) ::unlink(mark.c_str());
+    mark_fd.reset();
+    mark.clear();
+}
+
 // --- RepoWatch ----------------------------------------------------------------------------------
 
 RepoWatch::RepoWatch(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -568,6 +646,7 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct t
     s->root_fd = open_dir_at(AT_FDCWD, s->root.c_str());
     auto sx = s->root_fd ? stat_at(s->root_fd.get(), "") : std::nullopt;
     if (!sx) return nullptr;
+    s->take_over_killed();
     // A descriptor per directory, up to kKeptFds, so that finish asks each with one fstat (the
     // rest are opened again by path). The descriptor table grows to hold them now, while the
     // supervisor has no thread yet: grown later, with the walker beside it, every doubling
@@ -597,6 +676,7 @@ std::vector<Quarantined> RepoWatch::finish() {
     s.after = true;
     s.reread_changed();
     s.judge_all();
+    s.drop_marks(true);
     std::vector<Quarantined> out = std::move(s.out);
     cancel();
     return out;
@@ -607,6 +687,7 @@ void RepoWatch::cancel() {
     state_->stop = true;
     if (state_->walker.joinable()) state_->walker.join();
     state_->nodes.clear();
+    state_->drop_marks(false);
     if (state_->raised_nofile) ::setrlimit(RLIMIT_NOFILE, &state_->old_nofile);
     state_.reset();
 }

@@ -138,4 +138,27 @@ expect_no_err "cordon: warning" "and nothing of theirs is moved aside"
 [[ $(git -C cloned log --format=%s -1) == two && $(git -C .wt/side log --format=%s -1) == side ]] &&
   ok "the clone and the worktree work on the host" || not_ok "host: $(git -C cloned log --oneline -1) / $(git -C .wt/side log --oneline -1)"
 host_git_runs_nothing "after ordinary work" "$WORK/p/cloned"
+# 10. A run killed (SIGKILL) before it could judge: the next run in the workdir judges what the
+#     killed one changed.
+fresh_project
+"$CORDON" -- /bin/sh -c "$GUARD; $MK; mk killed && ${G[*]} -C killed config core.fsmonitor $evil && touch planted; sleep 60" \
+  >/dev/null 2>&1 </dev/null &
+pid=$!
+for ((i = 0; i < 100; i++)); do [[ -e planted ]] && break; sleep 0.1; done
+kill -KILL "$pid"; wait "$pid" 2>/dev/null
+[[ -e planted ]] && ok "the first run planted its repository, and was killed" || not_ok "the first run did not plant"
+rm -f planted
+sleep 0.2
+jailed "true"
+quarantined "a killed run's repository, judged by the next run" "killed/.git/config"
+host_git_runs_nothing "a killed run's repository" "$WORK/p/killed"
+jailed "true"
+expect_no_err "cordon: warning" "and the run after that finds nothing more to judge"
+
+# 11. A directory the command made unreadable to hide a repository in it is read all the same.
+fresh_project
+jailed "$MK; mk hid/r && ${G[*]} -C hid/r config core.fsmonitor $evil && chmod 0100 hid"
+chmod 0755 hid 2>/dev/null
+quarantined "a repository in a directory made unreadable" "hid/r/.git/config"
+host_git_runs_nothing "a repository in a directory made unreadable" "$WORK/p/hid/r"
 finish
