@@ -4,9 +4,10 @@
 // The workdir's own .git is protected by mounts; a repository below it, made or changed by the
 // command, can only be looked at afterwards. RepoWatch does that:
 //
-//   start    just after clone, before the command may run: the run's start time T0, and a
-//            thread that reads every directory of the workdir once (keeping a descriptor of
-//            each) and notes the repositories it finds, with their state from before the run
+//   start    just after clone: the run's start time T0, and a thread that reads every
+//            directory of the workdir once (keeping a descriptor of each) and notes the
+//            repositories it finds, with their state from before the run, while the jail is
+//            built; the command starts once it is done (wait_walk)
 //   finish   once the jail is gone: every directory whose ctime moved since T0 is read again
 //            (ctime cannot be set back from user space), a new subtree is read whole, and every
 //            repository made or changed in the run is judged. What git could run or follow is
@@ -47,6 +48,9 @@ public:
     RepoWatch& operator=(const RepoWatch&) = delete;
     ~RepoWatch();
 
+    // The walk is done: what it saw is the workdir as it was before the command. The command
+    // waits for this, so that nothing it does can precede the walk.
+    void wait_walk();
     // The jail is gone: judge what the run made or changed and move aside what is unsafe.
     std::vector<Quarantined> finish();
     // The command never ran: stop the walk, judge nothing.

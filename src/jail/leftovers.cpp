@@ -41,7 +41,7 @@ constexpr size_t kMaxFile = size_t{1} << 20;  // a config or a .git file git wou
 constexpr uint32_t kNone = UINT32_MAX;
 // File systems stamp times with the coarse clock, and may lag it by a tick: a change is the
 // run's when its ctime is at or after its start less this.
-constexpr long kSlackNs = 100L * 1000 * 1000;
+constexpr long kSlackNs = 20L * 1000 * 1000;
 
 using Id = std::pair<dev_t, ino_t>;
 
@@ -314,10 +314,17 @@ void RepoWatch::State::walk_from(uint32_t first) {
 }
 
 void RepoWatch::State::note_before(uint32_t i, int fd) {
-    for (const char* part : {"HEAD", "objects", "refs", "commondir"}) {
-        auto sx = stat_at(fd, part);
-        const bool optional = std::strcmp(part, "commondir") == 0;
-        if (sx ? changed(*sx) : !optional) return;
+    // objects/ by its birth: its ctime moves with every commit, of this run or another one.
+    for (const char* part : {"HEAD", "refs", "commondir", "objects"}) {
+        struct statx sx {};
+        const bool objects = std::strcmp(part, "objects") == 0;
+        if (::statx(fd, part, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_CTIME | STATX_BTIME, &sx) != 0) {
+            if (std::strcmp(part, "commondir") == 0) continue;
+            return;
+        }
+        const struct statx_timestamp& t = objects ? sx.stx_btime : sx.stx_ctime;
+        if (objects && !(sx.stx_mask & STATX_BTIME)) continue;
+        if (t.tv_sec > t0.tv_sec || (t.tv_sec == t0.tv_sec && static_cast<long>(t.tv_nsec) >= t0.tv_nsec)) return;
     }
     Before b;
     auto snapshot = [&](const char* name, std::optional<std::string>& into) {
@@ -387,7 +394,9 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
     if (!head_is_valid(fd)) return;
     const auto b = node == kNone ? before.end() : before.find(node);
     const Before* was = b == before.end() ? nullptr : &b->second;
-    const bool strict = was == nullptr;
+    // The workdir's own .git has its config, hooks and commondir protected in every run: only
+    // what changed there is judged, also while other runs commit and switch branches in it.
+    const bool strict = was == nullptr && rel != ".git";
     // commondir: where git takes config, hooks, objects and refs from.
     std::optional<UniqueFd> common;
     std::string common_rel;
@@ -476,6 +485,7 @@ void RepoWatch::State::judge_hooks(int gitdir, const std::string& rel, bool stri
 // An entry named .git that is not a directory: a symlink git follows, or a .git file (worktrees
 // and submodules) naming the repository git is to use. Judged where the run made or changed it.
 void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
+    if (rel.empty()) return;  // the workdir's own: read-only in every run (a worktree's points out)
     auto sx = stat_at(dirfd, ".git");
     if (!sx || is_dir(*sx) || !changed(*sx)) return;
     if (S_ISLNK(sx->stx_mode)) {
@@ -668,6 +678,10 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct t
     State* state = s.get();
     s->walker = std::thread([state] { state->walk_from(0); });
     return std::unique_ptr<RepoWatch>(new RepoWatch(std::move(s)));
+}
+
+void RepoWatch::wait_walk() {
+    if (state_ && state_->walker.joinable()) state_->walker.join();
 }
 
 std::vector<Quarantined> RepoWatch::finish() {

@@ -418,6 +418,8 @@ Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunF
     if (!run.fallback) {
         CORDON_ASSIGN_OR_RETURN(ready, acquire_placeholders(run));
     }
+    // The command starts on the workdir as the watch saw it (leftovers.hpp).
+    if (ready && run.repos) run.repos->wait_walk();
     if (ready) proceed(run);
     return {};
 }
