@@ -4,10 +4,10 @@
 // The workdir's own .git is protected by mounts; a repository below it, made or changed by the
 // command, can only be looked at afterwards. RepoWatch does that:
 //
-//   start    just after clone: the run's start time T0, and a thread that reads every
-//            directory of the workdir once (keeping a descriptor of each) and notes the
-//            repositories it finds, with their state from before the run, while the jail is
-//            built; the command starts once it is done (wait_walk)
+//   start    after clone, while the child builds the jail and before the command may start:
+//            the run's start time T0, and one read of every directory of the workdir (keeping
+//            a descriptor of each), noting the repositories it finds with their state from
+//            before the run
 //   finish   once the jail is gone: every directory whose ctime moved since T0 is read again
 //            (ctime cannot be set back from user space), a new subtree is read whole, and every
 //            repository made or changed in the run is judged. What git could run or follow is
@@ -48,12 +48,9 @@ public:
     RepoWatch& operator=(const RepoWatch&) = delete;
     ~RepoWatch();
 
-    // The walk is done: what it saw is the workdir as it was before the command. The command
-    // waits for this, so that nothing it does can precede the walk.
-    void wait_walk();
     // The jail is gone: judge what the run made or changed and move aside what is unsafe.
     std::vector<Quarantined> finish();
-    // The command never ran: stop the walk, judge nothing.
+    // The command never ran: judge nothing.
     void cancel();
 
     struct State;

@@ -4,16 +4,17 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -23,7 +24,6 @@
 #include <map>
 #include <optional>
 #include <string_view>
-#include <thread>
 #include <utility>
 
 #include "cordon/fd.hpp"
@@ -143,8 +143,9 @@ struct RepoWatch::State {
     std::vector<Id> judged;
     std::vector<Quarantined> out;
     size_t fd_budget = 0;
-    bool after = false;   // finish: the jail is gone
-    uint32_t walked = 0;  // the nodes the walk found before finish
+    bool after = false;           // finish: the jail is gone
+    bool fills_getdents = false;  // the workdir's file system (for_each_entry)
+    uint32_t walked = 0;          // the nodes the walk found before finish
     rlimit old_nofile{};
     bool raised_nofile = false;
     // The run's mark in the private runtime directory while its judgement is pending, and the
@@ -152,8 +153,6 @@ struct RepoWatch::State {
     std::string mark;
     UniqueFd mark_fd;
     std::vector<std::pair<std::string, UniqueFd>> taken;
-    std::atomic<bool> stop{false};
-    std::thread walker;
     alignas(8) char buf[32768];
 
     [[nodiscard]] bool changed(const struct statx& sx) const {
@@ -194,9 +193,17 @@ bool accessible(int dirfd, const char* name) {
     return ::faccessat(dirfd, name, X_OK, 0) == 0;
 }
 
+// git's own example hooks, which it never runs.
+bool is_sample(std::string_view name) {
+    return name.size() > 7 && name.substr(name.size() - 7) == ".sample";
+}
+
+// FD's entries from its start (REWIND: it may have been read before). SHORT_IS_END: the file
+// system fills getdents' buffer until the directory ends (ext4, xfs, btrfs, tmpfs do; FUSE and
+// NFS need not), so a read that leaves room for a long name was the last.
 template <typename Fn>
-void for_each_entry(int fd, char* buf, size_t size, Fn&& fn) {
-    if (::lseek(fd, 0, SEEK_SET) < 0) return;
+void for_each_entry(int fd, char* buf, size_t size, Fn&& fn, bool rewind, bool short_is_end = false) {
+    if (rewind && ::lseek(fd, 0, SEEK_SET) < 0) return;
     for (;;) {
         const ssize_t n = ::getdents64(fd, buf, size);
         if (n <= 0) return;
@@ -206,6 +213,7 @@ void for_each_entry(int fd, char* buf, size_t size, Fn&& fn) {
             const std::string_view name = d->d_name;
             if (name != "." && name != "..") fn(d->d_name, d->d_type);
         }
+        if (short_is_end && static_cast<size_t>(n) + 512 < size) return;
     }
 }
 
@@ -257,15 +265,18 @@ uint32_t RepoWatch::State::add_node(UniqueFd fd, uint32_t parent, const std::str
 // The names of node I that matter: its subdirectories (into SUBDIRS), HEAD and .git.
 void RepoWatch::State::read_names(int fd, uint32_t i, std::vector<std::string>& subdirs) {
     bool head = false, git = false;
-    for_each_entry(fd, buf, sizeof buf, [&](const char* name, unsigned char type) {
-        if (std::strcmp(name, "HEAD") == 0) head = true;
-        if (std::strcmp(name, ".git") == 0) git = true;
-        if (type == DT_UNKNOWN) {
-            auto sx = stat_at(fd, name);
-            type = sx && is_dir(*sx) ? DT_DIR : DT_REG;
-        }
-        if (type == DT_DIR) subdirs.emplace_back(name);
-    });
+    for_each_entry(
+        fd, buf, sizeof buf,
+        [&](const char* name, unsigned char type) {
+            if (std::strcmp(name, "HEAD") == 0) head = true;
+            if (std::strcmp(name, ".git") == 0) git = true;
+            if (type == DT_UNKNOWN) {
+                auto sx = stat_at(fd, name);
+                type = sx && is_dir(*sx) ? DT_DIR : DT_REG;
+            }
+            if (type == DT_DIR) subdirs.emplace_back(name);
+        },
+        after, fills_getdents && nodes[i].id.first == nodes[0].id.first);
     nodes[i].has_head = head;
     nodes[i].has_git = git;
 }
@@ -287,7 +298,7 @@ UniqueFd RepoWatch::State::open_subdir(int fd, const std::string& name) {
 void RepoWatch::State::walk_from(uint32_t first) {
     std::vector<uint32_t> todo{first};
     std::vector<std::string> subdirs;
-    while (!todo.empty() && !stop.load(std::memory_order_relaxed)) {
+    while (!todo.empty()) {
         const uint32_t i = todo.back();
         todo.pop_back();
         UniqueFd tmp;
@@ -344,10 +355,14 @@ void RepoWatch::State::note_before(uint32_t i, int fd) {
     auto hsx = hooks ? stat_at(hooks.get(), "") : std::nullopt;
     if (hsx && !changed(*hsx)) {
         b.hooks = id_of(*hsx);
-        for_each_entry(hooks.get(), buf, sizeof buf, [&](const char* name, unsigned char) {
-            auto esx = stat_at(hooks.get(), name);
-            if (esx && !changed(*esx)) b.hook_entries.emplace(name, esx->stx_ino);
-        });
+        for_each_entry(
+            hooks.get(), buf, sizeof buf,
+            [&](const char* name, unsigned char) {
+                if (is_sample(name)) return;
+                auto esx = stat_at(hooks.get(), name);
+                if (esx && !changed(*esx)) b.hook_entries.emplace(name, esx->stx_ino);
+            },
+            false);
     }
     before[i] = std::move(b);
 }
@@ -466,18 +481,21 @@ void RepoWatch::State::judge_hooks(int gitdir, const std::string& rel, bool stri
     if (!hsx) return;
     const bool same_dir = was && was->hooks == id_of(*hsx);
     std::vector<std::string> unsafe;
-    for_each_entry(hooks.get(), buf, sizeof buf, [&](const char* name, unsigned char) {
-        const std::string_view n = name;
-        if (n.size() > 7 && n.substr(n.size() - 7) == ".sample") return;
-        auto esx = stat_at(hooks.get(), name);
-        if (!esx) return;
-        bool known = false;
-        if (same_dir) {
-            const auto old = was->hook_entries.find(n);
-            known = old != was->hook_entries.end() && old->second == esx->stx_ino;
-        }
-        if (strict || changed(*esx) || !known) unsafe.emplace_back(name);
-    });
+    for_each_entry(
+        hooks.get(), buf, sizeof buf,
+        [&](const char* name, unsigned char) {
+            const std::string_view n = name;
+            if (is_sample(name)) return;
+            auto esx = stat_at(hooks.get(), name);
+            if (!esx) return;
+            bool known = false;
+            if (same_dir) {
+                const auto old = was->hook_entries.find(n);
+                known = old != was->hook_entries.end() && old->second == esx->stx_ino;
+            }
+            if (strict || changed(*esx) || !known) unsafe.emplace_back(name);
+        },
+        false);
     for (const auto& name : unsafe)
         quarantine(hooks.get(), join(rel, "hooks"), name, "is a hook, which the host's git would run");
 }
@@ -576,17 +594,21 @@ std::string format_mark(const struct timespec& t, const std::string& root) {
 // that into its own mark before the command starts (so that a kill now loses nothing either),
 // and removes the marks once it has judged.
 void RepoWatch::State::take_over_killed() {
-    const std::string& dir = private_runtime_dir();
-    if (dir.empty()) return;
+    if (private_runtime_dir().empty()) return;
+    const std::string dir = private_runtime_dir() + "/watch";
+    (void)::mkdir(dir.c_str(), 0700);  // inside the private runtime directory: ours alone
     char hash[24];
     std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(root));
     const std::string prefix = std::string("watch-") + hash + ".";
     UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dfd) return;
     std::vector<std::string> names;
-    for_each_entry(dfd.get(), buf, sizeof buf, [&](const char* name, unsigned char) {
-        if (std::string_view(name).rfind(prefix, 0) == 0) names.emplace_back(name);
-    });
+    for_each_entry(
+        dfd.get(), buf, sizeof buf,
+        [&](const char* name, unsigned char) {
+            if (std::string_view(name).rfind(prefix, 0) == 0) names.emplace_back(name);
+        },
+        false);
     for (const auto& name : names) {
         UniqueFd fd(::openat(dfd.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
         if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its run is alive
@@ -656,37 +678,32 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct t
     s->root_fd = open_dir_at(AT_FDCWD, s->root.c_str());
     auto sx = s->root_fd ? stat_at(s->root_fd.get(), "") : std::nullopt;
     if (!sx) return nullptr;
+    struct statfs fs {};
+    if (::fstatfs(s->root_fd.get(), &fs) == 0) {
+        s->fills_getdents = fs.f_type == EXT4_SUPER_MAGIC || fs.f_type == XFS_SUPER_MAGIC ||
+                            fs.f_type == BTRFS_SUPER_MAGIC || fs.f_type == TMPFS_MAGIC;
+    }
     s->take_over_killed();
     // A descriptor per directory, up to kKeptFds, so that finish asks each with one fstat (the
-    // rest are opened again by path). The descriptor table grows to hold them now, while the
-    // supervisor has no thread yet: grown later, with the walker beside it, every doubling
-    // waits for an RCU grace period (measured: 30 ms for 1500 directories).
-    constexpr int kKeptFds = 8192;
-    constexpr int kMargin = 1024;  // for the supervisor's own: the jail's listeners come meanwhile
+    // rest are opened again by path). The supervisor has no thread yet (a growing descriptor
+    // table would wait for an RCU grace period at each doubling beside one).
+    constexpr rlim_t kKeptFds = 8192;
+    constexpr rlim_t kMargin = 1024;  // for the supervisor's own: the jail's listeners come later
     if (::getrlimit(RLIMIT_NOFILE, &s->old_nofile) == 0) {
         rlimit raised = s->old_nofile;
-        raised.rlim_cur = std::min<rlim_t>(raised.rlim_max, kKeptFds + 2 * kMargin);
+        raised.rlim_cur = std::min<rlim_t>(raised.rlim_max, kKeptFds + kMargin);
         s->raised_nofile = raised.rlim_cur > s->old_nofile.rlim_cur && ::setrlimit(RLIMIT_NOFILE, &raised) == 0;
         const rlim_t cur = s->raised_nofile ? raised.rlim_cur : s->old_nofile.rlim_cur;
-        const int top = static_cast<int>(std::min<rlim_t>(cur, kKeptFds + kMargin)) - 1;
-        if (top > kMargin && ::dup3(s->root_fd.get(), top, O_CLOEXEC) == top) {
-            ::close(top);
-            s->fd_budget = static_cast<size_t>(top - kMargin);
-        }
+        s->fd_budget = cur > kMargin ? static_cast<size_t>(cur - kMargin) : 0;
     }
     s->add_node(UniqueFd(::fcntl(s->root_fd.get(), F_DUPFD_CLOEXEC, 0)), kNone, "", *sx);
     State* state = s.get();
-    s->walker = std::thread([state] { state->walk_from(0); });
+    state->walk_from(0);
     return std::unique_ptr<RepoWatch>(new RepoWatch(std::move(s)));
-}
-
-void RepoWatch::wait_walk() {
-    if (state_ && state_->walker.joinable()) state_->walker.join();
 }
 
 std::vector<Quarantined> RepoWatch::finish() {
     State& s = *state_;
-    if (s.walker.joinable()) s.walker.join();
     s.after = true;
     s.reread_changed();
     s.judge_all();
@@ -698,8 +715,6 @@ std::vector<Quarantined> RepoWatch::finish() {
 
 void RepoWatch::cancel() {
     if (!state_) return;
-    state_->stop = true;
-    if (state_->walker.joinable()) state_->walker.join();
     state_->nodes.clear();
     state_->drop_marks(false);
     if (state_->raised_nofile) ::setrlimit(RLIMIT_NOFILE, &state_->old_nofile);

@@ -413,13 +413,14 @@ Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunF
         facts.gate_stop = gate();
         if (facts.gate_stop) return {};
     }
+    // The workdir as it is before the command, read while the child builds the jail; the
+    // placeholders made next count as the run's (leftovers.hpp).
+    if (run.spec.workdir && !run.spec.workdir_readonly) run.repos = RepoWatch::start(*run.spec.workdir);
     // The Landlock jail has no mounts: its protected paths are rules that grant nothing there.
     bool ready = true;
     if (!run.fallback) {
         CORDON_ASSIGN_OR_RETURN(ready, acquire_placeholders(run));
     }
-    // The command starts on the workdir as the watch saw it (leftovers.hpp).
-    if (ready && run.repos) run.repos->wait_walk();
     if (ready) proceed(run);
     return {};
 }
@@ -679,8 +680,6 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     print_notes(run);
     RunFacts facts;
     Status status = start(run);
-    // Before the word to proceed: nothing the command does predates the watch's start.
-    if (status && spec.workdir && !spec.workdir_readonly) run.repos = RepoWatch::start(*spec.workdir);
     if (status) status = admit(run, gate, facts);
     const bool admitted = status && !facts.gate_stop;
     if (admitted) status = Supervision(run, facts).loop();
