@@ -65,9 +65,11 @@ quarantined "files only" "c/d/config"
 mkdir -p "$SCRATCH/o" && "${G[@]}" -C "$SCRATCH/o" init -q . && echo f > "$SCRATCH/o/f" && "${G[@]}" -C "$SCRATCH/o" add f &&
   "${G[@]}" -C "$SCRATCH/o" config core.fsmonitor "$evil"
 fresh_project
-jailed "mkdir x y && echo 'gitdir: $SCRATCH/o/.git' > x/.git && ln -s $SCRATCH/o/.git y/.git && echo f > x/f && echo f > y/f && echo planted"
+jailed "mkdir x y z && echo 'gitdir: $SCRATCH/o/.git' > x/.git && ln -s $SCRATCH/o/.git y/.git && echo f > x/f && echo f > y/f &&
+  echo 'gitdir: ../../../../../../../../../..$SCRATCH/o/.git' > z/.git && echo planted"
 quarantined "a .git file leading out" "x/.git"
 quarantined "a .git symlink" "y/.git"
+quarantined "a relative .git file climbing out" "z/.git"
 host_git_runs_nothing "a .git file leading out" "$WORK/p/x"
 host_git_runs_nothing "a .git symlink" "$WORK/p/y"
 
@@ -161,4 +163,21 @@ jailed "$MK; mk hid/r && ${G[*]} -C hid/r config core.fsmonitor $evil && chmod 0
 chmod 0755 hid 2>/dev/null
 quarantined "a repository in a directory made unreadable" "hid/r/.git/config"
 host_git_runs_nothing "a repository in a directory made unreadable" "$WORK/p/hid/r"
+# 12. Runs in parallel in one project: three clone, one plants; each judges what changed.
+fresh_project
+"${G[@]}" init -q --bare "$SCRATCH/par.git" && "${G[@]}" push -q "$SCRATCH/par.git" HEAD:refs/heads/main 2>/dev/null
+pids=()
+for k in 1 2 3; do
+  "$CORDON" --ro "$SCRATCH" -- /bin/sh -c "$GUARD; ${G[*]} clone -q $SCRATCH/par.git c$k && echo ok > c$k.done" >"$OUT/par$k" 2>&1 </dev/null &
+  pids+=($!)
+done
+"$CORDON" -- /bin/sh -c "$GUARD; $MK; mk evilpar && ${G[*]} -C evilpar config core.fsmonitor $evil" >"$OUT/par4" 2>&1 </dev/null &
+pids+=($!)
+for p in "${pids[@]}"; do wait "$p"; done
+[[ -e c1.done && -e c2.done && -e c3.done ]] && ok "parallel runs: the three clones work" || not_ok "parallel: $(cat "$OUT"/par[123])"
+[[ -e evilpar/.git/config.cordon-unsafe && ! -e evilpar/.git/config ]] && ok "parallel runs: the planted config is moved aside" ||
+  not_ok "parallel: evilpar: $(ls evilpar/.git)"
+[[ -z $(find c1 c2 c3 -name '*.cordon-unsafe*') ]] && ok "parallel runs: nothing of the clones is moved aside" ||
+  not_ok "parallel: $(find c1 c2 c3 -name '*.cordon-unsafe*')"
+host_git_runs_nothing "parallel runs" "$WORK/p/evilpar"
 finish
