@@ -27,7 +27,8 @@ GitConfigParse parse_git_config(std::string_view text);
 
 // True when KEY (as above) is one git only stores data under: it never runs a command, a
 // program or a shell, never loads another config, and never redirects to another repository's
-// config or hooks (excludesfile and attributesfile name files git reads as data only). Everything not on the allowlist is unsafe.
+// config or hooks (excludesfile and attributesfile name files git reads as data only). Everything not on the allowlist
+// is unsafe.
 bool git_config_key_safe(std::string_view key);
 
 // The first unsafe thing in TEXT, for a message: "sets core.fsmonitor (line 3)", or

@@ -21,11 +21,11 @@ struct Outcome {
     uint64_t wall_ms = 0;
     uint64_t cpu_ms = 0;
     uint64_t peak_memory_bytes = 0;
-    uint64_t oom_kills = 0;            // processes the OOM killer ended under --memory
-    std::optional<Error> error;        // SetupError / ExecError
-    std::vector<std::string> denials;  // JSON objects, one per policy denial
-    std::string isolation;             // "namespaces" or "landlock" (cordon(1), ISOLATION); "" before either
-    std::vector<std::string> dropped;  // what the Landlock jail could not give
+    uint64_t oom_kills = 0;                // processes the OOM killer ended under --memory
+    std::optional<Error> error;            // SetupError / ExecError
+    std::vector<std::string> denials;      // JSON objects, one per policy denial
+    std::string isolation;                 // "namespaces" or "landlock" (cordon(1), ISOLATION); "" before either
+    std::vector<std::string> dropped;      // what the Landlock jail could not give
     std::vector<std::string> quarantined;  // JSON objects: what the run left that git would run, moved aside
 };
 

@@ -71,6 +71,9 @@ UniqueFd open_dir_at(int dirfd, const char* name) {
 // A small regular file's content, read without following a symlink; nullopt if it is not one
 // or is larger than MAX.
 std::optional<std::string> read_small(int dirfd, const char* name, size_t max = kMaxFile) {
+    // Never opened unless a regular file: opening a device or a FIFO can act.
+    struct stat pre {};
+    if (::fstatat(dirfd, name, &pre, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(pre.st_mode)) return std::nullopt;
     UniqueFd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > max) {

@@ -157,7 +157,9 @@ void restore_mtime(int dirfd, const std::string& path, const struct timespec& mt
 
 }  // namespace
 
-const std::string& private_runtime_dir() { return turns_dir(); }
+const std::string& private_runtime_dir() {
+    return turns_dir();
+}
 
 Result<size_t> Placeholders::open_parent(const std::string& path, const std::string& for_placeholder) {
     for (size_t i = 0; i < parents_.size(); ++i) {
