@@ -180,4 +180,24 @@ for p in "${pids[@]}"; do wait "$p"; done
 [[ -z $(find c1 c2 c3 -name '*.cordon-unsafe*') ]] && ok "parallel runs: nothing of the clones is moved aside" ||
   not_ok "parallel: $(find c1 c2 c3 -name '*.cordon-unsafe*')"
 host_git_runs_nothing "parallel runs" "$WORK/p/evilpar"
+# 13. The Landlock jail (--isolation landlock) is judged the same way. (Its workdir's top takes
+#     no new entries there, so the repository goes into an existing directory.)
+fresh_project
+mkdir src
+sleep 0.2
+# The Landlock jail's guard (t_isolation's): no pid 1 of ours, but no_new_privs, a seccomp
+# filter, no capabilities, and a /proc/self/comm it cannot write.
+LLGUARD='grep -q "^NoNewPrivs:[[:space:]]*1" /proc/self/status && grep -q "^Seccomp:[[:space:]]*2" /proc/self/status && grep -q "^CapEff:[[:space:]]*0000000000000000" /proc/self/status && ! (echo x > /proc/self/comm) 2>/dev/null || exit 99'
+run "$CORDON" --isolation landlock -- /bin/sh -c "$LLGUARD; $MK; mk src/ll && ${G[*]} -C src/ll config core.fsmonitor $evil && echo planted"
+if [[ $rc -eq 99 ]]; then
+  echo "Bail out! the Landlock jail is not working (guard failed)"
+  finish
+  exit 1
+elif [[ $rc -eq 125 ]] && grep -q "Landlock" "$OUT/err"; then
+  echo "# skip: --isolation landlock does not run here: $(head -1 "$OUT/err")"
+else
+  expect_out "^planted$" "landlock: a repository is planted in src/"
+  quarantined "landlock jail" "src/ll/.git/config"
+  host_git_runs_nothing "landlock jail" "$WORK/p/src/ll"
+fi
 finish

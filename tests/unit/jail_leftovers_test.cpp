@@ -1,0 +1,162 @@
+// RepoWatch (leftovers.hpp) on real directories: what a "run" (changes made between start and
+// finish) leaves is judged, what was there before is not, and the paths the integration test
+// does not reach: more directories than descriptors kept, symlinked configs and hooks, a FIFO
+// named HEAD, .git files leading nowhere.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cordon/leftovers.hpp"
+
+using namespace cordon;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scratch workdir, removed at the end.
+struct Scratch {
+    fs::path dir;
+    Scratch() {
+        char tmpl[] = "/tmp/cordon-leftovers-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+    }
+    ~Scratch() {
+        std::error_code ec;
+        fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
+        fs::remove_all(dir, ec);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
+
+void write(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+}
+
+// A repository git would take: HEAD, objects/, refs/ and CONFIG.
+void make_repo(const fs::path& gitdir, const std::string& config) {
+    fs::create_directories(gitdir / "objects");
+    fs::create_directories(gitdir / "refs" / "heads");
+    write(gitdir / "HEAD", "ref: refs/heads/main\n");
+    write(gitdir / "config", config);
+}
+
+// The run's start, a file-system tick after what the test made before it, and a tick before
+// what it makes after (file systems stamp times with the coarse clock).
+struct timespec run_start() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    struct timespec t {};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &t);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return t;
+}
+
+// What was moved aside, in name order.
+std::vector<std::string> paths(const std::vector<Quarantined>& q) {
+    std::vector<std::string> out;
+    for (const auto& x : q) out.push_back(x.path);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+const char* const kSafe = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n";
+const char* const kUnsafe = "[core]\n\tbare = false\n\tfsmonitor = touch /tmp/x\n";
+
+}  // namespace
+
+TEST_CASE("leftovers: a repository made in the run is judged, one from before is not", "[leftovers]") {
+    Scratch s;
+    make_repo(s.dir / "own" / ".git", kUnsafe);  // the user's own, with a command of theirs
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    make_repo(s.dir / "new" / ".git", kUnsafe);
+    make_repo(s.dir / "fine" / ".git", kSafe);
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{"new/.git/config"});
+    CHECK(fs::exists(s.dir / "new" / ".git" / "config.cordon-unsafe"));
+    CHECK(!fs::exists(s.dir / "new" / ".git" / "config"));
+    CHECK(fs::exists(s.dir / "own" / ".git" / "config"));
+    CHECK(fs::exists(s.dir / "fine" / ".git" / "config"));
+    REQUIRE(q.size() == 1);
+    CHECK(q[0].why.find("core.fsmonitor") != std::string::npos);
+    CHECK(quarantined_json(q[0]).find("\"moved_to\":\"new/.git/config.cordon-unsafe\"") != std::string::npos);
+}
+
+TEST_CASE("leftovers: more directories than descriptors kept", "[leftovers]") {
+    Scratch s;
+    // Past the 8192 kept descriptors, directories are opened again by path.
+    for (int i = 0; i < 9000; ++i) fs::create_directories(s.dir / ("d" + std::to_string(i % 90)) / std::to_string(i));
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    make_repo(s.dir / "d89" / "8999" / "r", kUnsafe);
+    make_repo(s.dir / "d0" / "0" / ".git", kUnsafe);
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{"d0/0/.git/config", "d89/8999/r/config"});
+}
+
+TEST_CASE("leftovers: symlinks and odd files are judged without being followed or opened", "[leftovers]") {
+    Scratch s;
+    fs::create_directories(s.dir / "outside-target");
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    // A config that is a symlink (git would read what it leads to).
+    make_repo(s.dir / "a" / ".git", kSafe);
+    fs::remove(s.dir / "a" / ".git" / "config");
+    fs::create_symlink("/etc/gitconfig", s.dir / "a" / ".git" / "config");
+    // hooks as a symlink.
+    make_repo(s.dir / "b" / ".git", kSafe);
+    fs::create_directory_symlink(s.dir / "outside-target", s.dir / "b" / ".git" / "hooks");
+    // A FIFO named HEAD: never opened (the judgement would hang).
+    fs::create_directories(s.dir / "c" / "objects");
+    fs::create_directories(s.dir / "c" / "refs");
+    REQUIRE(::mkfifo((s.dir / "c" / "HEAD").c_str(), 0644) == 0);
+    write(s.dir / "c" / "config", kUnsafe);
+    // A .git file naming nothing (git cannot use it), and one naming a directory through a symlink.
+    write(s.dir / "d" / ".git", "gitdir: ../nothing-here\n");
+    fs::create_directory_symlink(s.dir / "b", s.dir / "link");
+    write(s.dir / "e" / ".git", "gitdir: ../link/.git\n");
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{"a/.git/config", "b/.git/hooks", "e/.git"});
+    CHECK(fs::is_symlink(s.dir / "a" / ".git" / "config.cordon-unsafe"));
+    CHECK(fs::exists(s.dir / "c" / "config"));
+    CHECK(fs::exists(s.dir / "d" / ".git"));
+}
+
+TEST_CASE("leftovers: a changed config of a repository from before gets its old content back", "[leftovers]") {
+    Scratch s;
+    const std::string mine = "[core]\n\tbare = false\n\tpager = less -R\n";
+    make_repo(s.dir / "own" / ".git", mine);
+    write(s.dir / "own" / ".git" / "hooks" / "pre-commit", "#!/bin/sh\n");
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    write(s.dir / "own" / ".git" / "config", mine + "\teditor = touch /tmp/x\n");
+    write(s.dir / "own" / ".git" / "hooks" / "post-commit", "#!/bin/sh\n");
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{"own/.git/config", "own/.git/hooks/post-commit"});
+    REQUIRE(q.size() == 2);
+    CHECK(q[0].path == "own/.git/config");
+    CHECK(q[0].restored);
+    std::ifstream in(s.dir / "own" / ".git" / "config");
+    const std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(back == mine);
+    CHECK(fs::exists(s.dir / "own" / ".git" / "hooks" / "pre-commit"));
+}
+
+TEST_CASE("leftovers: cancel judges nothing", "[leftovers]") {
+    Scratch s;
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    make_repo(s.dir / "new" / ".git", kUnsafe);
+    watch->cancel();
+    CHECK(fs::exists(s.dir / "new" / ".git" / "config"));
+}
