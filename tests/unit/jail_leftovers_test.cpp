@@ -160,3 +160,25 @@ TEST_CASE("leftovers: cancel judges nothing", "[leftovers]") {
     watch->cancel();
     CHECK(fs::exists(s.dir / "new" / ".git" / "config"));
 }
+
+TEST_CASE("leftovers: later runs take unchanged directories from the tree cache", "[leftovers]") {
+    Scratch s;
+    for (int i = 0; i < 50; ++i) fs::create_directories(s.dir / "a" / std::to_string(i) / "deep");
+    // Run 1 reads everything and leaves the cache.
+    auto w1 = RepoWatch::start(s.dir, run_start());
+    REQUIRE(w1);
+    CHECK(w1->finish().empty());
+    // Between runs the host adds a directory; run 2 plants a repository in it, and one in a
+    // directory that has not changed since run 1 (read from the cache until the run touches it).
+    fs::create_directories(s.dir / "a" / "7" / "deep" / "host-made");
+    auto w2 = RepoWatch::start(s.dir, run_start());
+    REQUIRE(w2);
+    make_repo(s.dir / "a" / "7" / "deep" / "host-made" / "r", kUnsafe);
+    make_repo(s.dir / "a" / "42" / "deep" / ".git", kUnsafe);
+    CHECK(paths(w2->finish()) == std::vector<std::string>{"a/42/deep/.git/config", "a/7/deep/host-made/r/config"});
+    // Run 3 from the cache run 2 left: a repository planted at the deepest place is found.
+    auto w3 = RepoWatch::start(s.dir, run_start());
+    REQUIRE(w3);
+    make_repo(s.dir / "a" / "7" / "deep" / "host-made" / "r" / "sub", kUnsafe);
+    CHECK(paths(w3->finish()) == std::vector<std::string>{"a/7/deep/host-made/r/sub/config"});
+}

@@ -1,0 +1,210 @@
+// RepoWatch's judgement (leftovers.hpp): every repository of the workdir that the run made or
+// changed, as git would read it, and what is moved aside.
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "cordon/git_config.hpp"
+#include "cordon/paths.hpp"
+#include "leftovers_state.hpp"
+
+namespace cordon {
+
+using namespace watch;  // NOLINT(google-build-using-namespace): this module's own helpers
+
+// --- judging ------------------------------------------------------------------------------------
+
+// Every repository of the workdir as it is now, and every .git file.
+void RepoWatch::State::judge_all() {
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i].gone || (!nodes[i].has_head && !nodes[i].has_git)) continue;
+        UniqueFd tmp;
+        const int fd = fd_of(i, tmp);
+        if (fd < 0) continue;
+        const std::string r = rel(i);
+        if (nodes[i].has_head) judge_gitdir(fd, r, i);
+        if (nodes[i].has_git) judge_gitfile(fd, r);
+    }
+}
+
+// The directory at FD (REL), node NODE (kNone: reached through a .git file): if git takes it for
+// a repository, what it would read there. A repository from before the run has only what the
+// run changed judged; one made in the run, everything.
+void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t node) {
+    auto sx = stat_at(fd, "");
+    if (!sx || std::find(judged.begin(), judged.end(), id_of(*sx)) != judged.end()) return;
+    judged.push_back(id_of(*sx));
+    if (!head_is_valid(fd)) return;
+    const auto b = node == kNone ? before.end() : before.find(node);
+    const Before* was = b == before.end() ? nullptr : &b->second;
+    // The workdir's own .git has its config, hooks and commondir protected in every run: only
+    // what changed there is judged, also while other runs commit and switch branches in it.
+    const bool strict = was == nullptr && rel != ".git";
+    // commondir: where git takes config, hooks, objects and refs from.
+    std::optional<UniqueFd> common;
+    std::string common_rel;
+    if (auto csx = stat_at(fd, "commondir")) {
+        auto text = read_small(fd, "commondir");
+        std::string why;
+        if (text) common = follow(rel, trim_right(*text), why, common_rel);
+        if ((strict || changed(*csx)) && !common) {
+            if (!text) why = "is not a file git reads";
+            if (!why.empty())
+                quarantine(fd, rel, "commondir",
+                           "points the host's git at another repository's config and hooks, and " + why);
+        }
+    }
+    const int cfd = common ? common->get() : fd;
+    if (!accessible(cfd, "objects") || !accessible(cfd, "refs")) return;  // not a repository to git
+    judge_config(fd, rel, "config", strict, was ? was->config : std::nullopt);
+    judge_config(fd, rel, "config.worktree", strict, was ? was->config_worktree : std::nullopt);
+    judge_hooks(fd, rel, strict, was);
+    if (common) {
+        auto csx = stat_at(cfd, "");
+        const bool own = csx && id_of(*csx) == id_of(*sx);
+        const auto known = csx ? by_id.find(id_of(*csx)) : by_id.end();
+        const bool common_before = known != by_id.end() && before.count(known->second) != 0;
+        if (!own && !(known != by_id.end() && nodes[known->second].has_head && common_before)) {
+            judge_common(cfd, common_rel, !common_before);
+        }
+    }
+}
+
+// A common directory that is not itself a repository from before the run: its config and hooks.
+void RepoWatch::State::judge_common(int gitdir, const std::string& rel, bool strict) {
+    judge_config(gitdir, rel, "config", strict, std::nullopt);
+    judge_hooks(gitdir, rel, strict, nullptr);
+}
+
+void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const char* name, bool strict,
+                                    const std::optional<std::string>& was) {
+    auto sx = stat_at(gitdir, name);
+    if (!sx || (!strict && !changed(*sx))) return;
+    std::string why;
+    if (S_ISLNK(sx->stx_mode)) {
+        why = "is a symlink, which the host's git would follow to read another file";
+    } else if (auto text = read_small(gitdir, name)) {
+        why = git_config_unsafe(*text);
+        if (!why.empty()) why += ", which the host's git would run or follow";
+    } else if (!S_ISREG(sx->stx_mode)) {
+        return;  // a directory: git cannot read it
+    } else {
+        why = "is too large to judge (over 1 MiB)";
+    }
+    if (why.empty()) return;
+    if (quarantine(gitdir, rel, name, why) && was && !was->empty()) restore(gitdir, name, *was);
+}
+
+// Hooks: every entry but git's *.sample files, where the run made or changed it.
+void RepoWatch::State::judge_hooks(int gitdir, const std::string& rel, bool strict, const Before* was) {
+    auto sx = stat_at(gitdir, "hooks");
+    if (!sx) return;
+    if (!is_dir(*sx)) {
+        if (strict || changed(*sx))
+            quarantine(gitdir, rel, "hooks", "is not a directory, and the host's git would run what it leads to");
+        return;
+    }
+    UniqueFd hooks = open_dir_at(gitdir, "hooks");
+    auto hsx = hooks ? stat_at(hooks.get(), "") : std::nullopt;
+    if (!hsx) return;
+    const bool same_dir = was && was->hooks == id_of(*hsx);
+    std::vector<std::string> unsafe;
+    for_each_entry(
+        hooks.get(), buf, sizeof buf,
+        [&](const char* name, unsigned char) {
+            const std::string_view n = name;
+            if (is_sample(name)) return;
+            auto esx = stat_at(hooks.get(), name);
+            if (!esx) return;
+            bool known = false;
+            if (same_dir) {
+                const auto old = was->hook_entries.find(n);
+                known = old != was->hook_entries.end() && old->second == esx->stx_ino;
+            }
+            if (strict || changed(*esx) || !known) unsafe.emplace_back(name);
+        },
+        false);
+    for (const auto& name : unsafe)
+        quarantine(hooks.get(), join(rel, "hooks"), name, "is a hook, which the host's git would run");
+}
+
+// An entry named .git that is not a directory: a symlink git follows, or a .git file (worktrees
+// and submodules) naming the repository git is to use. Judged where the run made or changed it.
+void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
+    if (rel.empty()) return;  // the workdir's own: read-only in every run (a worktree's points out)
+    auto sx = stat_at(dirfd, ".git");
+    if (!sx || is_dir(*sx) || !changed(*sx)) return;
+    if (S_ISLNK(sx->stx_mode)) {
+        quarantine(dirfd, rel, ".git", "is a symlink, which the host's git would follow to another repository");
+        return;
+    }
+    auto text = read_small(dirfd, ".git");
+    if (!text || text->rfind("gitdir: ", 0) != 0) return;  // git cannot use it
+    std::string why, target_rel;
+    auto target = follow(rel, trim_right(text->substr(8)), why, target_rel);
+    if (target) {
+        judge_gitdir(target->get(), target_rel, [&] {
+            auto tsx = stat_at(target->get(), "");
+            auto k = tsx ? by_id.find(id_of(*tsx)) : by_id.end();
+            return k == by_id.end() ? kNone : k->second;
+        }());
+    } else if (!why.empty()) {
+        quarantine(dirfd, rel, ".git", "names the repository the host's git is to use, and " + why);
+    }
+}
+
+// TARGET as git reads it in a .git file or commondir of FROM_REL: the directory, when it is in
+// the workdir and reached without a symlink. Else nullopt, with WHY saying why ("" when it does
+// not exist: git cannot use it either).
+std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, const std::string& target,
+                                                 std::string& why, std::string& to_rel) {
+    std::string path;
+    if (!target.empty() && target[0] == '/') {
+        path = normalize_path(target, "/");
+        if (!root_real.empty() && path_at_or_under(path, root_real)) path = root + path.substr(root_real.size());
+    } else {
+        path = normalize_path(root + "/" + join(from_rel, target), "/");
+    }
+    if (!path_at_or_under(path, root)) {
+        why = "leads out of the workdir (" + target + ")";
+        return std::nullopt;
+    }
+    const std::string r = path.size() == root.size() ? "." : path.substr(root.size() + (root == "/" ? 0 : 1));
+    struct open_how how {};
+    how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root_fd.get(), r.c_str(), &how, sizeof how)));
+    to_rel = r == "." ? "" : r;
+    if (fd) return fd;
+    if (errno != ENOENT) why = "leads through a symlink or out of the workdir (" + target + ")";
+    return std::nullopt;
+}
+
+// Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never
+// reads; the rename neither follows nor replaces anything.
+bool RepoWatch::State::quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why) {
+    Quarantined q{join(rel, name), "", std::move(why)};
+    for (int k = 0; k < 100; ++k) {
+        std::string to = name + kSuffix + (k ? "." + std::to_string(k) : "");
+        if (::renameat2(dirfd, name.c_str(), dirfd, to.c_str(), RENAME_NOREPLACE) == 0) {
+            q.moved_to = join(rel, to);
+            break;
+        }
+        if (errno != EEXIST) break;
+    }
+    const bool moved = !q.moved_to.empty();
+    if (!moved) q.why += std::string(" (it could not be moved aside: ") + std::strerror(errno) + ")";
+    out.push_back(std::move(q));
+    return moved;
+}
+
+// A config the run changed goes back to what it was before, unless something is there again.
+void RepoWatch::State::restore(int dirfd, const std::string& name, const std::string& content) {
+    UniqueFd fd(::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (fd && write_all(fd.get(), content.data(), content.size())) out.back().restored = true;
+}
+
+}  // namespace cordon

@@ -1,0 +1,229 @@
+// RepoWatch's state (leftovers.hpp), shared by its parts: the walk (leftovers.cpp), the
+// judgement (leftovers_judge.cpp) and the marks of runs killed before theirs (leftovers_marks.cpp).
+#pragma once
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cordon/fd.hpp"
+#include "cordon/leftovers.hpp"
+#include "tree_cache.hpp"
+
+namespace cordon::watch {
+
+constexpr const char* kSuffix = ".cordon-unsafe";
+constexpr size_t kMaxFile = size_t{1} << 20;  // a config or a .git file git would read whole
+constexpr uint32_t kNone = UINT32_MAX;
+// File systems stamp times with the coarse clock, and may lag it by a tick: a change is the
+// run's when its ctime is at or after its start less this.
+constexpr long kSlackNs = 20L * 1000 * 1000;
+
+using Id = std::pair<dev_t, ino_t>;
+
+// statx without following a final symlink; nullopt when NAME is not there.
+inline std::optional<struct statx> stat_at(int dirfd, const char* name) {
+    struct statx sx {};
+    const int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | (*name ? 0 : AT_EMPTY_PATH);
+    if (::statx(dirfd, name, flags, STATX_TYPE | STATX_MODE | STATX_INO | STATX_CTIME | STATX_SIZE | STATX_NLINK,
+                &sx) != 0) {
+        return std::nullopt;
+    }
+    return sx;
+}
+
+inline Id id_of(const struct statx& sx) {
+    return {makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino};
+}
+
+inline bool is_dir(const struct statx& sx) {
+    return S_ISDIR(sx.stx_mode);
+}
+
+inline UniqueFd open_dir_at(int dirfd, const char* name) {
+    return UniqueFd(::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+// A small regular file's content, read without following a symlink; nullopt if it is not one
+// or is larger than MAX.
+inline std::optional<std::string> read_small(int dirfd, const char* name, size_t max = kMaxFile) {
+    // Never opened unless a regular file: opening a device or a FIFO can act.
+    struct stat pre {};
+    if (::fstatat(dirfd, name, &pre, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(pre.st_mode)) return std::nullopt;
+    UniqueFd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > max) {
+        return std::nullopt;
+    }
+    std::string s(static_cast<size_t>(st.st_size), '\0');
+    size_t got = 0;
+    while (got < s.size()) {
+        const ssize_t r = retry_eintr([&] { return ::read(fd.get(), s.data() + got, s.size() - got); });
+        if (r <= 0) break;
+        got += static_cast<size_t>(r);
+    }
+    s.resize(got);
+    return s;
+}
+
+inline std::string trim_right(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
+    return s;
+}
+
+// git's validate_headref: a symlink into refs/, "ref: refs/...", or an object id.
+inline bool head_is_valid(int gitdir) {
+    char link[256];
+    const ssize_t n = ::readlinkat(gitdir, "HEAD", link, sizeof link - 1);
+    if (n >= 0) return std::string_view(link, static_cast<size_t>(n)).rfind("refs/", 0) == 0;
+    auto head = read_small(gitdir, "HEAD", 4096);
+    if (!head) return false;
+    std::string_view h = *head;
+    if (h.rfind("ref:", 0) == 0) {
+        h.remove_prefix(4);
+        while (!h.empty() && (h.front() == ' ' || h.front() == '\t')) h.remove_prefix(1);
+        return h.rfind("refs/", 0) == 0;
+    }
+    size_t hex = 0;
+    while (hex < h.size() && std::isxdigit(static_cast<unsigned char>(h[hex]))) ++hex;
+    return hex == 40 || hex == 64;
+}
+
+inline std::string join(const std::string& rel, const std::string& name) {
+    return rel.empty() ? name : rel + "/" + name;
+}
+
+inline bool accessible(int dirfd, const char* name) {
+    return ::faccessat(dirfd, name, X_OK, 0) == 0;
+}
+
+// git's own example hooks, which it never runs.
+inline bool is_sample(std::string_view name) {
+    return name.size() > 7 && name.substr(name.size() - 7) == ".sample";
+}
+
+// FD's entries from its start (REWIND: it may have been read before). SHORT_IS_END: the file
+// system fills getdents' buffer until the directory ends (ext4, xfs, btrfs, tmpfs do; FUSE and
+// NFS need not), so a read that leaves room for a long name was the last.
+template <typename Fn>
+inline bool for_each_entry(int fd, char* buf, size_t size, Fn&& fn, bool rewind, bool short_is_end = false) {
+    if (rewind && ::lseek(fd, 0, SEEK_SET) < 0) return false;
+    for (;;) {
+        const ssize_t n = ::getdents64(fd, buf, size);
+        if (n <= 0) return n == 0;
+        for (ssize_t off = 0; off < n;) {
+            const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+            off += d->d_reclen;
+            const std::string_view name = d->d_name;
+            if (name != "." && name != "..") fn(d->d_name, d->d_type);
+        }
+        if (short_is_end && static_cast<size_t>(n) + 512 < size) return true;
+    }
+}
+
+}  // namespace cordon::watch
+
+namespace cordon {
+
+using watch::Id;
+using watch::kNone;
+
+// A directory as the walk read it.
+struct Node {
+    UniqueFd fd;  // kept while the budget allows; else reopened by its path
+    uint32_t parent = kNone;
+    std::string name;
+    Id id{};
+    bool gone = false;  // no longer there: removed, or moved (then found again as a new node)
+    bool has_head = false;
+    bool has_git = false;             // an entry named .git
+    bool complete = false;            // its listing was read whole (or taken from the tree cache)
+    uint32_t cached = kNone;          // its entry in the tree cache, if any
+    struct statx_timestamp ctime {};  // as last seen
+};
+
+// A repository as it was before the run: only where HEAD, objects, refs and commondir all
+// predate it (else it counts as made in the run, and is judged whole). Its config files and
+// hooks as they were, where those predate the run too.
+struct Before {
+    std::optional<std::string> config, config_worktree;      // nullopt: not known
+    std::optional<Id> hooks;                                 // the hooks directory
+    std::map<std::string, ino_t, std::less<>> hook_entries;  // its entries
+};
+
+struct RepoWatch::State {
+    std::string root;       // the workdir
+    std::string root_real;  // and its real path, which git writes into .git files
+    struct timespec t0 {};
+    UniqueFd root_fd;
+    std::vector<Node> nodes;
+    std::map<Id, uint32_t> by_id;
+    std::map<uint32_t, Before> before;
+    std::vector<Id> judged;
+    std::vector<Quarantined> out;
+    size_t fd_budget = 0;
+    bool after = false;           // finish: the jail is gone
+    bool fills_getdents = false;  // the workdir's file system (for_each_entry)
+    uint32_t walked = 0;          // the nodes the walk found before finish
+    rlimit old_nofile{};
+    bool raised_nofile = false;
+    // The run's mark in the private runtime directory while its judgement is pending, and the
+    // marks of killed runs it took over (see take_over_killed).
+    std::string mark;
+    UniqueFd mark_fd;
+    std::vector<std::pair<std::string, UniqueFd>> taken;
+    // The tree as the last run saw it (tree_cache.hpp), and when this run's listings were
+    // last all valid (the start of finish).
+    std::optional<TreeCache> cache;
+    std::string cache_path;
+    struct timespec listed_at {};
+    alignas(8) char buf[32768];
+
+    [[nodiscard]] bool changed(const struct statx& sx) const {
+        const struct statx_timestamp& t = sx.stx_ctime;
+        return t.tv_sec > t0.tv_sec || (t.tv_sec == t0.tv_sec && static_cast<long>(t.tv_nsec) >= t0.tv_nsec);
+    }
+    [[nodiscard]] std::string rel(uint32_t i) const;
+    UniqueFd reopen(uint32_t i);
+    int fd_of(uint32_t i, UniqueFd& tmp);
+    uint32_t add_node(UniqueFd fd, uint32_t parent, const std::string& name, Id id,
+                      const struct statx_timestamp& ctime);
+    std::optional<struct statx> stat_node(uint32_t i) const;
+    bool use_cached(uint32_t i, std::vector<uint32_t>& todo);
+    uint32_t cached_child(uint32_t i, const std::string& name, Id id) const;
+    void save_cache();
+    void read_names(int fd, uint32_t i, std::vector<std::string>& subdirs);
+    UniqueFd open_subdir(int fd, const std::string& name);
+    void walk_from(uint32_t first);
+    void note_before(uint32_t i, int fd);
+    void reread_changed();
+    void judge_all();
+    void judge_gitdir(int fd, const std::string& rel, uint32_t node);
+    void judge_common(int gitdir, const std::string& rel, bool strict);
+    void judge_config(int gitdir, const std::string& rel, const char* name, bool strict,
+                      const std::optional<std::string>& was);
+    void judge_hooks(int gitdir, const std::string& rel, bool strict, const Before* was);
+    void judge_gitfile(int dirfd, const std::string& rel);
+    std::optional<UniqueFd> follow(const std::string& from_rel, const std::string& target, std::string& why,
+                                   std::string& to_rel);
+    bool quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why);
+    void restore(int dirfd, const std::string& name, const std::string& content);
+    void take_over_killed();
+    void drop_marks(bool done);
+    void drop_others(int dfd, const std::vector<std::string>& others);
+};
+
+}  // namespace cordon
