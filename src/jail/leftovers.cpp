@@ -101,6 +101,7 @@ void RepoWatch::State::read_names(int fd, uint32_t i, std::vector<std::string>& 
     nodes[i].has_head = head;
     nodes[i].has_git = git;
     nodes[i].complete = whole;
+    ++listings_read;
 }
 
 // A subdirectory to read. After the run, one the command made unreadable to its owner (who
@@ -223,7 +224,10 @@ bool RepoWatch::State::use_cached(uint32_t i, std::vector<uint32_t>& todo) {
 
 // The tree as this run leaves it, for the next (every node still there, parents first).
 void RepoWatch::State::save_cache() {
-    if (cache_path.empty()) return;
+    // A few listings read again (the workdir's top and .git, where placeholders come and go)
+    // are cheaper than a new cache each run: renaming a file over the old one costs more.
+    constexpr size_t kReadsWorthSaving = 16;
+    if (cache_path.empty() || (cache && listings_read <= kReadsWorthSaving)) return;
     TreeCache c;
     c.root = root;
     c.listed_at = listed_at;

@@ -190,6 +190,7 @@ struct RepoWatch::State {
     std::optional<TreeCache> cache;
     std::string cache_path;
     struct timespec listed_at {};
+    size_t listings_read = 0;  // directories read, not taken from the cache
     alignas(8) char buf[32768];
 
     [[nodiscard]] bool changed(const struct statx& sx) const {
