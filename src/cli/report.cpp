@@ -151,6 +151,17 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
     return o;
 }
 
+namespace {
+
+// OBJECTS, each already JSON, as one array.
+std::string json_array(const std::vector<std::string>& objects) {
+    std::string a = "[";
+    for (size_t i = 0; i < objects.size(); ++i) a += (i ? "," : "") + objects[i];
+    return a + "]";
+}
+
+}  // namespace
+
 std::string status_json(const Outcome& outcome) {
     JsonObject j;
     j.add("exit_code", static_cast<int64_t>(outcome.exit_code));
@@ -163,9 +174,7 @@ std::string status_json(const Outcome& outcome) {
     j.add("cpu_ms", static_cast<int64_t>(outcome.cpu_ms));
     j.add("peak_memory_bytes", static_cast<int64_t>(outcome.peak_memory_bytes));
     if (outcome.oom_kills) j.add("oom_kills", static_cast<int64_t>(outcome.oom_kills));
-    std::string denials = "[";
-    for (size_t i = 0; i < outcome.denials.size(); ++i) denials += (i ? "," : "") + outcome.denials[i];
-    j.add_raw("denials", denials + "]");
+    j.add_raw("denials", json_array(outcome.denials));
     if (!outcome.isolation.empty()) j.add("isolation", outcome.isolation);
     if (outcome.isolation == "landlock") {
         std::string dropped = "[";
@@ -174,11 +183,7 @@ std::string status_json(const Outcome& outcome) {
         }
         j.add_raw("dropped", dropped + "]");
     }
-    if (!outcome.quarantined.empty()) {
-        std::string q = "[";
-        for (size_t i = 0; i < outcome.quarantined.size(); ++i) q += (i ? "," : "") + outcome.quarantined[i];
-        j.add_raw("quarantined", q + "]");
-    }
+    if (!outcome.quarantined.empty()) j.add_raw("quarantined", json_array(outcome.quarantined));
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";
 }

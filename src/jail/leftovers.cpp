@@ -5,12 +5,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -48,11 +46,7 @@ std::string RepoWatch::State::rel(uint32_t i) const {
 // A node's directory by its path from the workdir, never through a symlink; invalid when it is
 // not there, or another directory is there now.
 UniqueFd RepoWatch::State::reopen(uint32_t i) {
-    const std::string r = rel(i);
-    struct open_how how {};
-    how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root_fd.get(), r.empty() ? "." : r.c_str(), &how, sizeof how)));
+    UniqueFd fd = open_beneath(root_fd.get(), rel(i));
     auto sx = fd ? stat_at(fd.get(), "") : std::nullopt;
     if (!sx || id_of(*sx) != nodes[i].id) return {};
     return fd;
@@ -194,13 +188,7 @@ bool RepoWatch::State::use_cached(uint32_t i, std::vector<uint32_t>& todo) {
         return false;
     }
     nodes[i].ctime = sx->stx_ctime;
-    struct timespec limit = cache->listed_at;
-    limit.tv_nsec -= kSlackNs;
-    if (limit.tv_nsec < 0) {
-        limit.tv_nsec += 1000L * 1000 * 1000;
-        --limit.tv_sec;
-    }
-    const bool older = c.ctime_sec < limit.tv_sec || (c.ctime_sec == limit.tv_sec && c.ctime_nsec < limit.tv_nsec);
+    const bool older = precedes(c.ctime_sec, c.ctime_nsec, less_slack(cache->listed_at));
     if (!c.complete || !older || sx->stx_ctime.tv_sec != c.ctime_sec || sx->stx_ctime.tv_nsec != c.ctime_nsec) {
         return false;  // read it; its children may still come from the cache
     }
@@ -255,7 +243,7 @@ void RepoWatch::State::note_before(uint32_t i, int fd) {
         }
         const struct statx_timestamp& t = objects ? sx.stx_btime : sx.stx_ctime;
         if (objects && !(sx.stx_mask & STATX_BTIME)) continue;
-        if (t.tv_sec > t0.tv_sec || (t.tv_sec == t0.tv_sec && static_cast<long>(t.tv_nsec) >= t0.tv_nsec)) return;
+        if (!precedes(t.tv_sec, t.tv_nsec, t0)) return;
     }
     Before b;
     auto snapshot = [&](const char* name, std::optional<std::string>& into) {
@@ -317,12 +305,7 @@ RepoWatch::~RepoWatch() {
 std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir) {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    now.tv_nsec -= kSlackNs;
-    if (now.tv_nsec < 0) {
-        now.tv_nsec += 1000L * 1000 * 1000;
-        --now.tv_sec;
-    }
-    return start(workdir, now);
+    return start(workdir, less_slack(now));
 }
 
 std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct timespec now) {

@@ -1,7 +1,5 @@
 // RepoWatch's judgement (leftovers.hpp): every repository of the workdir that the run made or
 // changed, as git would read it, and what is moved aside.
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -172,12 +170,8 @@ std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, co
         why = "leads out of the workdir (" + target + ")";
         return std::nullopt;
     }
-    const std::string r = path.size() == root.size() ? "." : path.substr(root.size() + (root == "/" ? 0 : 1));
-    struct open_how how {};
-    how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root_fd.get(), r.c_str(), &how, sizeof how)));
-    to_rel = r == "." ? "" : r;
+    to_rel = path.size() == root.size() ? "" : path.substr(root.size() + (root == "/" ? 0 : 1));
+    UniqueFd fd = open_beneath(root_fd.get(), to_rel);
     if (fd) return fd;
     if (errno != ENOENT) why = "leads through a symlink or out of the workdir (" + target + ")";
     return std::nullopt;

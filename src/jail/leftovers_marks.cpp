@@ -65,7 +65,7 @@ void RepoWatch::State::take_over_killed() {
         }
         t.tv_sec = static_cast<time_t>(sec);
         t.tv_nsec = static_cast<long>(nsec);
-        if (t.tv_sec < t0.tv_sec || (t.tv_sec == t0.tv_sec && t.tv_nsec < t0.tv_nsec)) t0 = t;
+        if (precedes(t.tv_sec, t.tv_nsec, t0)) t0 = t;
         taken.emplace_back(dir + "/" + name, std::move(fd));
     }
     struct timespec now {};

@@ -4,8 +4,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -33,6 +35,30 @@ constexpr uint32_t kNone = UINT32_MAX;
 constexpr long kSlackNs = 20L * 1000 * 1000;
 
 using Id = std::pair<dev_t, ino_t>;
+
+// Time A (seconds, nanoseconds) is before B.
+inline bool precedes(int64_t a_sec, int64_t a_nsec, const struct timespec& b) {
+    return a_sec < b.tv_sec || (a_sec == b.tv_sec && a_nsec < b.tv_nsec);
+}
+
+// T less the file systems' slack (kSlackNs).
+inline struct timespec less_slack(struct timespec t) {
+    t.tv_nsec -= kSlackNs;
+    if (t.tv_nsec < 0) {
+        t.tv_nsec += 1000L * 1000 * 1000;
+        --t.tv_sec;
+    }
+    return t;
+}
+
+// The directory REL (relative to ROOT, "" for ROOT itself), never through a symlink, a magic
+// link or out of ROOT.
+inline UniqueFd open_beneath(int root, const std::string& rel) {
+    struct open_how how {};
+    how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    return UniqueFd(static_cast<int>(::syscall(SYS_openat2, root, rel.empty() ? "." : rel.c_str(), &how, sizeof how)));
+}
 
 // statx without following a final symlink; nullopt when NAME is not there.
 inline std::optional<struct statx> stat_at(int dirfd, const char* name) {
@@ -193,9 +219,9 @@ struct RepoWatch::State {
     size_t listings_read = 0;  // directories read, not taken from the cache
     alignas(8) char buf[32768];
 
+    // Changed in the run: ctime at or after T0.
     [[nodiscard]] bool changed(const struct statx& sx) const {
-        const struct statx_timestamp& t = sx.stx_ctime;
-        return t.tv_sec > t0.tv_sec || (t.tv_sec == t0.tv_sec && static_cast<long>(t.tv_nsec) >= t0.tv_nsec);
+        return !watch::precedes(sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec, t0);
     }
     [[nodiscard]] std::string rel(uint32_t i) const;
     UniqueFd reopen(uint32_t i);
