@@ -12,7 +12,7 @@
 namespace cordon {
 
 // Subcommands; ARGS exclude the subcommand name. They print and return the exit status:
-//   cordon check [--policy P]... [--no-policy] [--json] (-c SCRIPT | [--] COMMAND [ARG...])
+//   cordon check [--policy P]... [--no-policy] [--json] (-c SCRIPT | --batch FILE [-z] | [--] COMMAND...)
 //     0 allow, 126 deny, 125 error
 //   cordon policy test FILE...   0 all examples pass, 1 an example fails, 125 a file cannot load
 int main_check(const std::vector<std::string>& args);

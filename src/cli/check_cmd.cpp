@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +26,7 @@ constexpr int kExitError = 125;
 
 constexpr const char* kCheckUsage =
     "usage: cordon check [--policy NAME|PATH]... [--no-policy] [--static] [--json]\n"
-    "                    (-c SCRIPT | [--] COMMAND [ARG...])\n"
+    "                    (-c SCRIPT | --batch FILE [-z] | [--] COMMAND [ARG...])\n"
     "Decide allow or deny for a command line with the command policy; nothing is run.\n"
     "Like a run with exec-time checks, leave what cannot be known statically (an unknown\n"
     "operand or directory, eval of unknown text, a pipe into a shell) to the check of each\n"
@@ -33,7 +34,10 @@ constexpr const char* kCheckUsage =
     "is denied at once.\n"
     "  --static   deny what may be dangerous, as a check without exec-time checks must\n"
     "  --json     print the decision as one JSON object (with \"deferred\": [...])\n"
-    "Exit status: 0 allow, 126 deny, 125 error.\n";
+    "  --batch FILE  check each line of FILE (- for standard input) as a -c SCRIPT, in order,\n"
+    "             with the policies loaded once; with --json one object a line\n"
+    "  -z         with --batch: the scripts are separated by NUL bytes, not newlines\n"
+    "Exit status: 0 allow, 126 deny (with --batch: any denied), 125 error.\n";
 
 constexpr const char* kPolicyUsage =
     "usage: cordon policy test FILE|NAME|--built-in...\n"
@@ -75,6 +79,8 @@ struct CheckArgs {
     bool static_only = false;  // --static: uncertain denials deny
     bool help = false;
     std::optional<std::string> script;
+    std::optional<std::string> batch;  // --batch FILE: scripts, one a record
+    bool null_separated = false;       // -z: records end with NUL, not newline
     std::vector<std::string> argv;
 };
 
@@ -110,6 +116,14 @@ Result<CheckArgs> parse_check(const std::vector<std::string>& args) {
             auto v = value(a);
             if (!v) return v.error();
             c.script = *v;
+        } else if (a == "--batch") {
+            auto v = value(a);
+            if (!v) return v.error();
+            c.batch = *v;
+        } else if (a.rfind("--batch=", 0) == 0) {
+            c.batch = a.substr(8);
+        } else if (a == "-z" || a == "--null") {
+            c.null_separated = true;
         } else if (!a.empty() && a[0] == '-') {
             Error e = make_error(a, "unknown option for cordon check");
             e.hint = "see cordon check --help";
@@ -119,8 +133,11 @@ Result<CheckArgs> parse_check(const std::vector<std::string>& args) {
         }
     }
     c.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())), args.end());
-    if (c.script && !c.argv.empty()) return make_error("check", "give either -c SCRIPT or a COMMAND, not both");
-    if (!c.script && c.argv.empty()) return make_error("check", "nothing to check: give -c SCRIPT or a COMMAND");
+    const int given = int(c.script.has_value()) + int(c.batch.has_value()) + int(!c.argv.empty());
+    if (given > 1) return make_error("check", "give one of -c SCRIPT, --batch FILE or a COMMAND");
+    if (given == 0) return make_error("check", "nothing to check: give -c SCRIPT, --batch FILE or a COMMAND");
+    if (c.null_separated && !c.batch) return make_error("-z", "needs --batch FILE");
+    if (c.batch && c.batch->empty()) return make_error("--batch", "needs a file name (or - for standard input)");
     if (c.no_policy && !c.policies.empty()) return make_error("--no-policy", "cannot be combined with --policy");
     return c;
 }
@@ -136,6 +153,43 @@ std::vector<std::string> policy_test_names(const std::vector<std::string>& args)
         for (auto& builtin : builtin_policies()) names.push_back(std::move(builtin));
     }
     return names;
+}
+
+// The records of a --batch file: lines (a last one without its newline included), or with -z
+// NUL-terminated scripts. An empty record is skipped: it holds no command.
+Result<std::vector<std::string>> read_batch(const std::string& file, bool null_separated) {
+    std::FILE* in = file == "-" ? stdin : std::fopen(file.c_str(), "re");
+    if (!in) return sys_error("--batch " + file);
+    std::vector<std::string> records;
+    const char end = null_separated ? '\0' : '\n';
+    char* line = nullptr;
+    size_t capacity = 0;
+    ssize_t n = 0;
+    errno = 0;
+    while ((n = ::getdelim(&line, &capacity, end, in)) > 0) {
+        std::string_view record(line, static_cast<size_t>(n));
+        if (record.back() == end) record.remove_suffix(1);
+        if (!record.empty()) records.emplace_back(record);
+    }
+    const int err = std::ferror(in) != 0 ? (errno != 0 ? errno : EIO) : 0;
+    std::free(line);  // NOLINT(cppcoreguidelines-no-malloc): getdelim's buffer
+    if (in != stdin) std::fclose(in);
+    if (err != 0) return sys_error("--batch " + file, err);
+    return records;
+}
+
+// One decision as `cordon check` prints it.
+void print_decision(const Decision& d, bool json) {
+    if (json) {
+        std::printf("%s\n", to_json(d).c_str());
+    } else if (d.allow && d.deferred.empty()) {
+        std::printf("allow: %s\n", d.command.c_str());
+    } else if (d.allow) {
+        std::printf("allow (deferred: %s): %s\n", join(d.deferred, "; ").c_str(), d.command.c_str());
+    } else {
+        std::printf("deny: %s (rule %s: %s)\n", d.command.c_str(), d.rule_id.c_str(), d.reason.c_str());
+        std::printf("policy: %s\n", d.policy_file.c_str());
+    }
 }
 
 }  // namespace
@@ -156,18 +210,20 @@ int main_check(const std::vector<std::string>& args) {
     }
     std::string cwd = current_dir(), home = home_dir();
     const CheckOptions options{.defer_uncertain = !c.static_only};
+    if (c.batch) {
+        auto records = read_batch(*c.batch, c.null_separated);
+        if (!records) return fail(records.error());
+        bool all_allowed = true;
+        for (const std::string& script : *records) {
+            Decision d = set.check_script(script, cwd, home, options);
+            print_decision(d, c.json);
+            all_allowed = all_allowed && d.allow;
+        }
+        return all_allowed ? kExitAllow : kExitDeny;
+    }
     Decision d =
         c.script ? set.check_script(*c.script, cwd, home, options) : set.check_argv(c.argv, cwd, home, options);
-    if (c.json) {
-        std::printf("%s\n", to_json(d).c_str());
-    } else if (d.allow && d.deferred.empty()) {
-        std::printf("allow: %s\n", d.command.c_str());
-    } else if (d.allow) {
-        std::printf("allow (deferred: %s): %s\n", join(d.deferred, "; ").c_str(), d.command.c_str());
-    } else {
-        std::printf("deny: %s (rule %s: %s)\n", d.command.c_str(), d.rule_id.c_str(), d.reason.c_str());
-        std::printf("policy: %s\n", d.policy_file.c_str());
-    }
+    print_decision(d, c.json);
     return d.allow ? kExitAllow : kExitDeny;
 }
 

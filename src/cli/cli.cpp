@@ -17,7 +17,7 @@ const char* kDescription =
     "a seccomp filter and no capabilities.\n\n"
     "  cordon [OPTIONS] [--] COMMAND [ARG...]\n"
     "  cordon [OPTIONS] -c SCRIPT\n"
-    "  cordon check [--policy P]... [--static] [--json] (-c SCRIPT | [--] COMMAND [ARG...])\n"
+    "  cordon check [--policy P]... [--static] [--json] (-c SCRIPT | --batch FILE [-z] | [--] COMMAND [ARG...])\n"
     "  cordon policy test FILE|NAME|--built-in...\n"
     "  cordon profile list | cordon profile show NAME [--json]\n"
     "  cordon doctor [--json]\n"

@@ -1,9 +1,11 @@
 #!/bin/bash
-# Run every command of corpus.txt through `cordon check -c`, with and without --static, and
-# compare the decisions.
-# usage: run-corpus.sh CORDON CORPUS POLICY_DIR
+# Run every command of corpus.txt through `cordon check`, with and without --static, with the
+# compiled-in and with a parsed copy of the default policy, and compare the decisions.
+# The whole corpus goes through `cordon check --batch` (one process per mode and policy); every
+# STRIDE-th line also through its own `cordon check -c`, which must answer as the batch did.
+# usage: run-corpus.sh CORDON CORPUS POLICY_DIR [STRIDE]     (STRIDE default 8; 1: every line)
 set -u
-cordon=$(realpath "$1") corpus=$(realpath "$2") policies=$(realpath "$3")
+cordon=$(realpath "$1") corpus=$(realpath "$2") policies=$(realpath "$3") stride=${4:-8}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
@@ -14,50 +16,108 @@ unset XDG_CONFIG_HOME
 mkdir parsed
 { cat "$policies/default.toml"; echo "# a copy that differs from the shipped file"; } > parsed/default.toml
 pass=0 fail=0
-# One line in one mode: MODE is --defer (no option: as a run with exec-time checks) or --static.
-# Sets got (the output) and got_status.
-check() {
-    local mode=$1 script=$2 out_parsed status_parsed
-    local opts=()
-    [[ $mode == --static ]] && opts=(--static)
-    got=$("$cordon" check "${opts[@]}" -c "$script" 2>&1)
-    got_status=$?
-    out_parsed=$(CORDON_POLICY_PATH=$work/parsed "$cordon" check "${opts[@]}" -c "$script" 2>&1)
-    status_parsed=$?
-    if [[ $status_parsed -ne $got_status || ${out_parsed//$work\/parsed/$policies} != "$got" ]]; then
-        fail=$((fail + 1))
-        printf 'FAIL (compiled and parsed policy differ, %s): %s\n    compiled: %s\n    parsed:   %s\n' \
-            "$mode" "$script" "$got" "$out_parsed"
-    fi
-}
+
+# The corpus, as the lists want[] and script[], and the scripts NUL-separated in $work/batch.
+want=() script=()
 while IFS= read -r line || [[ -n $line ]]; do
     [[ -z $line || $line == \#* ]] && continue
-    want=${line%% *} script=${line#* }
-    if [[ $want == *:nl ]]; then
-        want=${want%:nl}
-        script=${script//\\n/$'\n'}
+    w=${line%% *} s=${line#* }
+    if [[ $w == *:nl ]]; then
+        w=${w%:nl}
+        s=${s//\\n/$'\n'}
     fi
-    # What each mode must answer: the exit status, and whether the allow lists deferred denials.
-    case $want in
-        allow) expect_static=0 expect=0 deferred=no ;;
-        deny) expect_static=126 expect=126 deferred=no ;;
-        defer) expect_static=126 expect=0 deferred=yes ;;
+    case $w in
+        allow | deny | defer) ;;
         *) echo "bad corpus line: $line" >&2; exit 2 ;;
     esac
-    check --static "$script"
-    out_static=$got status_static=$got_status
-    check --defer "$script"
-    out=$got status=$got_status
-    got_deferred=no
-    [[ $out == "allow (deferred: "* ]] && got_deferred=yes
-    if [[ $status_static -eq $expect_static && $status -eq $expect && $got_deferred == "$deferred" ]]; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        printf 'FAIL (want %s, got exit %d with --static, %d without): %s\n    --static: %s\n    default:  %s\n' \
-            "$want" "$status_static" "$status" "$script" "$out_static" "$out"
-    fi
+    want+=("$w") script+=("$s")
 done < "$corpus"
+printf '%s\0' "${script[@]}" > batch
+n=${#script[@]}
+
+# batch NAME OPTS...: the JSON decisions of the whole corpus in $work/NAME (one a line),
+# with the compiled policy, and in $work/NAME.parsed with the parsed one.
+batch() {
+    local name=$1
+    shift
+    "$cordon" check "$@" --json -z --batch batch > "$name" 2> "$name.err"
+    CORDON_POLICY_PATH=$work/parsed "$cordon" check "$@" --json -z --batch batch > "$name.parsed" 2> "$name.parsed.err"
+    local f
+    for f in "$name" "$name.parsed"; do
+        if [[ -s $f.err || $(wc -l < "$f") -ne $n ]]; then
+            echo "FAIL: cordon check --batch ($name): $(wc -l < "$f") decisions for $n scripts: $(head -c 300 "$f.err")"
+            exit 1
+        fi
+    done
+}
+batch static --static
+batch defer
+mapfile -t d_static < static
+mapfile -t d_static_parsed < static.parsed
+mapfile -t d_defer < defer
+mapfile -t d_defer_parsed < defer.parsed
+
+# The exit status and deferral a JSON decision stands for, as "STATUS DEFERRED".
+answer() {
+    local status=0 deferred=yes
+    [[ $1 == '{"decision":"deny",'* ]] && status=126
+    [[ $1 == *',"deferred":[]}' ]] && deferred=no
+    echo "$status $deferred"
+}
+
+for ((i = 0; i < n; i++)); do
+    s=${script[i]}
+    # What each mode must answer: the exit status, and whether the allow lists deferred denials.
+    case ${want[i]} in
+        allow) expect_static="0 no" expect="0 no" ;;
+        deny) expect_static="126 no" expect="126 no" ;;
+        defer) expect_static="126 no" expect="0 yes" ;;
+    esac
+    ok=1
+    for mode in static defer; do
+        declare -n compiled=d_$mode parsed=d_${mode}_parsed
+        if [[ ${parsed[i]//$work\/parsed/$policies} != "${compiled[i]}" ]]; then
+            ok=0
+            printf 'FAIL (compiled and parsed policy differ, %s): %s\n    compiled: %s\n    parsed:   %s\n' \
+                "$mode" "$s" "${compiled[i]}" "${parsed[i]}"
+        fi
+    done
+    got_static=$(answer "${d_static[i]}") got=$(answer "${d_defer[i]}")
+    # A deny may list deferrals of its own; the corpus asks only whether an allow deferred.
+    [[ $got_static == 126* ]] && got_static="126 no"
+    [[ $got == 126* ]] && got="126 no"
+    if [[ $got_static != "$expect_static" || $got != "$expect" ]]; then
+        ok=0
+        printf 'FAIL (want %s, got "%s" with --static, "%s" without): %s\n    --static: %s\n    default:  %s\n' \
+            "${want[i]}" "$got_static" "$got" "$s" "${d_static[i]}" "${d_defer[i]}"
+    fi
+    # The sample: the line on its own, as a user runs it, answers as the batch did.
+    if ((i % stride == 0)); then
+        for mode in static defer; do
+            opts=()
+            [[ $mode == static ]] && opts=(--static)
+            declare -n decisions=d_$mode
+            one_json=$("$cordon" check "${opts[@]}" --json -c "$s" 2>&1)
+            one=$("$cordon" check "${opts[@]}" -c "$s" 2>&1)
+            one_status=$?
+            one_deferred=no
+            [[ $one == "allow (deferred: "* ]] && one_deferred=yes
+            batch_answer=$(answer "${decisions[i]}")
+            [[ $one_status -eq 126 ]] && one_deferred=no && batch_answer="126 no"
+            if [[ $one_json != "${decisions[i]}" || "$one_status $one_deferred" != "$batch_answer" ]]; then
+                ok=0
+                printf 'FAIL (check -c differs from --batch, %s): %s\n    -c:      exit %d: %s\n    --batch: %s\n' \
+                    "$mode" "$s" "$one_status" "$one" "${decisions[i]}"
+            fi
+        done
+    fi
+    if ((ok)); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
+# The batch's own exit status: 126 when any script is denied, 0 when all are allowed.
+"$cordon" check --batch batch -z > /dev/null
+[[ $? -eq 126 ]] || { echo "FAIL: --batch of the corpus did not exit 126"; fail=$((fail + 1)); }
+printf 'ls\necho hi\n' | "$cordon" check --batch - > /dev/null ||
+    { echo "FAIL: --batch - of two allowed lines did not exit 0"; fail=$((fail + 1)); }
 # --json is well-formed enough for a line-oriented consumer, and a denial names the rule.
 json=$("$cordon" check --json -c 'sudo rm -rf /')
 if [[ $json != *'"decision":"deny","rule":"rm-recursive-protected"'* ]]; then
@@ -82,5 +142,11 @@ if [[ $status -ne 125 || $err != "cordon: "* ]]; then
     echo "FAIL: a missing policy file gave exit $status: $err"
     fail=$((fail + 1))
 fi
-echo "corpus: $pass passed, $fail failed"
+err=$("$cordon" check --batch /nonexistent/corpus 2>&1)
+status=$?
+if [[ $status -ne 125 || $err != "cordon: --batch /nonexistent/corpus: "* ]]; then
+    echo "FAIL: a missing --batch file gave exit $status: $err"
+    fail=$((fail + 1))
+fi
+echo "corpus: $pass passed, $fail failed ($n lines in both modes; every ${stride}th also on its own)"
 [[ $fail -eq 0 ]]

@@ -38,6 +38,42 @@ TEST_CASE("cordon check: deferral by default, --static for the strict answer", "
     CHECK(main_check({"--policy", p, "--static", "--", "rm", "-rf", "/tmp/x"}) == 0);
 }
 
+namespace {
+
+// A temporary file holding TEXT; removed with the object.
+struct TempFile {
+    std::string path = "/tmp/cordon-batch-XXXXXX";
+    explicit TempFile(const std::string& text) {
+        int fd = ::mkstemp(path.data());
+        REQUIRE(fd >= 0);
+        REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+        ::close(fd);
+    }
+    ~TempFile() { ::unlink(path.c_str()); }
+    TempFile(const TempFile&) = delete;
+    TempFile& operator=(const TempFile&) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("cordon check --batch: one script a record, denied if any is", "[policy][cli]") {
+    const std::string p = default_toml();
+    TempFile allowed("ls -la\n\ngit status\nmake -j2");  // an empty line and no final newline
+    CHECK(main_check({"--policy", p, "--batch", allowed.path}) == 0);
+    TempFile one_denied("ls\nrm -rf /\necho done\n");
+    CHECK(main_check({"--policy", p, "--batch", one_denied.path}) == 126);
+    CHECK(main_check({"--policy", p, "--json", "--batch=" + one_denied.path}) == 126);
+    TempFile deferred("rm -rf \"$BUILD_DIR\"\n");
+    CHECK(main_check({"--policy", p, "--batch", deferred.path}) == 0);
+    CHECK(main_check({"--policy", p, "--static", "--batch", deferred.path}) == 126);
+    // -z: a script may hold newlines; without -z the second line is a script of its own.
+    TempFile multiline(std::string("echo a\nrm -rf /\0ls\0", 19));
+    CHECK(main_check({"--policy", p, "-z", "--batch", multiline.path}) == 126);
+    TempFile nul_split(std::string("cat <<E\nrm -rf /\nE\0", 19));  // a here-document is data
+    CHECK(main_check({"--policy", p, "-z", "--batch", nul_split.path}) == 0);
+    CHECK(main_check({"--policy", p, "--batch", nul_split.path}) == 126);  // its second line a command
+}
+
 TEST_CASE("cordon check: usage errors are 125", "[policy][cli]") {
     const std::string p = default_toml();
     CHECK(main_check({}) == 125);
@@ -48,6 +84,12 @@ TEST_CASE("cordon check: usage errors are 125", "[policy][cli]") {
     CHECK(main_check({"--no-policy", "--policy", p, "-c", "ls"}) == 125);
     CHECK(main_check({"--policy", p, "-c", "ls", "extra"}) == 125);
     CHECK(main_check({"--policy", "/nonexistent/x.toml", "-c", "ls"}) == 125);
+    CHECK(main_check({"--policy", p, "--batch", "/nonexistent/batch"}) == 125);
+    CHECK(main_check({"--policy", p, "--batch"}) == 125);
+    CHECK(main_check({"--policy", p, "--batch", ""}) == 125);
+    CHECK(main_check({"--policy", p, "--batch", "/dev/null", "-c", "ls"}) == 125);
+    CHECK(main_check({"--policy", p, "--batch", "/dev/null", "--", "ls"}) == 125);
+    CHECK(main_check({"--policy", p, "-z", "-c", "ls"}) == 125);
 }
 
 TEST_CASE("cordon policy test", "[policy][cli]") {

@@ -74,8 +74,16 @@ TEST_CASE("subcommands: check accepts every word its completion offers", "[compl
         std::vector<std::string> args{std::string(word)};
         const bool takes_value = std::any_of(check.args.value_options.begin(), check.args.value_options.end(),
                                              [&](const auto& v) { return v.first == word; });
-        if (takes_value) args.emplace_back(word == "-c" ? "true" : "built-in:policies/default.toml");
-        if (word != "-c" && word != "--help") args.insert(args.end(), {"--", "true"});
+        if (takes_value) {
+            args.emplace_back(word == "-c"        ? "true"
+                              : word == "--batch" ? "/dev/null"
+                                                  : "built-in:policies/default.toml");
+        }
+        if (word == "-z") {
+            args.insert(args.end(), {"--batch", "/dev/null"});  // -z is --batch's
+        } else if (word != "-c" && word != "--help" && word != "--batch") {
+            args.insert(args.end(), {"--", "true"});
+        }
         CHECK(main_check(args) == 0);
     }
 }
