@@ -4,6 +4,10 @@
 # never outlive the last run that needs them, also when runs are killed with SIGKILL; what the
 # host sees meanwhile is what its tools expect; a signal ends a stalled setup at once.
 source "$TESTLIB"
+# Each round starts its runs at once, so every round makes them contend at each step (setup,
+# placeholders, RepoWatch's marks, teardown); more rounds only repeat that. 5 rounds of 16 keep
+# the suite's time bounded on 2 cores under the sanitizers; CORDON_PARALLEL_ROUNDS=50 for a soak.
+rounds=${CORDON_PARALLEL_ROUNDS:-5}
 
 # parallel N ROUNDS DIR CMD...: N runs at once, ROUNDS times, in DIR; prints the failures.
 parallel() {
@@ -27,9 +31,9 @@ touch -d '2020-01-02 03:04:05' "$WORK/repo" "$WORK/repo/.git" "$WORK/plain"
 
 for d in repo plain; do
   before=$(snapshot "$WORK/$d")
-  failures=$(parallel 16 20 "$WORK/$d" "$CORDON" -q -- /bin/true)
+  failures=$(parallel 16 "$rounds" "$WORK/$d" "$CORDON" -q -- /bin/true)
   after=$(snapshot "$WORK/$d")
-  [[ -z $failures ]] && ok "$d: 16 parallel runs x 20 rounds, none failed" || not_ok "$d: failures: $(echo "$failures" | head -5)"
+  [[ -z $failures ]] && ok "$d: 16 parallel runs x $rounds rounds, none failed" || not_ok "$d: failures: $(echo "$failures" | head -5)"
   [[ $before == "$after" ]] && ok "$d: the listing, times included, is unchanged afterwards" ||
     { not_ok "$d: listing changed"; diff <(echo "$before") <(echo "$after") | head -10; }
 done
@@ -39,10 +43,10 @@ mkdir -p "$WORK/repo/sub"
 touch -d '2020-01-02 03:04:05' "$WORK/repo" "$WORK/repo/sub"
 before=$(snapshot "$WORK/repo")
 failures=$( {
-  parallel 4 10 "$WORK/repo" "$CORDON" -q -- /bin/true &
-  parallel 4 10 "$WORK/repo/sub" "$CORDON" -q -- /bin/true &
-  parallel 2 10 "$WORK/repo" "$CORDON" -q -p git -- /bin/true &
-  parallel 2 10 "$WORK/repo/sub" "$CORDON" -q --protect .tool-versions --protect .mcp.json -- /bin/true &
+  parallel 4 "$rounds" "$WORK/repo" "$CORDON" -q -- /bin/true &
+  parallel 4 "$rounds" "$WORK/repo/sub" "$CORDON" -q -- /bin/true &
+  parallel 2 "$rounds" "$WORK/repo" "$CORDON" -q -p git -- /bin/true &
+  parallel 2 "$rounds" "$WORK/repo/sub" "$CORDON" -q --protect .tool-versions --protect .mcp.json -- /bin/true &
   wait; } )
 after=$(snapshot "$WORK/repo")
 [[ -z $failures ]] && ok "nested workdirs and different profiles in parallel: none failed" || not_ok "nested: $(echo "$failures" | head -5)"
@@ -117,7 +121,9 @@ popd >/dev/null
 # A stalled setup: a stranger holds a lock on a placeholder the run needs. SIGTERM and SIGINT
 # end cordon promptly, with the jail gone and nothing of the run left behind.
 mkdir -p "$WORK/stall" && mkdir -m 1755 "$WORK/stall/.claude"
-flock -x "$WORK/stall/.claude" sleep 30 &
+# The holder is the sleep itself (its lock on an inherited descriptor), so that killing it by its
+# pid ends it: a sleep left behind would hold the test's output open for its 30 seconds.
+(exec 9<"$WORK/stall/.claude" && flock -x 9 && exec sleep 30) >/dev/null 2>&1 &
 holder=$!
 sleep 0.2
 for sig in TERM INT; do
