@@ -122,7 +122,7 @@ Result<CheckArgs> parse_check(const std::vector<std::string>& args) {
             c.batch = *v;
         } else if (a.rfind("--batch=", 0) == 0) {
             c.batch = a.substr(8);
-        } else if (a == "-z" || a == "--null") {
+        } else if (a == "-z") {
             c.null_separated = true;
         } else if (!a.empty() && a[0] == '-') {
             Error e = make_error(a, "unknown option for cordon check");
