@@ -39,7 +39,28 @@ struct SeccompOptions {
     bool allow_userns = false;  // --allow-userns: namespace flags and setns allowed
     bool allow_ptrace = false;  // --allow-ptrace
     bool share_net = false;     // --net host: vsock allowed (it has one port space per machine)
+    // The jail can hold CAP_SETFCAP (--cap-add CAP_SETFCAP, or any user namespace of its own
+    // under --allow-userns): no extended attribute is written, so no file gets capabilities
+    // that the host honours (security.capability), nor any other privilege-bearing xattr.
+    bool deny_xattr_writes = false;
 };
+
+// The calls that write an extended attribute (io_uring's IORING_OP_SETXATTR is covered by
+// io_uring being refused, which xattr_write_left_open() also checks).
+inline constexpr const char* kXattrWriteSyscalls[] = {"setxattr", "lsetxattr", "fsetxattr", "setxattrat"};
+
+// True if RULES leave a way to write an extended attribute: a custom policy that allows one of
+// kXattrWriteSyscalls or io_uring where deny_xattr_writes is required.
+bool xattr_write_left_open(const std::vector<SyscallRule>& rules);
+
+// A program that refuses only the writes of extended attributes (ENOTSUP) and io_uring (ENOSYS),
+// for every ABI the machine runs, and allows everything else: bwrap mode adds it for a host-root
+// caller whose sandbox can hold CAP_SETFCAP, where bubblewrap itself sets no syscall policy.
+Result<std::vector<sock_filter>> xattr_guard_program();
+
+// The syscall number of NAME on this architecture, also for calls newer than libseccomp's table
+// (setxattrat: libseccomp 2.5 does not know it); -1 if unknown.
+int syscall_number(const std::string& name);
 
 // The built-in default policy.
 SeccompPolicy default_seccomp(const SeccompOptions& options);

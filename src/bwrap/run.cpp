@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "cordon/fd.hpp"
+#include "cordon/seccomp.hpp"
 #include "setup.hpp"
 
 namespace cordon::bwrap {
@@ -193,6 +194,22 @@ Status read_seccomp(const Options& o, std::vector<std::string>& programs) {
     return {};
 }
 
+// A host-root caller's sandbox that can hold CAP_SETFCAP (kept, or as the root of a user namespace
+// it makes, which maps to host root) could leave a file whose capabilities the host honours for
+// any user who runs it: set-uid root by another name. Unlike bubblewrap, such a sandbox writes no
+// extended attribute at all (ENOTSUP, as a file system without them) and has no io_uring, which
+// could write one. An unprivileged caller's capabilities are never honoured outside its own
+// user namespaces, so its sandbox keeps both, as with bubblewrap.
+Status guard_file_caps(const Options& o, Plan& plan) {
+    const bool host_root = ::getuid() == 0 || ::geteuid() == 0;
+    const bool setfcap = std::find(plan.keep_caps.begin(), plan.keep_caps.end(), CAP_SETFCAP) != plan.keep_caps.end();
+    if (!host_root || (!setfcap && o.disable_userns)) return {};
+    CORDON_ASSIGN_OR_RETURN(std::vector<sock_filter> guard, xattr_guard_program());
+    plan.seccomp_programs.insert(plan.seccomp_programs.begin(), std::string(reinterpret_cast<const char*>(guard.data()),
+                                                                            guard.size() * sizeof guard[0]));
+    return {};
+}
+
 bool has_sys_admin() {
     cap_t caps = cap_get_proc();
     cap_flag_value_t value = CAP_CLEAR;
@@ -238,6 +255,10 @@ int run(const Options& o) {
     }
     plan.keep_caps = std::move(*caps);
     if (auto s = read_seccomp(o, plan.seccomp_programs); !s) {
+        print_error(o, s.error().what, s.error().err);
+        return 1;
+    }
+    if (auto s = guard_file_caps(o, plan); !s) {
         print_error(o, s.error().what, s.error().err);
         return 1;
     }

@@ -35,10 +35,10 @@ int generate(int argc, char** argv) {
     }
     std::string arrays, table;
     int id = 0;
-    for (int combo = 0; combo < 8; ++combo) {
+    for (int combo = 0; combo < 16; ++combo) {
         {
             const SeccompPolicy policy =
-                default_seccomp(SeccompOptions{(combo & 1) != 0, (combo & 2) != 0, (combo & 4) != 0});
+                default_seccomp(SeccompOptions{(combo & 1) != 0, (combo & 2) != 0, (combo & 4) != 0, (combo & 8) != 0});
             auto bpf = compile_seccomp_fresh(policy);
             if (!bpf) {
                 std::fprintf(stderr, "%s\n", bpf.error().message().c_str());
@@ -55,8 +55,9 @@ int generate(int argc, char** argv) {
             }
             arrays += "};\n";
             table += std::string("    {{") + ((combo & 1) ? "true" : "false") + ", " +
-                     ((combo & 2) ? "true" : "false") + ", " + ((combo & 4) ? "true" : "false") + "}, {kKey" + n +
-                     ", " + std::to_string(key.size()) + "}, kBpf" + n + "},\n";
+                     ((combo & 2) ? "true" : "false") + ", " + ((combo & 4) ? "true" : "false") + ", " +
+                     ((combo & 8) ? "true" : "false") + "}, {kKey" + n + ", " + std::to_string(key.size()) + "}, kBpf" +
+                     n + "},\n";
         }
     }
     std::string profiles;

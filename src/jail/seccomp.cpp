@@ -1,8 +1,10 @@
 #include "cordon/seccomp.hpp"
 
 #include <charconv>
+#include <cstddef>
 
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -167,6 +169,18 @@ void deny_listeners(Rules& r) {
     }
 }
 
+// File capabilities are set-uid by another name: a v2 security.capability written by a jail
+// in the initial user namespace, or a v3 one whose root id is host root (a user namespace whose
+// root maps to uid 0, or an idmapped mount that stores it as 0), makes the file grant its
+// capabilities to any local user who runs it on the host. Seccomp cannot read the attribute's
+// name, so every write is refused, with the error of a file system without extended attributes
+// (cp -a, tar and rsync then go on without them).
+void deny_xattr_writes(Rules& r) {
+    for (const char* n : kXattrWriteSyscalls) {
+        r.push_back(SyscallRule{n, A::Errno, ENOTSUP, {}, "extended attributes (file capabilities)"});
+    }
+}
+
 void deny_namespaces(Rules& r) {
     const uint64_t ns_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
                                  CLONE_NEWUTS,  CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME};
@@ -194,7 +208,32 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
     require_inspectable_clone(p.rules);
     deny_listeners(p.rules);
     if (!options.allow_userns) deny_namespaces(p.rules);
+    if (options.deny_xattr_writes) deny_xattr_writes(p.rules);
     return p;
+}
+
+bool xattr_write_left_open(const std::vector<SyscallRule>& rules) {
+    auto refused = [&](std::string_view name) {
+        return std::ranges::any_of(
+            rules, [&](const SyscallRule& r) { return r.syscall == name && r.conds.empty() && r.action != A::Allow; });
+    };
+    for (const char* n : kXattrWriteSyscalls) {
+        if (!refused(n)) return true;
+    }
+    return !refused("io_uring_setup") || !refused("io_uring_enter");
+}
+
+int syscall_number(const std::string& name) {
+    int nr = ::seccomp_syscall_resolve_name(name.c_str());
+    if (nr != __NR_SCMP_ERROR) return nr;
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__riscv)
+    // Newer than libseccomp 2.5's table; the same number on every architecture since 5.x.
+    static constexpr std::pair<std::string_view, int> kNewer[] = {{"setxattrat", 463}};
+    for (auto [n, number] : kNewer) {
+        if (n == name) return number;
+    }
+#endif
+    return -1;
 }
 
 namespace {
@@ -242,7 +281,7 @@ Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& 
         for (const auto& e : *arr) {
             auto name = e.value<std::string>();
             if (!name || !e.is_string()) return make_error(at(path, e), std::string("'") + key + "' must hold strings");
-            if (::seccomp_syscall_resolve_name(name->c_str()) == __NR_SCMP_ERROR) {
+            if (syscall_number(*name) < 0) {
                 return make_error(at(path, e), "unknown syscall '" + *name + "'");
             }
             std::erase_if(p.rules, [&](const SyscallRule& r) { return r.syscall == *name; });
@@ -302,11 +341,55 @@ std::string seccomp_key(const SeccompPolicy& policy) {
 std::span<const sock_filter> precompiled_default_seccomp(const SeccompOptions& o) {
     for (const auto& pre : precompiled_seccomp()) {
         if (pre.options.allow_userns == o.allow_userns && pre.options.allow_ptrace == o.allow_ptrace &&
-            pre.options.share_net == o.share_net) {
+            pre.options.share_net == o.share_net && pre.options.deny_xattr_writes == o.deny_xattr_writes) {
             return pre.bpf;
         }
     }
     return {};
+}
+
+Result<std::vector<sock_filter>> xattr_guard_program() {
+#if defined(__x86_64__)
+    // By hand, for the three ABIs of x86-64 (libseccomp 2.5 does not know setxattrat, and would
+    // need one filter per ABI for it): x32 calls arrive as x86-64 ones with bit 30 set.
+    struct Abi {
+        uint32_t arch;
+        uint32_t clear;  // bits masked off the number first
+        std::vector<uint32_t> xattr, uring;
+    };
+    const Abi abis[] = {
+        {AUDIT_ARCH_X86_64, 0x40000000U, {188, 189, 190, 463}, {425, 426, 427}},  // also x32
+        {AUDIT_ARCH_I386, 0, {226, 227, 228, 463}, {425, 426, 427}},
+    };
+    const uint32_t nosup = SECCOMP_RET_ERRNO | ENOTSUP;
+    const uint32_t nosys = SECCOMP_RET_ERRNO | ENOSYS;
+    std::vector<sock_filter> prog;
+    auto at_end = [&](sock_filter f) { prog.push_back(f); };
+    at_end(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
+    for (const Abi& abi : abis) {
+        // jeq arch: fall into the block; else jump over it (its length is known up front).
+        const size_t block = 1 + (abi.clear ? 1 : 0) + 2 * (abi.xattr.size() + abi.uring.size()) + 1;
+        at_end(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, abi.arch, 0, static_cast<uint8_t>(block)));
+        at_end(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
+        if (abi.clear) at_end(BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~abi.clear));
+        for (const auto* list : {&abi.xattr, &abi.uring}) {
+            for (uint32_t nr : *list) {
+                at_end(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1));
+                at_end(BPF_STMT(BPF_RET | BPF_K, list == &abi.xattr ? nosup : nosys));
+            }
+        }
+        at_end(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    }
+    at_end(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    return prog;
+#else
+    SeccompPolicy guard;
+    guard.name = "xattr guard";
+    for (const char* n : kXattrWriteSyscalls) guard.rules.push_back(SyscallRule{n, A::Errno, ENOTSUP, {}, "xattr"});
+    for (const char* n : {"io_uring_setup", "io_uring_enter", "io_uring_register"})
+        guard.rules.push_back(SyscallRule{n, A::Enosys, ENOSYS, {}, "io_uring"});
+    return compile_seccomp_fresh(guard);
+#endif
 }
 
 Result<std::vector<sock_filter>> compile_seccomp(const SeccompPolicy& policy) {
@@ -337,8 +420,8 @@ Result<std::vector<sock_filter>> compile_seccomp_fresh(const SeccompPolicy& poli
         return make_error("seccomp", "cannot ask for a binary-tree filter", -rc);
     }
     for (const auto& rule : policy.rules) {
-        int nr = seccomp_syscall_resolve_name(rule.syscall.c_str());
-        if (nr == __NR_SCMP_ERROR) continue;  // not a syscall on this architecture
+        int nr = syscall_number(rule.syscall);
+        if (nr < 0) continue;  // not a syscall on this architecture
         uint32_t action = SCMP_ACT_KILL_PROCESS;
         switch (rule.action) {
             case A::Errno:

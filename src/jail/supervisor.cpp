@@ -9,6 +9,7 @@
 // timeline of the signal handling in both processes is at the top of child.cpp.
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
@@ -140,21 +141,40 @@ Status plan_resolver(const Spec& spec, MountPlan& plan) {
     return {};
 }
 
+// Whether anything in the jail can hold CAP_SETFCAP: kept by --cap-add, or had by the root of
+// a user namespace the command makes under --allow-userns (whose files a root caller's host
+// then honours).
+bool may_set_file_caps(const Spec& spec) {
+    return spec.allow_userns || std::ranges::find(spec.cap_keep, CAP_SETFCAP) != spec.cap_keep.end();
+}
+
+// The syscall policy: the built-in one's program was compiled when cordon was built and is taken
+// as it is (its rules are made only when they are shown, for --dry-run). A policy file may not
+// open again what the options require closed.
+Status plan_seccomp(const Spec& spec, Prepared& p) {
+    p.seccomp_options = SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net, may_set_file_caps(spec)};
+    if (auto pre = precompiled_default_seccomp(p.seccomp_options); spec.seccomp == "default" && !pre.empty()) {
+        p.seccomp.name = "default";
+        p.bpf.assign(pre.begin(), pre.end());
+        return {};
+    }
+    CORDON_ASSIGN_OR_RETURN(p.seccomp, load_seccomp(spec.seccomp, p.seccomp_options));
+    if (p.seccomp_options.deny_xattr_writes && xattr_write_left_open(p.seccomp.rules)) {
+        return make_error("--seccomp " + spec.seccomp,
+                          "the policy allows writing extended attributes (setxattr, fsetxattr, lsetxattr, "
+                          "setxattrat or io_uring), which --cap-add CAP_SETFCAP and --allow-userns require refused: "
+                          "a file capability written in the jail would be honoured on the host");
+    }
+    CORDON_ASSIGN_OR_RETURN(p.bpf, compile_seccomp(p.seccomp));
+    return {};
+}
+
 }  // namespace
 
 Result<Prepared> prepare(const Spec& spec) {
     Prepared p;
     CORDON_ASSIGN_OR_RETURN(p.mounts, plan_mounts(spec, real_host_fs()));
-    // The default syscall policy's program was compiled when cordon was built: it is taken as
-    // it is (its rules are made only when they are shown, for --dry-run).
-    p.seccomp_options = SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net};
-    if (auto pre = precompiled_default_seccomp(p.seccomp_options); spec.seccomp == "default" && !pre.empty()) {
-        p.seccomp.name = "default";
-        p.bpf.assign(pre.begin(), pre.end());
-    } else {
-        CORDON_ASSIGN_OR_RETURN(p.seccomp, load_seccomp(spec.seccomp, p.seccomp_options));
-        CORDON_ASSIGN_OR_RETURN(p.bpf, compile_seccomp(p.seccomp));
-    }
+    CORDON_TRY(plan_seccomp(spec, p));
     if (spec.exec_checks) p.exec_bpf = exec_filter();
     if (spec.isolation == Isolation::Landlock) {
         CORDON_ASSIGN_OR_RETURN(p.fallback, plan_fallback(spec, p.mounts, landlock_abi(), real_host_fs()));

@@ -324,6 +324,39 @@ TEST_CASE("seccomp: the compiled program decides like the policy says", "[seccom
     CHECK(run_bpf(*relaxed, SYS_mount, kNativeArch, {}) == kEperm);
 }
 
+TEST_CASE("seccomp: no extended attribute is written where the jail can hold CAP_SETFCAP", "[seccomp]") {
+    const uint32_t kNotsup = SECCOMP_RET_ERRNO | ENOTSUP;
+    auto plain = compile_seccomp(default_seccomp({}));
+    auto guarded = compile_seccomp(default_seccomp({.allow_userns = true, .deny_xattr_writes = true}));
+    REQUIRE(plain.ok());
+    REQUIRE(guarded.ok());
+    for (int nr : {int{SYS_setxattr}, int{SYS_lsetxattr}, int{SYS_fsetxattr}, 463}) {
+        INFO("syscall " << nr);
+        CHECK(run_bpf(*plain, nr, kNativeArch, {}) == kAllow);
+        CHECK(run_bpf(*guarded, nr, kNativeArch, {}) == kNotsup);
+    }
+    // Reading and removing attributes stay allowed: neither grants anything.
+    CHECK(run_bpf(*guarded, SYS_getxattr, kNativeArch, {}) == kAllow);
+    CHECK(run_bpf(*guarded, SYS_removexattr, kNativeArch, {}) == kAllow);
+    CHECK(syscall_number("setxattrat") == 463);
+    CHECK(syscall_number("no_such_call") == -1);
+
+    CHECK_FALSE(xattr_write_left_open(default_seccomp({.deny_xattr_writes = true}).rules));
+    CHECK(xattr_write_left_open(default_seccomp({}).rules));
+    // A policy file that allows one of them again, or starts from nothing, leaves the way open.
+    auto reopened = parse_seccomp("allow = [\"fsetxattr\"]\n", "x.toml", {.deny_xattr_writes = true});
+    REQUIRE(reopened.ok());
+    CHECK(xattr_write_left_open(reopened->rules));
+    auto uring = parse_seccomp("allow = [\"io_uring_setup\"]\n", "x.toml", {.deny_xattr_writes = true});
+    REQUIRE(uring.ok());
+    CHECK(xattr_write_left_open(uring->rules));
+    auto none = parse_seccomp("base = \"none\"\n", "x.toml", {.deny_xattr_writes = true});
+    REQUIRE(none.ok());
+    CHECK(xattr_write_left_open(none->rules));
+    auto named = parse_seccomp("deny = [\"setxattrat\"]\n", "x.toml", {});
+    CHECK(named.ok());
+}
+
 TEST_CASE("seccomp: kill rules and an empty policy compile", "[seccomp]") {
     SeccompPolicy p;
     p.rules.push_back(SyscallRule{"chmod", A::Kill, 0, {}, "test"});
@@ -343,12 +376,12 @@ TEST_CASE("seccomp: kill rules and an empty policy compile", "[seccomp]") {
 #endif
 
 TEST_CASE("the built-in policy's precompiled programs are what libseccomp compiles now", "[seccomp]") {
-    REQUIRE(precompiled_seccomp().size() == 8);
-    for (int combo = 0; combo < 8; ++combo) {
+    REQUIRE(precompiled_seccomp().size() == 16);
+    for (int combo = 0; combo < 16; ++combo) {
         {
-            const SeccompOptions o{(combo & 1) != 0, (combo & 2) != 0, (combo & 4) != 0};
+            const SeccompOptions o{(combo & 1) != 0, (combo & 2) != 0, (combo & 4) != 0, (combo & 8) != 0};
             INFO("allow_userns " << o.allow_userns << ", allow_ptrace " << o.allow_ptrace << ", share_net "
-                                 << o.share_net);
+                                 << o.share_net << ", deny_xattr_writes " << o.deny_xattr_writes);
             const SeccompPolicy policy = default_seccomp(o);
             auto fresh = compile_seccomp_fresh(policy);
             auto used = compile_seccomp(policy);
