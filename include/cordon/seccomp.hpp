@@ -30,8 +30,9 @@ struct SyscallRule {
 };
 
 struct SeccompPolicy {
-    std::string name;                // "default" or the file it came from
-    std::vector<SyscallRule> rules;  // the allow-by-default filter's exceptions
+    std::string name;                  // "default" or the file it came from
+    std::vector<SyscallRule> rules;    // the allow-by-default filter's exceptions
+    std::vector<std::string> allowed;  // the calls a file's "allow" names
 };
 
 // What the jail's options change in the built-in policy.
@@ -39,19 +40,27 @@ struct SeccompOptions {
     bool allow_userns = false;  // --allow-userns: namespace flags and setns allowed
     bool allow_ptrace = false;  // --allow-ptrace
     bool share_net = false;     // --net host: vsock allowed (it has one port space per machine)
-    // The jail can hold CAP_SETFCAP (--cap-add CAP_SETFCAP, or any user namespace of its own
-    // under --allow-userns): no extended attribute is written, so no file gets capabilities
-    // that the host honours (security.capability), nor any other privilege-bearing xattr.
+    // A root caller's jail can hold CAP_SETFCAP (--cap-add CAP_SETFCAP, or any user namespace of
+    // its own): no extended attribute is written, so no file gets capabilities that the host
+    // honours (security.capability), nor any other privilege-bearing xattr.
     bool deny_xattr_writes = false;
 };
 
-// The calls that write an extended attribute (io_uring's IORING_OP_SETXATTR is covered by
-// io_uring being refused, which xattr_write_left_open() also checks).
+// The calls that write an extended attribute, io_uring (IORING_OP_SETXATTR), and the mounts
+// that could copy one up (overlayfs keeps a lower file's capabilities) or idmap a tree.
 inline constexpr const char* kXattrWriteSyscalls[] = {"setxattr", "lsetxattr", "fsetxattr", "setxattrat"};
+inline constexpr const char* kUringSyscalls[] = {"io_uring_setup", "io_uring_enter", "io_uring_register"};
+inline constexpr const char* kMountSyscalls[] = {"mount",    "open_tree", "move_mount", "fsopen",
+                                                 "fsconfig", "fsmount",   "fspick",     "mount_setattr"};
 
-// True if RULES leave a way to write an extended attribute: a custom policy that allows one of
-// kXattrWriteSyscalls or io_uring where deny_xattr_writes is required.
-bool xattr_write_left_open(const std::vector<SyscallRule>& rules);
+// True if RULES let the command make a user namespace: clone or unshare with CLONE_NEWUSER, or
+// clone3 (whose flags no filter can read), not refused.
+bool userns_left_open(const std::vector<SyscallRule>& rules);
+
+// A policy file where deny_xattr_writes is required: the refusals of xattr writes and io_uring
+// that it lacks are added (base = "none"), unless the file allows them by name; then the calls
+// still open that must be closed (those, and the mounts) are returned, "" if none.
+std::string close_file_caps(SeccompPolicy& policy);
 
 // A program that refuses only the writes of extended attributes (ENOTSUP) and io_uring (ENOSYS),
 // for every ABI the machine runs, and allows everything else: bwrap mode adds it for a host-root

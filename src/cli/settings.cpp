@@ -74,7 +74,7 @@ const std::vector<KeyInfo>& all_keys() {
         // security
         {"isolation", T::String, "auto|namespaces|landlock",
          "the jail: namespaces, or where they are refused a Landlock jail with a warning (default: auto)", kProfile, 1},
-        {"allow-userns", T::Bool, "", "allow nested user namespaces (then no xattr is written)", kProfile, 0},
+        {"allow-userns", T::Bool, "", "allow nested user namespaces (for root: then no xattr is written)", kProfile, 0},
         {"allow-ptrace", T::Bool, "", "allow ptrace and process_vm_* between jailed processes", kProfile, 0},
         {"cap-add", T::List, "CAP",
          "keep capability CAP inside the jail's user namespace (CAP_SETFCAP: no xattr is written)", kProfile, 1},

@@ -164,7 +164,7 @@ std::vector<std::string> write_exclusions(const Places& p) {
 // socket(2) refused with EACCES: unix sockets always (the host's are reachable by path: a
 // D-Bus, docker.sock, an ssh agent), and every network family under --net none.
 Result<std::vector<sock_filter>> socket_filter(bool share_net) {
-    SeccompPolicy policy{"landlock jail sockets", {}};
+    SeccompPolicy policy{"landlock jail sockets", {}, {}};
     std::vector<int> families = {AF_UNIX};
     if (!share_net) families.insert(families.end(), {AF_INET, AF_INET6, AF_PACKET, AF_VSOCK, AF_TIPC, AF_RDS});
     for (int family : families) {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstddef>
+#include <span>
 
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -55,10 +56,8 @@ void deny_tracing(Rules& r) {
 }
 
 void deny_mounting(Rules& r) {
-    for (const char* n : {"mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
-                          "fsmount", "fspick", "mount_setattr"}) {
-        r.push_back(deny(n, "mounting"));
-    }
+    for (const char* n : kMountSyscalls) r.push_back(deny(n, "mounting"));
+    for (const char* n : {"umount2", "pivot_root", "chroot"}) r.push_back(deny(n, "mounting"));
 }
 
 void deny_administration(Rules& r) {
@@ -212,15 +211,42 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
     return p;
 }
 
-bool xattr_write_left_open(const std::vector<SyscallRule>& rules) {
-    auto refused = [&](std::string_view name) {
-        return std::ranges::any_of(
-            rules, [&](const SyscallRule& r) { return r.syscall == name && r.conds.empty() && r.action != A::Allow; });
+namespace {
+
+bool refuses(const std::vector<SyscallRule>& rules, std::string_view name, uint64_t flag = 0) {
+    return std::ranges::any_of(rules, [&](const SyscallRule& r) {
+        if (r.syscall != name || r.action == A::Allow) return false;
+        return r.conds.empty() || (flag != 0 && r.conds.size() == 1 && r.conds[0].arg == 0 &&
+                                   (r.conds[0].mask & flag) == flag && r.conds[0].datum == r.conds[0].mask);
+    });
+}
+
+}  // namespace
+
+bool userns_left_open(const std::vector<SyscallRule>& rules) {
+    return !refuses(rules, "clone", CLONE_NEWUSER) || !refuses(rules, "unshare", CLONE_NEWUSER) ||
+           !refuses(rules, "clone3");
+}
+
+std::string close_file_caps(SeccompPolicy& policy) {
+    auto named = [&](std::string_view n) { return std::ranges::find(policy.allowed, n) != policy.allowed.end(); };
+    auto add = [&](std::span<const char* const> calls, A action, int err) {
+        for (const char* n : calls) {
+            if (refuses(policy.rules, n) || named(n)) continue;
+            policy.rules.push_back(SyscallRule{n, action, err, {}, "file capabilities (a root caller's jail)"});
+        }
     };
-    for (const char* n : kXattrWriteSyscalls) {
-        if (!refused(n)) return true;
+    add(kXattrWriteSyscalls, A::Errno, ENOTSUP);
+    add(kUringSyscalls, A::Enosys, ENOSYS);
+    std::string open;
+    for (std::span<const char* const> calls :
+         {std::span<const char* const>(kXattrWriteSyscalls), std::span<const char* const>(kUringSyscalls),
+          std::span<const char* const>(kMountSyscalls)}) {
+        for (const char* n : calls) {
+            if (!refuses(policy.rules, n)) open += std::string(open.empty() ? "" : ", ") + n;
+        }
     }
-    return !refused("io_uring_setup") || !refused("io_uring_enter");
+    return open;
 }
 
 int syscall_number(const std::string& name) {
@@ -286,6 +312,7 @@ Result<SeccompPolicy> parse_seccomp(const std::string& text, const std::string& 
             }
             std::erase_if(p.rules, [&](const SyscallRule& r) { return r.syscall == *name; });
             auto action = parse_action(key);
+            if (*action == A::Allow) p.allowed.push_back(*name);
             if (*action != A::Allow) {
                 p.rules.push_back(SyscallRule{*name, *action, *action == A::Enosys ? ENOSYS : EPERM, {}, path});
             }
@@ -352,30 +379,36 @@ Result<std::vector<sock_filter>> xattr_guard_program() {
 #if defined(__x86_64__)
     // By hand, for the three ABIs of x86-64 (libseccomp 2.5 does not know setxattrat, and would
     // need one filter per ABI for it): x32 calls arrive as x86-64 ones with bit 30 set.
+    struct Refusal {
+        std::vector<uint32_t> calls;
+        uint32_t ret;
+    };
     struct Abi {
         uint32_t arch;
         uint32_t clear;  // bits masked off the number first
-        std::vector<uint32_t> xattr, uring;
-    };
-    const Abi abis[] = {
-        {AUDIT_ARCH_X86_64, 0x40000000U, {188, 189, 190, 463}, {425, 426, 427}},  // also x32
-        {AUDIT_ARCH_I386, 0, {226, 227, 228, 463}, {425, 426, 427}},
+        std::vector<Refusal> refusals;
     };
     const uint32_t nosup = SECCOMP_RET_ERRNO | ENOTSUP;
     const uint32_t nosys = SECCOMP_RET_ERRNO | ENOSYS;
+    // xattr writes; io_uring.
+    const Abi abis[] = {
+        {AUDIT_ARCH_X86_64, 0x40000000U, {{{188, 189, 190, 463}, nosup}, {{425, 426, 427}, nosys}}},  // also x32
+        {AUDIT_ARCH_I386, 0, {{{226, 227, 228, 463}, nosup}, {{425, 426, 427}, nosys}}},
+    };
     std::vector<sock_filter> prog;
     auto at_end = [&](sock_filter f) { prog.push_back(f); };
     at_end(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
     for (const Abi& abi : abis) {
         // jeq arch: fall into the block; else jump over it (its length is known up front).
-        const size_t block = 1 + (abi.clear ? 1 : 0) + 2 * (abi.xattr.size() + abi.uring.size()) + 1;
+        size_t block = 1 + (abi.clear ? 1 : 0) + 1;
+        for (const Refusal& r : abi.refusals) block += 2 * r.calls.size();
         at_end(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, abi.arch, 0, static_cast<uint8_t>(block)));
         at_end(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
         if (abi.clear) at_end(BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~abi.clear));
-        for (const auto* list : {&abi.xattr, &abi.uring}) {
-            for (uint32_t nr : *list) {
+        for (const Refusal& r : abi.refusals) {
+            for (uint32_t nr : r.calls) {
                 at_end(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1));
-                at_end(BPF_STMT(BPF_RET | BPF_K, list == &abi.xattr ? nosup : nosys));
+                at_end(BPF_STMT(BPF_RET | BPF_K, r.ret));
             }
         }
         at_end(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
@@ -384,10 +417,9 @@ Result<std::vector<sock_filter>> xattr_guard_program() {
     return prog;
 #else
     SeccompPolicy guard;
-    guard.name = "xattr guard";
+    guard.name = "file capabilities guard";
     for (const char* n : kXattrWriteSyscalls) guard.rules.push_back(SyscallRule{n, A::Errno, ENOTSUP, {}, "xattr"});
-    for (const char* n : {"io_uring_setup", "io_uring_enter", "io_uring_register"})
-        guard.rules.push_back(SyscallRule{n, A::Enosys, ENOSYS, {}, "io_uring"});
+    for (const char* n : kUringSyscalls) guard.rules.push_back(SyscallRule{n, A::Enosys, ENOSYS, {}, "io_uring"});
     return compile_seccomp_fresh(guard);
 #endif
 }

@@ -141,16 +141,20 @@ Status plan_resolver(const Spec& spec, MountPlan& plan) {
     return {};
 }
 
-// Whether anything in the jail can hold CAP_SETFCAP: kept by --cap-add, or had by the root of
-// a user namespace the command makes under --allow-userns (whose files a root caller's host
-// then honours).
+// Whether a root caller's jail can hold CAP_SETFCAP: kept by --cap-add, or had by the root of a
+// user namespace the command makes (--allow-userns), which maps to host root or is stored as it
+// through an idmapped tree. An unprivileged caller's capabilities are bound by the kernel to its
+// uid, which the host's own namespace never honours.
 bool may_set_file_caps(const Spec& spec) {
-    return spec.allow_userns || std::ranges::find(spec.cap_keep, CAP_SETFCAP) != spec.cap_keep.end();
+    return ::geteuid() == 0 &&
+           (spec.allow_userns || std::ranges::find(spec.cap_keep, CAP_SETFCAP) != spec.cap_keep.end());
 }
 
 // The syscall policy: the built-in one's program was compiled when cordon was built and is taken
 // as it is (its rules are made only when they are shown, for --dry-run). A policy file may not
-// open again what the options require closed.
+// leave a root caller's jail a way to write file capabilities: where it can hold CAP_SETFCAP
+// (the options, or the file leaving user namespaces open), the file gets the refusals of xattr
+// writes and io_uring it lacks, and must refuse mounting, else it is an error.
 Status plan_seccomp(const Spec& spec, Prepared& p) {
     p.seccomp_options = SeccompOptions{spec.allow_userns, spec.allow_ptrace, spec.share_net, may_set_file_caps(spec)};
     if (auto pre = precompiled_default_seccomp(p.seccomp_options); spec.seccomp == "default" && !pre.empty()) {
@@ -159,11 +163,20 @@ Status plan_seccomp(const Spec& spec, Prepared& p) {
         return {};
     }
     CORDON_ASSIGN_OR_RETURN(p.seccomp, load_seccomp(spec.seccomp, p.seccomp_options));
-    if (p.seccomp_options.deny_xattr_writes && xattr_write_left_open(p.seccomp.rules)) {
-        return make_error("--seccomp " + spec.seccomp,
-                          "the policy allows writing extended attributes (setxattr, fsetxattr, lsetxattr, "
-                          "setxattrat or io_uring), which --cap-add CAP_SETFCAP and --allow-userns require refused: "
-                          "a file capability written in the jail would be honoured on the host");
+    if (!p.seccomp_options.deny_xattr_writes && ::geteuid() == 0 && userns_left_open(p.seccomp.rules)) {
+        p.seccomp_options.deny_xattr_writes = true;
+        CORDON_ASSIGN_OR_RETURN(p.seccomp, load_seccomp(spec.seccomp, p.seccomp_options));
+    }
+    if (p.seccomp_options.deny_xattr_writes) {
+        if (std::string open = close_file_caps(p.seccomp); !open.empty()) {
+            return make_error("--seccomp " + spec.seccomp,
+                              "a root caller's jail that can hold CAP_SETFCAP (--cap-add CAP_SETFCAP, "
+                              "--allow-userns, or a policy that allows user namespaces) needs a policy that "
+                              "refuses " +
+                                  open +
+                                  ": a file capability written or copied up in the jail would be honoured on the "
+                                  "host (man cordon, SECCOMP)");
+        }
     }
     CORDON_ASSIGN_OR_RETURN(p.bpf, compile_seccomp(p.seccomp));
     return {};

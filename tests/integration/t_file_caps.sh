@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # No run leaves a file whose capabilities the host honours (ROOT CALLERS and SECCOMP in cordon(1)):
-# file capabilities are set-uid by another name. Every option that lets the jail hold
-# CAP_SETFCAP (--cap-add CAP_SETFCAP; --allow-userns, whose nested user namespaces have it; the
-# CORDON_BWRAP_EXTRAS translation of a bwrap command line) makes the jail write no extended
-# attribute at all; bwrap mode does the same for a host-root caller. After each attempt, every file
+# file capabilities are set-uid by another name. For a root caller, every way for the jail to
+# hold CAP_SETFCAP (--cap-add CAP_SETFCAP; --allow-userns, or a --seccomp policy that allows user
+# namespaces, whose roots have it; the CORDON_BWRAP_EXTRAS translation of a bwrap command line)
+# makes the jail write no extended attribute at all, and its policy must refuse mounting (an
+# overlay copies a lower file's capabilities up); bwrap mode refuses xattr writes too. An
+# unprivileged caller's capabilities are bound to its uid by the kernel: its jail keeps xattrs. After each attempt, every file
 # the jail could write is read on the host with getcap: a capability set without a root id, or
 # with root id 0, would be honoured for any user who runs the file.
 source "$TESTLIB"
@@ -30,10 +32,14 @@ attempt() {  # NAME [WRAPPER...]: run setcap on ./NAME, directly or under WRAPPE
 # A soft guard for jails that keep a capability (the lib's GUARD wants an empty bounding set):
 # cordon's init is pid 1 and /etc is read-only, or the test stops here.
 SOFT='grep -q "^Name:[[:space:]]*cordon" /proc/1/status && ! [ -w /etc ] || exit 99'
+# With --rw /proc the jail sees the host's /proc: another mount namespace and a read-only /etc.
+SOFT_PROC="[ \"\$(readlink /proc/self/ns/mnt)\" != '$(readlink /proc/self/ns/mnt)' ] && ! [ -w /etc ] || exit 99"
 guarded() {  # SCRIPT CORDON-OPTIONS...
   local script=$1
   shift
-  run "$CORDON" "$@" -- /bin/sh -c "$SOFT; $script"
+  local soft=$SOFT
+  [[ " $* " == *" --rw /proc "* || " $* " == *" -p "* ]] && soft=$SOFT_PROC
+  run "$CORDON" "$@" -- /bin/sh -c "$soft; $script"
   if [[ $rc -eq 99 ]]; then
     echo "Bail out! the jail is not working (guard failed)"
     cat "$OUT/err" >&2
@@ -52,6 +58,13 @@ check_none() {  # DESCRIPTION: nothing under WORK or SCRATCH has host-effective 
 }
 
 expect_refused() {  # DESCRIPTION: the last run's setcap and setxattr both failed, with ENOTSUP
+  if [[ $uid -ne 0 ]]; then
+    # An unprivileged caller's jail keeps extended attributes: whatever capability it writes is
+    # bound to the caller's uid (check_none proves it).
+    grep -q XATTR-OK "$OUT/out" && ok "$1, unprivileged: extended attributes work" ||
+      not_ok "$1, unprivileged: setxattr failed: $(cat "$OUT/out" "$OUT/err" | head -3)"
+    return
+  fi
   if grep -q SETCAP-FAILED "$OUT/out" && grep -q XATTR-FAILED "$OUT/out" &&
     grep -Eiq 'not supported' "$OUT/err" "$OUT/out"; then
     ok "$1: setcap and setxattr refused (Operation not supported)"
@@ -111,16 +124,81 @@ grep -q SETCAP-FAILED "$OUT/out" && ! grep -q SETCAP-OK "$OUT/out" &&
   not_ok "--isolation landlock --allow-userns: $(cat "$OUT/out" | head -4)"
 check_none "--isolation landlock --allow-userns"
 
+# A policy that allows user namespaces again, with the options that let the nested namespace map
+# itself (--rw /proc, --uid 1000): the policy gets the xattr refusals too.
+cat >"$WORK/unshare.py" <<'EOF'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000) != 0:
+    print("UNSHARE-FAILED", os.strerror(ctypes.get_errno()))
+    sys.exit(0)
+for f, v in (("setgroups", "deny"), ("uid_map", "0 %d 1" % int(sys.argv[1])), ("gid_map", "0 %d 1" % int(sys.argv[2]))):
+    try:
+        fd = os.open("/proc/self/" + f, os.O_WRONLY)
+        os.write(fd, v.encode())
+        os.close(fd)
+    except OSError as e:
+        print("MAP-FAILED", f, e)
+        sys.exit(0)
+os.execvp(sys.argv[3], sys.argv[3:])
+EOF
+printf 'allow = ["unshare"]\n' >"$SCRATCH/unshare.seccomp.toml"
+guarded "cp /usr/bin/python3 ./s1 && python3 ./unshare.py \$(id -u) \$(id -g) setcap cap_setuid+ep ./s1 && echo SETCAP-DONE" \
+  --seccomp "$SCRATCH/unshare.seccomp.toml" --rw /proc --uid 1000 --gid 1000
+if [[ $uid -eq 0 ]]; then
+  grep -q SETCAP-DONE "$OUT/out" && not_ok "a policy allowing unshare: setcap ran: $(cat "$OUT/out")" ||
+    ok "a policy allowing unshare, --rw /proc --uid 1000: setcap fails ($(cat "$OUT/out" "$OUT/err" | tr '\n' ' ' | head -c 100))"
+fi
+check_none "a policy allowing unshare, --rw /proc --uid 1000"
+# The same through a profile.
+cat >"$SCRATCH/nsprof.toml" <<EOF
+extends = ["default"]
+seccomp = "$SCRATCH/unshare.seccomp.toml"
+rw = ["/proc"]
+uid = 1000
+EOF
+guarded "cp /usr/bin/python3 ./s2 && python3 ./unshare.py \$(id -u) \$(id -g) setcap cap_setuid+ep ./s2; true" \
+  -p "$SCRATCH/nsprof.toml"
+[[ $rc -eq 0 ]] && ok "the profile runs" || not_ok "the profile: exit $rc: $(head -3 "$OUT/err")"
+check_none "the same options from a profile"
+# A policy that allows mounting with them: an overlay would copy a host file's capabilities up.
+printf 'allow = ["mount"]\n' >"$SCRATCH/mount.seccomp.toml"
+if [[ $uid -eq 0 ]]; then
+  expect_exit 125 "root: --allow-userns with a policy allowing mount" \
+    "$CORDON" --allow-userns --seccomp "$SCRATCH/mount.seccomp.toml" -- touch "$WORK/ran-mount"
+  expect_err "^cordon: --seccomp .*refuses mount" "the error names what the policy must refuse"
+  [[ ! -e $WORK/ran-mount ]] && ok "nothing ran" || not_ok "the command ran"
+  printf 'allow = ["unshare", "mount"]\n' >"$SCRATCH/unshare-mount.seccomp.toml"
+  expect_exit 125 "root: a policy allowing unshare and mount, no options" \
+    "$CORDON" --seccomp "$SCRATCH/unshare-mount.seccomp.toml" -- touch "$WORK/ran-mount"
+else
+  expect_exit 0 "unprivileged: --allow-userns with a policy allowing mount runs" \
+    "$CORDON" --allow-userns --seccomp "$SCRATCH/mount.seccomp.toml" -- true
+fi
+
 # A syscall policy file may not open the way again: an error before anything runs.
+
 printf 'allow = ["fsetxattr"]\n' >"$SCRATCH/open.seccomp.toml"
-expect_exit 125 "--seccomp allowing fsetxattr with --allow-userns" \
-  "$CORDON" --allow-userns --seccomp "$SCRATCH/open.seccomp.toml" -- touch "$WORK/ran-open"
-expect_err "^cordon: --seccomp .*extended attributes" "the error names the policy and the reason"
-[[ ! -e $WORK/ran-open ]] && ok "nothing ran" || not_ok "the command ran"
 printf 'base = "none"\n' >"$SCRATCH/none.seccomp.toml"
-expect_exit 125 "--seccomp base none with --cap-add CAP_SETFCAP" \
-  "$CORDON" --cap-add CAP_SETFCAP --seccomp "$SCRATCH/none.seccomp.toml" -- touch "$WORK/ran-none"
-[[ ! -e $WORK/ran-none ]] && ok "nothing ran" || not_ok "the command ran"
+if [[ $uid -eq 0 ]]; then
+  expect_exit 125 "--seccomp allowing fsetxattr with --allow-userns" \
+    "$CORDON" --allow-userns --seccomp "$SCRATCH/open.seccomp.toml" -- touch "$WORK/ran-open"
+  expect_err "^cordon: --seccomp .*refuses fsetxattr" "the error names the policy and the call"
+  [[ ! -e $WORK/ran-open ]] && ok "nothing ran" || not_ok "the command ran"
+  expect_exit 125 "--seccomp base none (user namespaces open) as root" \
+    "$CORDON" --seccomp "$SCRATCH/none.seccomp.toml" -- touch "$WORK/ran-none"
+  [[ ! -e $WORK/ran-none ]] && ok "nothing ran" || not_ok "the command ran"
+  printf 'base = "none"\ndeny = ["mount", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"]\n' \
+    >"$SCRATCH/none-nomount.seccomp.toml"
+  run "$CORDON" --seccomp "$SCRATCH/none-nomount.seccomp.toml" -- sh -c "$(attempt n1 unshare -r)"
+  grep -q XATTR-FAILED "$OUT/out" && ok "base none refusing mounts runs, with xattr writes refused" ||
+    not_ok "base none refusing mounts: exit $rc: $(cat "$OUT/out" "$OUT/err" | head -3)"
+  check_none "base none refusing mounts"
+else
+  expect_exit 0 "unprivileged: --seccomp allowing fsetxattr with --allow-userns runs" \
+    "$CORDON" --allow-userns --seccomp "$SCRATCH/open.seccomp.toml" -- true
+  expect_exit 0 "unprivileged: --seccomp base none runs" "$CORDON" --seccomp "$SCRATCH/none.seccomp.toml" -- true
+fi
 printf 'allow = ["fsetxattr"]\n' >"$SCRATCH/plain.seccomp.toml"
 expect_exit 0 "the same policy without those options runs" \
   "$CORDON" --seccomp "$SCRATCH/plain.seccomp.toml" -- true
@@ -157,6 +235,13 @@ if [[ $uid -eq 0 ]]; then
   check_none "bwrap --disable-userns"
 fi
 
+if [[ $uid -ne 0 ]]; then
+  mkdir -p "$WORK/mnt"
+  run "$bw" "${ro[@]}" --unshare-user -- unshare -rm sh -c "mount -t tmpfs none '$WORK/mnt' && echo MOUNTED"
+  grep -q MOUNTED "$OUT/out" && ok "bwrap, unprivileged: a nested namespace mounts, as with bubblewrap" ||
+    not_ok "bwrap, unprivileged: nested mount: exit $rc: $(cat "$OUT/err" | head -2)"
+fi
+
 # CORDON_BWRAP_EXTRAS: the command line runs in cordon's jail, with --allow-userns unless
 # --disable-userns, so the same rule holds; with a bwrap --uid too.
 run env CORDON_BWRAP_EXTRAS="--audit $SCRATCH/audit.jsonl" "$bw" "${ro[@]}" --unshare-all --uid 1000 -- \
@@ -166,5 +251,9 @@ check_none "CORDON_BWRAP_EXTRAS with --uid 1000"
 run env CORDON_BWRAP_EXTRAS="--audit $SCRATCH/audit.jsonl" "$bw" "${ro[@]}" --unshare-all --cap-add CAP_SETFCAP -- \
   sh -c "$(attempt e2)"
 check_none "CORDON_BWRAP_EXTRAS with --cap-add CAP_SETFCAP"
+run env CORDON_BWRAP_EXTRAS="--audit $SCRATCH/audit.jsonl --seccomp $SCRATCH/unshare.seccomp.toml" "$bw" "${ro[@]}" \
+  --unshare-user --disable-userns --uid 1000 --bind /proc /proc -- \
+  sh -c "cp /usr/bin/python3 ./e3 && python3 ./unshare.py 1000 1000 setcap cap_setuid+ep ./e3; true"
+check_none "CORDON_BWRAP_EXTRAS --disable-userns with a policy allowing unshare"
 
 finish

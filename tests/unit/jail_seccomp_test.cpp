@@ -341,20 +341,65 @@ TEST_CASE("seccomp: no extended attribute is written where the jail can hold CAP
     CHECK(syscall_number("setxattrat") == 463);
     CHECK(syscall_number("no_such_call") == -1);
 
-    CHECK_FALSE(xattr_write_left_open(default_seccomp({.deny_xattr_writes = true}).rules));
-    CHECK(xattr_write_left_open(default_seccomp({}).rules));
-    // A policy file that allows one of them again, or starts from nothing, leaves the way open.
+    // The default refuses user namespaces unless --allow-userns; a file that allows them again
+    // leaves them open.
+    CHECK_FALSE(userns_left_open(default_seccomp({}).rules));
+    CHECK(userns_left_open(default_seccomp({.allow_userns = true}).rules));
+    auto unshare = parse_seccomp("allow = [\"unshare\"]\n", "x.toml", {});
+    REQUIRE(unshare.ok());
+    CHECK(userns_left_open(unshare->rules));
+    auto clone3 = parse_seccomp("allow = [\"clone3\"]\n", "x.toml", {});
+    REQUIRE(clone3.ok());
+    CHECK(userns_left_open(clone3->rules));
+
+    // With the option, the built-in policy leaves nothing to close.
+    SeccompPolicy guarded_policy = default_seccomp({.allow_userns = true, .deny_xattr_writes = true});
+    const size_t before = guarded_policy.rules.size();
+    CHECK(close_file_caps(guarded_policy).empty());
+    CHECK(guarded_policy.rules.size() == before);
+    // A file that allows one again by name keeps it allowed, and is told so.
     auto reopened = parse_seccomp("allow = [\"fsetxattr\"]\n", "x.toml", {.deny_xattr_writes = true});
     REQUIRE(reopened.ok());
-    CHECK(xattr_write_left_open(reopened->rules));
+    CHECK(close_file_caps(*reopened) == "fsetxattr");
     auto uring = parse_seccomp("allow = [\"io_uring_setup\"]\n", "x.toml", {.deny_xattr_writes = true});
     REQUIRE(uring.ok());
-    CHECK(xattr_write_left_open(uring->rules));
+    CHECK(close_file_caps(*uring) == "io_uring_setup");
+    auto mounting = parse_seccomp("allow = [\"mount\"]\n", "x.toml", {.deny_xattr_writes = true});
+    REQUIRE(mounting.ok());
+    CHECK(close_file_caps(*mounting) == "mount");
+    // base = "none" gets the xattr and io_uring refusals, and must refuse mounting itself.
     auto none = parse_seccomp("base = \"none\"\n", "x.toml", {.deny_xattr_writes = true});
     REQUIRE(none.ok());
-    CHECK(xattr_write_left_open(none->rules));
+    CHECK(close_file_caps(*none) == "mount, open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr");
+    auto none_closed = parse_seccomp(
+        "base = \"none\"\ndeny = [\"mount\", \"open_tree\", \"move_mount\", \"fsopen\", \"fsconfig\", "
+        "\"fsmount\", \"fspick\", \"mount_setattr\"]\n",
+        "x.toml", {.deny_xattr_writes = true});
+    REQUIRE(none_closed.ok());
+    CHECK(close_file_caps(*none_closed).empty());
+    auto compiled = compile_seccomp(none_closed->rules.empty() ? SeccompPolicy{} : *none_closed);
+    REQUIRE(compiled.ok());
+    CHECK(run_bpf(*compiled, SYS_fsetxattr, kNativeArch, {}) == kNotsup);
+    CHECK(run_bpf(*compiled, SYS_io_uring_setup, kNativeArch, {}) == (SECCOMP_RET_ERRNO | ENOSYS));
     auto named = parse_seccomp("deny = [\"setxattrat\"]\n", "x.toml", {});
     CHECK(named.ok());
+}
+
+TEST_CASE("seccomp: bwrap mode's guard refuses xattr writes and io_uring on every ABI", "[seccomp]") {
+    auto guard = xattr_guard_program();
+    REQUIRE(guard.ok());
+    const uint32_t kNotsup = SECCOMP_RET_ERRNO | ENOTSUP;
+    const uint32_t kNosys = SECCOMP_RET_ERRNO | ENOSYS;
+    CHECK(run_bpf(*guard, SYS_setxattr, kNativeArch, {}) == kNotsup);
+    CHECK(run_bpf(*guard, SYS_fsetxattr, kNativeArch, {}) == kNotsup);
+    CHECK(run_bpf(*guard, 463, kNativeArch, {}) == kNotsup);               // setxattrat
+    CHECK(run_bpf(*guard, 0x40000000 | 188, kNativeArch, {}) == kNotsup);  // x32 setxattr
+    CHECK(run_bpf(*guard, SYS_io_uring_setup, kNativeArch, {}) == kNosys);
+    CHECK(run_bpf(*guard, SYS_mount, kNativeArch, {}) == kAllow);  // bwrap nested in it mounts
+    CHECK(run_bpf(*guard, 226, AUDIT_ARCH_I386, {}) == kNotsup);   // i386 setxattr
+    CHECK(run_bpf(*guard, SYS_getpid, kNativeArch, {}) == kAllow);
+    CHECK(run_bpf(*guard, SYS_getxattr, kNativeArch, {}) == kAllow);
+    CHECK(run_bpf(*guard, 20, AUDIT_ARCH_I386, {}) == kAllow);  // i386 getpid
 }
 
 TEST_CASE("seccomp: kill rules and an empty policy compile", "[seccomp]") {
