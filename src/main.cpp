@@ -195,7 +195,8 @@ cordon::Result<int> open_audit(const cordon::RunOptions& options) {
 // Each exec inside the jail: judged with the run's policies, reported, logged.
 cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& options,
                           const cordon::policy::PolicySet& policies, int audit_fd, const cordon::ExecRequest& r) {
-    cordon::ExecJudgement j = cordon::judge_exec(policies, r, spec.home);
+    static cordon::ProgramIdentity identity;  // the jail's system programs, indexed on first need
+    cordon::ExecJudgement j = cordon::judge_exec(policies, r, spec.home, &identity);
     if (audit_fd >= 0) {
         const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
         const std::string line = cordon::audit_line(r, j, now);

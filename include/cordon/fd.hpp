@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -49,6 +50,10 @@ auto retry_eintr(F&& f) {
 // Closes every fd from FIRST up except KEEP_A and KEEP_B (-1: none). Only system calls: for a
 // process that may not allocate.
 void close_fds_from(int first, int keep_a, int keep_b);
+
+// openat2(DIRFD, PATH, FLAGS | O_CLOEXEC, RESOLVE): PATH's leading slashes are dropped (so an
+// absolute path is taken under DIRFD, as RESOLVE_IN_ROOT means), "" is ".". -1 with errno set.
+int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve);
 
 // Whole-buffer I/O; return false with errno set on failure.
 bool write_all(int fd, const void* buf, size_t len);

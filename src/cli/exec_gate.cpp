@@ -21,9 +21,53 @@ bool path_like(const std::string& a) {
     return a == "." || a == ".." || (a.find('/') != std::string::npos && a[0] != '-');
 }
 
+// binfmt_script's limit of interpreters in one exec (BINPRM_MAX_RECURSION).
+constexpr int kMaxInterpreters = 4;
+
+std::vector<std::string> with_program(std::vector<std::string> argv, std::string program) {
+    argv[0] = std::move(program);
+    return argv;
+}
+
+// What the kernel runs for a script: for each "#!" line (a script's interpreter may be one too),
+// INTERPRETER [ARG] FILE ARGV[1...], where FILE is the path the exec was given. RUN and FILE end
+// as the argv and the file of the binary really loaded.
+void add_interpreters(const ExecRequest& r, std::vector<std::string>& run, std::string& file,
+                      std::vector<std::vector<std::string>>& out) {
+    std::string as_given = r.path;
+    for (int depth = 0; depth < kMaxInterpreters && !file.empty(); ++depth) {
+        auto line = parse_shebang(read_head_in_root(r.root.get(), file, kShebangMax));
+        if (!line) return;
+        std::vector<std::string> next{line->interpreter};
+        if (line->arg) next.push_back(*line->arg);
+        next.push_back(as_given);
+        next.insert(next.end(), run.begin() + 1, run.end());
+        out.push_back(next);
+        std::string real = resolve_in_root(r.root.get(), r.cwd, line->interpreter, true, r.jail_pid);
+        if (path_basename(real) != path_basename(line->interpreter)) out.push_back(with_program(next, real));
+        run = std::move(next);
+        as_given = line->interpreter;
+        file = std::move(real);
+    }
+}
+
+// The dynamic loader run as a program maps the program it is given into its own process: no
+// exec of its own follows, so that program is judged here, as it is and as the file it is.
+void add_loaded_program(const ExecRequest& r, std::vector<std::string>& run, std::string& file,
+                        std::vector<std::vector<std::string>>& out) {
+    if (file.empty() || !policy::is_loader(path_basename(file))) return;
+    const size_t operand = policy::loader_operand(run);
+    if (operand >= run.size()) return;
+    std::vector<std::string> loaded(run.begin() + static_cast<std::ptrdiff_t>(operand), run.end());
+    out.push_back(loaded);
+    file = resolve_in_root(r.root.get(), r.cwd, loaded[0], true, r.jail_pid);
+    if (path_basename(file) != path_basename(loaded[0])) out.push_back(with_program(loaded, file));
+    run = std::move(loaded);
+}
+
 }  // namespace
 
-std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r) {
+std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity) {
     std::vector<std::vector<std::string>> out;
     std::vector<std::string> given = r.argv;
     if (given.empty()) given.push_back(r.path);
@@ -46,10 +90,23 @@ std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r) {
         }
         if (changed) out.push_back(std::move(resolved));
     }
+    if (!r.root.valid() || r.exe.empty()) return out;
+    std::vector<std::string> run = given;
+    std::string file = r.exe;
+    add_interpreters(r, run, file, out);
+    add_loaded_program(r, run, file, out);
+    // A copy of a system program under another name is that program.
+    if (identity != nullptr && !file.empty()) {
+        std::string system = identity->identify(r.root.get(), file);
+        if (!system.empty() && path_basename(system) != path_basename(run[0])) {
+            out.push_back(with_program(run, std::move(system)));
+        }
+    }
     return out;
 }
 
-ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r, const std::string& home) {
+ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r, const std::string& home,
+                         ProgramIdentity* identity) {
     ExecJudgement j;
     j.executable = r.exe.empty() ? r.path : r.exe;
     const std::string text = policy::quote_argv(r.argv.empty() ? std::vector<std::string>{r.path} : r.argv);
@@ -61,7 +118,7 @@ ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r
         return j;
     }
     bool first = true;
-    for (const auto& argv : exec_variants(r)) {
+    for (const auto& argv : exec_variants(r, identity)) {
         policy::Decision d = policies.check_argv(argv, r.cwd, home, policy::CheckOptions{.defer_uncertain = true});
         d.command = text;
         if (first || !d.allow) j.decision = std::move(d);

@@ -27,32 +27,22 @@ namespace cordon {
 
 namespace {
 
-int openat2_in(int dirfd, const std::string& path, int flags, uint64_t resolve) {
-    struct open_how how {};
-    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-    how.resolve = resolve;
-    const char* rel = path.c_str();
-    while (*rel == '/') ++rel;
-    if (*rel == '\0') rel = ".";
-    return static_cast<int>(retry_eintr([&] { return ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how); }));
-}
-
 constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
 
 // mkdir -p DEST inside ROOT; returns an O_PATH fd of the directory.
 int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode) {
-    int fd = openat2_in(root, dest, O_PATH | O_DIRECTORY, resolve);
+    int fd = openat2_at(root, dest, O_PATH | O_DIRECTORY, resolve);
     if (fd >= 0 || errno != ENOENT) return fd;
     if (dest == "/") return -1;
     UniqueFd parent(ensure_dir(root, std::string(path_parent(dest)), resolve, 0755));
     if (!parent) return -1;
     if (::mkdirat(parent.get(), std::string(path_basename(dest)).c_str(), mode) != 0 && errno != EEXIST) return -1;
-    return openat2_in(root, dest, O_PATH | O_DIRECTORY, resolve);
+    return openat2_at(root, dest, O_PATH | O_DIRECTORY, resolve);
 }
 
 // An empty file at DEST inside ROOT (a mount point for a file).
 int ensure_file(int root, const std::string& dest, uint64_t resolve) {
-    int fd = openat2_in(root, dest, O_PATH, resolve);
+    int fd = openat2_at(root, dest, O_PATH, resolve);
     if (fd >= 0 || errno != ENOENT) return fd;
     UniqueFd parent(ensure_dir(root, std::string(path_parent(dest)), resolve, 0755));
     if (!parent) return -1;
@@ -60,7 +50,7 @@ int ensure_file(int root, const std::string& dest, uint64_t resolve) {
         ::openat(parent.get(), std::string(path_basename(dest)).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
     if (created < 0 && errno != EEXIST) return -1;
     if (created >= 0) ::close(created);
-    return openat2_in(root, dest, O_PATH, resolve);
+    return openat2_at(root, dest, O_PATH, resolve);
 }
 
 int attach(int mnt, int dest) {
@@ -106,7 +96,7 @@ int bind_fd(int src, int dest, uint64_t attrs) {
 // An empty read-only directory over DEST: a bind of the setup root's empty directory (no
 // superblock to make, or to tear down after the run).
 int bind_empty_dir(int setup, int dest) {
-    UniqueFd src(openat2_in(setup, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
+    UniqueFd src(openat2_at(setup, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
     if (!src) return -1;
     return bind_fd(src.get(), dest, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 }
@@ -135,7 +125,7 @@ int do_bind(const Ctx& c, const MountOp& op, int src_root, int premounted = kNoP
     if (premounted == kSkipPremount) return 0;
     uint64_t resolve = kInRoot | (op.no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
     UniqueFd src(premounted >= 0 ? ::fcntl(premounted, F_DUPFD_CLOEXEC, 0)
-                                 : openat2_in(op.in_jail ? c.newroot : src_root, op.source, O_PATH, resolve));
+                                 : openat2_at(op.in_jail ? c.newroot : src_root, op.source, O_PATH, resolve));
     if (!src) {
         if (errno == ENOENT && op.optional) return 0;
         return fail(c, "open bind source", op.source);
@@ -177,7 +167,7 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
     }
     {
         UniqueFd shm(ensure_dir(c.newroot, dest_path + "/shm", kInRoot, 0755));
-        UniqueFd dev(openat2_in(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));  // the new tmpfs
+        UniqueFd dev(openat2_at(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));  // the new tmpfs
         UniqueFd tree(shm ? ::open_tree(shm.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH) : -1);
         struct mount_attr attr {};
         attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
@@ -188,7 +178,7 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
             return fail(c, "make a writable", dest_path + "/shm");
         }
     }
-    UniqueFd dir(openat2_in(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
+    UniqueFd dir(openat2_at(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
     if (!dir) return fail(c, "open", dest_path);
     const std::pair<const char*, const char*> links[] = {{"ptmx", "pts/ptmx"},
                                                          {"fd", "/proc/self/fd"},
@@ -200,7 +190,7 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
             return fail(c, "symlink", dest_path + "/" + name);
     }
     // Nothing more may be created in /dev itself (pts and shm stay usable).
-    UniqueFd top(openat2_in(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
+    UniqueFd top(openat2_at(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
     if (!top || set_attr(top.get(), MOUNT_ATTR_RDONLY, false) != 0) return fail(c, "remount read-only", dest_path);
     return 0;
 }
@@ -241,15 +231,15 @@ int do_symlink(const Ctx& c, const MountOp& op) {
 }
 
 int do_remount_ro(const Ctx& c, const MountOp& op) {
-    UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
+    UniqueFd dest(openat2_at(c.newroot, op.dest, O_PATH, kInRoot));
     if (!dest || set_attr(dest.get(), MOUNT_ATTR_RDONLY, true) != 0) return fail(c, "remount read-only", op.dest);
     return 0;
 }
 
 int do_hide_file(const Ctx& c, const MountOp& op) {
-    UniqueFd src(openat2_in(c.setup, "/.cordon-empty", O_PATH, 0));
-    UniqueFd dest(op.no_symlinks ? openat2_in(c.newroot, op.dest, O_PATH | O_NOFOLLOW, kInRoot | RESOLVE_NO_SYMLINKS)
-                                 : openat2_in(c.newroot, op.dest, O_PATH, kInRoot));
+    UniqueFd src(openat2_at(c.setup, "/.cordon-empty", O_PATH, 0));
+    UniqueFd dest(op.no_symlinks ? openat2_at(c.newroot, op.dest, O_PATH | O_NOFOLLOW, kInRoot | RESOLVE_NO_SYMLINKS)
+                                 : openat2_at(c.newroot, op.dest, O_PATH, kInRoot));
     if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
     if (!src || !dest) return fail(c, "open", op.dest);
     if (bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) !=
@@ -260,14 +250,14 @@ int do_hide_file(const Ctx& c, const MountOp& op) {
 }
 
 int do_hide_dir(const Ctx& c, const MountOp& op) {
-    UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
+    UniqueFd dest(openat2_at(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
     if (!dest && errno == ENOENT) return 0;
     if (!dest) return fail(c, "open", op.dest);
     return bind_empty_dir(c.setup, dest.get()) == 0 ? 0 : fail(c, "hide", op.dest);
 }
 
 int do_rebind_ro(const Ctx& c, const MountOp& op) {
-    UniqueFd dest(openat2_in(c.newroot, op.dest, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
+    UniqueFd dest(openat2_at(c.newroot, op.dest, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
     if (!dest && errno == ENOENT && op.optional) return 0;
     if (!dest || bind_fd(dest.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
         return fail(c, "make read-only", op.dest);

@@ -545,6 +545,39 @@ Unwrapped runner(const Argv& argv, std::string_view prog) {
     return {};
 }
 
+// The dynamic loader run as a program: ld.so [OPTIONS] PROGRAM [ARG...] maps PROGRAM into its
+// own process (no second exec), with glibc's and musl's options that take a value.
+const Simple& loader() {
+    static const Simple table{
+        "ld.so",
+        {"",
+         {"library-path", "inhibit-rpath", "audit", "preload", "argv0", "glibc-hwcaps-prepend", "glibc-hwcaps-mask"}},
+        0};
+    return table;
+}
+
+}  // namespace
+
+bool is_loader(std::string_view name) {
+    static constexpr std::string_view prefixes[] = {"ld-linux", "ld64.so.", "ld-musl-", "ld.so"};
+    return std::any_of(std::begin(prefixes), std::end(prefixes),
+                       [&](std::string_view p) { return name.substr(0, p.size()) == p; }) &&
+           name.find(".so") != std::string_view::npos;
+}
+
+size_t loader_operand(const std::vector<std::string>& argv) {
+    size_t i = 1;
+    while (i < argv.size() && argv[i].rfind("--", 0) == 0) {
+        if (argv[i] == "--") return i + 1;
+        const std::string_view name = std::string_view(argv[i]).substr(2);
+        const auto& takes = loader().opts.long_arg;
+        i += std::find(takes.begin(), takes.end(), name) != takes.end() ? 2 : 1;
+    }
+    return i;
+}
+
+namespace {
+
 // Which table knows PROG: one lookup for every command checked, most of which are no wrapper.
 struct Known {
     Unwrapped (*special)(const Argv&) = nullptr;
@@ -578,7 +611,7 @@ const Known* known(std::string_view prog) {
 
 Unwrapped unwrap_program(std::string_view prog, const Argv& argv) {
     const Known* k = known(prog);
-    if (!k) return {};
+    if (!k) return is_loader(prog) ? simple(loader(), argv) : Unwrapped{};
     if (k->special) return k->special(argv);
     if (k->simple) return simple(*k->simple, argv);
     return runner(argv, prog);

@@ -1,6 +1,9 @@
 #include "cordon/fd.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <utility>
 
@@ -15,6 +18,16 @@ bool write_all(int fd, const void* buf, size_t len) {
         len -= static_cast<size_t>(n);
     }
     return true;
+}
+
+int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve) {
+    struct open_how how {};
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+    how.resolve = resolve;
+    const char* rel = path.c_str();
+    while (*rel == '/') ++rel;
+    if (*rel == '\0') rel = ".";
+    return static_cast<int>(retry_eintr([&] { return ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how); }));
 }
 
 void close_fds_from(int first, int keep_a, int keep_b) {

@@ -58,6 +58,26 @@ denied_run "a symlink to rm under another name" "ln -s \"\$(command -v rm)\" ./d
 denied_run "a path through /proc/self/root" "p=/proc/self/root; rm -rf \"\$p/usr\""
 denied_run "a symlink to / as operand" "ln -s / ./up; rm -rf up/"
 denied_run "a git alias" "git -c alias.wipe='!rm -rf /usr' wipe"
+# What the kernel really runs: a script's "#!" line (rm -rf ./wipe /usr), its interpreter being
+# a script too, the dynamic loader running rm, and a copy of rm under another name, directly and
+# through the loader.
+denied_run "a #!/bin/rm -rf script" "printf '#!/bin/rm -rf\n' > wipe; chmod +x wipe; ./wipe /usr"
+denied_run "a script whose interpreter is a #! script" \
+  "printf '#!/bin/rm -rf\n' > inner; printf '#!./inner\n' > outer; chmod +x inner outer; ./outer /usr"
+denied_run "the dynamic loader running rm" \
+  "for l in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do [ -e \$l ] && ld=\$l; done; \"\$ld\" --library-path /usr/lib \"\$(command -v rm)\" -rf /usr"
+denied_run "a copy of rm under another name" "cp \"\$(command -v rm)\" ./x; ./x -rf /usr"
+denied_run "a copy of rm through the loader" \
+  "cp \"\$(command -v rm)\" ./y; for l in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do [ -e \$l ] && ld=\$l; done; \"\$ld\" ./y -rf /usr"
+# ... while the same programs doing harmless work still run.
+project
+run "$CORDON" -c "$GUARD; cp \"\$(command -v rm)\" ./x && touch junk && ./x -f junk && printf '#!/bin/sh\necho from-script\n' > s.sh &&
+  chmod +x s.sh && ./s.sh && for l in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do [ -e \$l ] && ld=\$l; done; \"\$ld\" /bin/echo via-loader &&
+  ! [ -e junk ] && echo all-ran"
+[[ $rc -eq 0 ]] && grep -q '^all-ran$' "$OUT/out" && grep -q '^from-script$' "$OUT/out" && grep -q '^via-loader$' "$OUT/out" &&
+  ok "a copy of rm on a plain file, a #!/bin/sh script and the loader running echo are allowed" ||
+  not_ok "harmless copies, scripts and the loader: exit $rc: $(cat "$OUT/out" "$OUT/err" | head -4)"
+cd "$WORK" || exit 99
 denied_run "a bash alias" "bash -O expand_aliases -c \"\$(printf 'alias tidy=\"rm -rf\"\ntidy /usr')\""
 denied_run "busybox rm" "busybox rm -rf /usr"
 denied_run "awk's system" "awk 'BEGIN { system(\"rm -rf /usr\") }'"

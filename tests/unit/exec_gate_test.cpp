@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -93,4 +95,38 @@ TEST_CASE("audit_line has the fields SPEC §9 names", "[exec_gate]") {
     CHECK(line == R"({"time":1700000000.500000,"pid":7,"argv":["true","a b"],"cwd":"/home/me/project",)"
                   R"("executable":"/usr/bin/true","decision":"allow","rule":"default","reason":""})"
                   "\n");
+}
+
+TEST_CASE("exec_variants: a script's interpreters and the loader's program", "[exec_gate]") {
+    FakeRoot root;
+    const fs::path project = root.dir / "home/me/project";
+    auto script = [&](const char* name, const std::string& text) {
+        std::ofstream(project / name) << text;
+        fs::permissions(project / name, fs::perms::owner_all);
+    };
+    script("wipe", "#!/usr/bin/rm -rf\n");
+    auto wipe = root.request({"./wipe", "/usr"}, "/home/me/project/wipe");
+    auto v = exec_variants(wipe);
+    CHECK(std::find(v.begin(), v.end(), std::vector<std::string>{"/usr/bin/rm", "-rf", "./wipe", "/usr"}) != v.end());
+    // An interpreter that is a script itself: the kernel runs the inner one's interpreter.
+    script("outer", "#!./wipe\n");
+    v = exec_variants(root.request({"./outer", "/usr"}, "/home/me/project/outer"));
+    CHECK(std::find(v.begin(), v.end(), std::vector<std::string>{"./wipe", "./outer", "/usr"}) != v.end());
+    CHECK(std::find(v.begin(), v.end(), std::vector<std::string>{"/usr/bin/rm", "-rf", "./wipe", "./outer", "/usr"}) !=
+          v.end());
+    // The loader: the program it maps, past its options.
+    fs::create_directories(root.dir / "lib64");
+    UniqueFd(::open((root.dir / "lib64/ld-linux-x86-64.so.2").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755));
+    auto ld = root.request({"/lib64/ld-linux-x86-64.so.2", "--library-path", "/usr/lib", "./del", "-rf", "/usr"},
+                           "/lib64/ld-linux-x86-64.so.2");
+    v = exec_variants(ld);
+    CHECK(std::find(v.begin(), v.end(), std::vector<std::string>{"./del", "-rf", "/usr"}) != v.end());
+    CHECK(std::find(v.begin(), v.end(), std::vector<std::string>{"/usr/bin/rm", "-rf", "/usr"}) != v.end());
+    auto policies = policy::load({"default"});
+    REQUIRE(policies);
+    CHECK_FALSE(judge_exec(*policies, wipe, "/home/me").decision.allow);
+    CHECK_FALSE(judge_exec(*policies, ld, "/home/me").decision.allow);
+    script("ok.sh", "#!/bin/sh\necho hi\n");
+    CHECK(
+        judge_exec(*policies, root.request({"./ok.sh", "build"}, "/home/me/project/ok.sh"), "/home/me").decision.allow);
 }

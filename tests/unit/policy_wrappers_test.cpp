@@ -69,6 +69,14 @@ TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
     CHECK(innermost("exec -a name rm x") == "rm x");
     CHECK(innermost("builtin cd /") == "cd /");
     CHECK(innermost("nice -n 10 rm x") == "rm x");
+    // The dynamic loader run as a program maps the program it is given, past its options.
+    CHECK(innermost("/lib64/ld-linux-x86-64.so.2 /bin/rm x") == "/bin/rm x");
+    CHECK(innermost("ld.so --library-path /opt/lib --argv0 foo ./tool x") == "./tool x");
+    CHECK(innermost("/lib/ld-musl-x86_64.so.1 --preload a.so rm x") == "rm x");
+    CHECK(is_loader("ld-linux-aarch64.so.1"));
+    CHECK_FALSE(is_loader("ld"));
+    CHECK_FALSE(is_loader("ldconfig"));
+    CHECK(loader_operand({"ld.so", "--inhibit-cache", "--audit", "a.so", "--", "prog", "x"}) == 5);
     CHECK(innermost("nice -10 rm x") == "rm x");
     CHECK(innermost("nohup rm x") == "rm x");
     CHECK(innermost("timeout -s KILL -k 5 10s rm x") == "rm x");

@@ -1,0 +1,141 @@
+// What an exec really runs (cordon/exec_identity.hpp): a script's "#!" line as binfmt_script
+// reads it, and a copy of a system program known by its contents.
+#include "cordon/exec_identity.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+
+#include "cordon/fd.hpp"
+
+namespace cordon {
+
+namespace {
+
+bool spacetab(char c) {
+    return c == ' ' || c == '\t';
+}
+bool terminator(char c) {
+    return spacetab(c) || c == '\0';
+}
+
+// The regular file PATH inside ROOT, opened for reading: no symlink leaves ROOT, no magic link
+// is followed, and a FIFO or device is never waited on.
+UniqueFd open_regular(int root, const std::string& path, struct stat& st) {
+    UniqueFd fd(openat2_at(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS));
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+    return fd;
+}
+
+bool same_contents(int a, int b, off_t size) {
+    static thread_local std::array<char, 65536> x, y;
+    for (off_t at = 0; at < size;) {
+        const auto want = static_cast<size_t>(std::min<off_t>(size - at, static_cast<off_t>(x.size())));
+        const ssize_t n = retry_eintr([&] { return ::pread(a, x.data(), want, at); });
+        const ssize_t m = retry_eintr([&] { return ::pread(b, y.data(), want, at); });
+        if (n <= 0 || n != m || std::memcmp(x.data(), y.data(), static_cast<size_t>(n)) != 0) return false;
+        at += n;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::optional<Shebang> parse_shebang(std::string_view head) {
+    // The kernel's buffer: the file's first bytes, NUL-padded; its last byte is never read.
+    std::string buf(head.substr(0, kShebangMax));
+    buf.resize(kShebangMax, '\0');
+    if (buf[0] != '#' || buf[1] != '!') return std::nullopt;
+    const size_t last = kShebangMax - 1;
+    size_t end = buf.find('\n');
+    if (end == std::string::npos || end > last) {
+        // No newline: the interpreter must still end within the buffer, else it is truncated.
+        size_t p = 2;
+        while (p < last && spacetab(buf[p])) ++p;
+        if (p >= last) return std::nullopt;
+        while (p < last && !terminator(buf[p])) ++p;
+        if (p >= last) return std::nullopt;
+        end = last;
+    }
+    while (end > 2 && spacetab(buf[end - 1])) --end;
+    size_t name = 2;
+    while (name < end && spacetab(buf[name])) ++name;
+    if (name >= end) return std::nullopt;
+    size_t sep = name;
+    while (sep < end && !terminator(buf[sep])) ++sep;
+    Shebang s;
+    s.interpreter = buf.substr(name, sep - name);
+    if (sep < end && buf[sep] != '\0') {
+        size_t arg = sep;
+        while (arg < end && spacetab(buf[arg])) ++arg;
+        if (arg < end) {
+            std::string a = buf.substr(arg, end - arg);
+            s.arg = a.substr(0, a.find('\0'));
+        }
+    }
+    return s;
+}
+
+std::string read_head_in_root(int root, const std::string& path, size_t max) {
+    struct stat st {};
+    UniqueFd fd = open_regular(root, path, st);
+    if (!fd) return {};
+    std::string head(max, '\0');
+    const ssize_t n = retry_eintr([&] { return ::pread(fd.get(), head.data(), max, 0); });
+    head.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return head;
+}
+
+void ProgramIdentity::build_index(int root) {
+    indexed_ = true;
+    for (const char* dir : {"usr/bin", "usr/sbin", "usr/local/bin", "usr/local/sbin"}) {
+        UniqueFd d(openat2_at(root, dir, O_RDONLY | O_DIRECTORY, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS));
+        if (!d) continue;
+        DIR* stream = ::fdopendir(d.release());
+        if (stream == nullptr) continue;
+        const int fd = ::dirfd(stream);
+        while (const dirent* e = ::readdir(stream)) {
+            if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
+            struct stat st {};
+            if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+                (st.st_mode & 0111) == 0 || st.st_size == 0) {
+                continue;
+            }
+            by_size_.emplace(st.st_size, std::string("/") + dir + "/" + e->d_name);
+        }
+        ::closedir(stream);
+    }
+}
+
+std::string ProgramIdentity::identify(int root, const std::string& path) {
+    struct stat st {};
+    UniqueFd fd = open_regular(root, path, st);
+    if (!fd) return {};
+    struct statvfs vfs {};
+    if (::fstatvfs(fd.get(), &vfs) != 0 || (vfs.f_flag & ST_RDONLY) != 0) return {};
+    const std::string key = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+                            std::to_string(st.st_size) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+                            std::to_string(st.st_ctim.tv_nsec);
+    if (auto it = known_.find(key); it != known_.end()) return it->second;
+    if (!indexed_) build_index(root);
+    std::string found;
+    auto [first, end] = by_size_.equal_range(st.st_size);
+    for (auto it = first; it != end && found.empty(); ++it) {
+        struct stat other {};
+        UniqueFd candidate = open_regular(root, it->second, other);
+        if (candidate && other.st_size == st.st_size && same_contents(fd.get(), candidate.get(), st.st_size)) {
+            found = it->second;
+        }
+    }
+    if (known_.size() >= kKept) known_.clear();
+    known_.emplace(key, found);
+    return found;
+}
+
+}  // namespace cordon
