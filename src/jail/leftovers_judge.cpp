@@ -28,14 +28,17 @@ void RepoWatch::State::judge_all() {
     }
 }
 
-// The directory at FD (REL), node NODE (kNone: reached through a .git file): if git takes it for
-// a repository, what it would read there. A repository from before the run has only what the
-// run changed judged; one made in the run, everything.
+// The directory at FD (REL), node NODE (kNone: reached through a .git file): if git might take
+// it for a repository, what it would read there. That is any directory with a HEAD, valid or
+// not, with objects and refs or without: git's rules (validate_headref, is_git_directory) and
+// the variables that move objects/ (GIT_OBJECT_DIRECTORY) are never to be outguessed, and what
+// git would not take costs only a look. A repository from before the run has only what the run
+// changed judged; one made in the run, everything.
 void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t node) {
     auto sx = stat_at(fd, "");
     if (!sx || std::find(judged.begin(), judged.end(), id_of(*sx)) != judged.end()) return;
     judged.push_back(id_of(*sx));
-    if (!head_is_valid(fd)) return;
+    if (!stat_at(fd, "HEAD")) return;  // git's first test: lstat("HEAD")
     const auto b = node == kNone ? before.end() : before.find(node);
     const Before* was = b == before.end() ? nullptr : &b->second;
     // The workdir's own .git has its config, hooks and commondir protected in every run: only
@@ -47,7 +50,7 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
     if (auto csx = stat_at(fd, "commondir")) {
         auto text = read_small(fd, "commondir");
         std::string why;
-        if (text) common = follow(rel, trim_right(*text), why, common_rel);
+        if (text) common = follow(rel, git_commondir_path(*text), why, common_rel);
         if ((strict || changed(*csx)) && !common) {
             if (!text) why = "is not a file git reads";
             if (!why.empty())
@@ -56,7 +59,6 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
         }
     }
     const int cfd = common ? common->get() : fd;
-    if (!accessible(cfd, "objects") || !accessible(cfd, "refs")) return;  // not a repository to git
     judge_config(fd, rel, "config", strict, was ? was->config : std::nullopt);
     judge_config(fd, rel, "config.worktree", strict, was ? was->config_worktree : std::nullopt);
     judge_hooks(fd, rel, strict, was);
@@ -140,9 +142,10 @@ void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
         return;
     }
     auto text = read_small(dirfd, ".git");
-    if (!text || text->rfind("gitdir: ", 0) != 0) return;  // git cannot use it
+    auto path = text ? git_file_path(*text) : std::nullopt;
+    if (!path) return;  // git cannot use it
     std::string why, target_rel;
-    auto target = follow(rel, trim_right(text->substr(8)), why, target_rel);
+    auto target = follow(rel, *path, why, target_rel);
     if (target) {
         judge_gitdir(target->get(), target_rel, [&] {
             auto tsx = stat_at(target->get(), "");
@@ -155,26 +158,38 @@ void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
 }
 
 // TARGET as git reads it in a .git file or commondir of FROM_REL: the directory, when it is in
-// the workdir and reached without a symlink. Else nullopt, with WHY saying why ("" when it does
-// not exist: git cannot use it either).
+// the workdir and the kernel resolves it there exactly as git would, with no symlink on the way.
+// Else nullopt, with WHY saying why ("" when it does not exist: git cannot use it either).
+// TARGET is never tidied before it is opened: "a/../b" is the kernel's, through whatever "a"
+// is, and a path that cannot be resolved that way is one to move aside, not one to guess at.
 std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, const std::string& target,
                                                  std::string& why, std::string& to_rel) {
-    std::string path;
+    std::string path;  // from the workdir, as written
     if (!target.empty() && target[0] == '/') {
-        path = normalize_path(target, "/");
-        if (!root_real.empty() && path_at_or_under(path, root_real)) path = root + path.substr(root_real.size());
+        // Absolute: the workdir's path or its real path (git writes that one) as written first.
+        auto beneath = [&](const std::string& dir) {
+            if (dir.empty() || target.compare(0, dir.size(), dir) != 0) return false;
+            if (dir != "/" && target.size() > dir.size() && target[dir.size()] != '/') return false;
+            path = target.substr(dir.size());
+            return true;
+        };
+        if (!beneath(root) && !beneath(root_real)) {
+            why = "leads out of the workdir (" + target + ")";
+            return std::nullopt;
+        }
+        while (!path.empty() && path[0] == '/') path.erase(0, 1);
     } else {
-        path = normalize_path(root + "/" + join(from_rel, target), "/");
+        path = from_rel.empty() ? target : from_rel + "/" + target;
     }
-    if (!path_at_or_under(path, root)) {
-        why = "leads out of the workdir (" + target + ")";
+    UniqueFd fd = open_beneath(root_fd.get(), path);
+    if (!fd) {
+        if (errno != ENOENT && errno != ENOTDIR) why = "leads through a symlink or out of the workdir (" + target + ")";
         return std::nullopt;
     }
-    to_rel = path.size() == root.size() ? "" : path.substr(root.size() + (root == "/" ? 0 : 1));
-    UniqueFd fd = open_beneath(root_fd.get(), to_rel);
-    if (fd) return fd;
-    if (errno != ENOENT) why = "leads through a symlink or out of the workdir (" + target + ")";
-    return std::nullopt;
+    // Reached with no symlink on the way: its ".." are the lexical ones.
+    const std::string norm = normalize_path(root + "/" + path, "/");
+    to_rel = norm.size() <= root.size() ? "" : norm.substr(root.size() + (root == "/" ? 0 : 1));
+    return fd;
 }
 
 // Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never
