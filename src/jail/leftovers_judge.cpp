@@ -50,8 +50,9 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
     if (auto csx = stat_at(fd, "commondir")) {
         auto text = read_small(fd, "commondir");
         std::string why;
-        if (text) common = follow(rel, git_commondir_path(*text), why, common_rel);
-        if ((strict || changed(*csx)) && !common) {
+        bool turned = false;  // a commondir from before, led astray by a symlink of the run's
+        if (text) common = follow(rel, git_commondir_path(*text), why, common_rel, &turned);
+        if ((strict || changed(*csx) || turned) && !common) {
             if (!text) why = "is not a file git reads";
             if (!why.empty())
                 quarantine(fd, rel, "commondir",
@@ -132,20 +133,28 @@ void RepoWatch::State::judge_hooks(int gitdir, const std::string& rel, bool stri
 }
 
 // An entry named .git that is not a directory: a symlink git follows, or a .git file (worktrees
-// and submodules) naming the repository git is to use. Judged where the run made or changed it.
+// and submodules) naming the repository git is to use. Judged where the run made or changed it;
+// one from before only where the run put a symlink on the way to what it names.
 void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
     if (rel.empty()) return;  // the workdir's own: read-only in every run (a worktree's points out)
     auto sx = stat_at(dirfd, ".git");
-    if (!sx || is_dir(*sx) || !changed(*sx)) return;
+    if (!sx || is_dir(*sx)) return;
+    const bool made = changed(*sx);
     if (S_ISLNK(sx->stx_mode)) {
-        quarantine(dirfd, rel, ".git", "is a symlink, which the host's git would follow to another repository");
+        if (made)
+            quarantine(dirfd, rel, ".git", "is a symlink, which the host's git would follow to another repository");
         return;
     }
     auto text = read_small(dirfd, ".git");
     auto path = text ? git_file_path(*text) : std::nullopt;
     if (!path) return;  // git cannot use it
     std::string why, target_rel;
-    auto target = follow(rel, *path, why, target_rel);
+    bool turned = false;
+    auto target = follow(rel, *path, why, target_rel, &turned);
+    if (!made) {
+        if (turned) quarantine(dirfd, rel, ".git", "names the repository the host's git is to use, and " + why);
+        return;
+    }
     if (target) {
         judge_gitdir(target->get(), target_rel, [&] {
             auto tsx = stat_at(target->get(), "");
@@ -159,11 +168,12 @@ void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
 
 // TARGET as git reads it in a .git file or commondir of FROM_REL: the directory, when it is in
 // the workdir and the kernel resolves it there exactly as git would, with no symlink on the way.
-// Else nullopt, with WHY saying why ("" when it does not exist: git cannot use it either).
+// Else nullopt, with WHY saying why ("" when it does not exist: git cannot use it either), and
+// TURNED set when the first symlink on the way is one the run made or moved there.
 // TARGET is never tidied before it is opened: "a/../b" is the kernel's, through whatever "a"
 // is, and a path that cannot be resolved that way is one to move aside, not one to guess at.
 std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, const std::string& target,
-                                                 std::string& why, std::string& to_rel) {
+                                                 std::string& why, std::string& to_rel, bool* turned) {
     std::string path;  // from the workdir, as written
     if (!target.empty() && target[0] == '/') {
         // Absolute: the workdir's path or its real path (git writes that one) as written first.
@@ -183,13 +193,37 @@ std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, co
     }
     UniqueFd fd = open_beneath(root_fd.get(), path);
     if (!fd) {
-        if (errno != ENOENT && errno != ENOTDIR) why = "leads through a symlink or out of the workdir (" + target + ")";
+        const int err = errno;
+        if (err != ENOENT && err != ENOTDIR) why = "leads through a symlink or out of the workdir (" + target + ")";
+        if (err == ELOOP && turned) {
+            auto link = first_symlink(path);
+            *turned = link && changed(*link);
+            if (*turned) why = "the command put a symlink on its way (" + target + ")";
+        }
         return std::nullopt;
     }
     // Reached with no symlink on the way: its ".." are the lexical ones.
     const std::string norm = normalize_path(root + "/" + path, "/");
     to_rel = norm.size() <= root.size() ? "" : norm.substr(root.size() + (root == "/" ? 0 : 1));
     return fd;
+}
+
+// The first symlink on PATH (from the workdir, as follow opens it), as it is now.
+std::optional<struct statx> RepoWatch::State::first_symlink(const std::string& path) const {
+    std::string prefix;
+    for (size_t pos = 0; pos < path.size();) {
+        size_t end = path.find('/', pos);
+        if (end == std::string::npos) end = path.size();
+        const std::string name = path.substr(pos, end - pos);
+        pos = end + 1;
+        if (name.empty() || name == ".") continue;
+        UniqueFd dir = open_beneath(root_fd.get(), prefix);
+        auto sx = dir ? stat_at(dir.get(), name.c_str()) : std::nullopt;
+        if (!sx) return std::nullopt;
+        if (S_ISLNK(sx->stx_mode)) return sx;
+        prefix = join(prefix, name);
+    }
+    return std::nullopt;
 }
 
 // Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never

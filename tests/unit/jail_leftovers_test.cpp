@@ -234,3 +234,31 @@ TEST_CASE("leftovers: a .git file or commondir is followed exactly as git reads 
     const auto q = watch->finish();
     CHECK(paths(q) == std::vector<std::string>{"cm/c\t/config", "dd/.git", "nul/t/config", "sp/t /config"});
 }
+
+TEST_CASE("leftovers: a .git file or commondir from before, a symlink of the run's on its way", "[leftovers]") {
+    Scratch s, o;  // o: out of the workdir
+    make_repo(o.dir / "m", kUnsafe);
+    make_repo(o.dir / "c", kUnsafe);
+    fs::remove(o.dir / "c" / "HEAD");
+    make_repo(s.dir / "own" / ".git" / "modules" / "m", kSafe);
+    write(s.dir / "own" / "m" / ".git", "gitdir: ../.git/modules/m\n");
+    // A worktree's git directory whose commondir names a path with a directory in it.
+    make_repo(s.dir / "wt" / "common" / "c", kSafe);
+    fs::remove(s.dir / "wt" / "common" / "c" / "HEAD");
+    write(s.dir / "wt" / "g" / "HEAD", "ref: refs/heads/main\n");
+    write(s.dir / "wt" / "g" / "commondir", "../common/c\n");
+    fs::create_directories(s.dir / "wt" / "g" / "refs");
+    // One whose symlink is the user's, from before: left.
+    make_repo(s.dir / "real" / "r", kSafe);
+    fs::create_directory_symlink("real", s.dir / "lnk");
+    write(s.dir / "mine" / ".git", "gitdir: ../lnk/r\n");
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    fs::rename(s.dir / "own" / ".git" / "modules", s.dir / "own" / ".git" / "modules.old");
+    fs::create_directory_symlink(o.dir, s.dir / "own" / ".git" / "modules");
+    fs::rename(s.dir / "wt" / "common", s.dir / "wt" / "common.old");
+    fs::create_directory_symlink(o.dir, s.dir / "wt" / "common");
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{"own/m/.git", "wt/g/commondir"});
+    CHECK(fs::exists(s.dir / "mine" / ".git"));
+}
