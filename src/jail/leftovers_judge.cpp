@@ -141,8 +141,17 @@ void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
     if (!sx || is_dir(*sx)) return;
     const bool made = changed(*sx);
     if (S_ISLNK(sx->stx_mode)) {
-        if (made)
-            quarantine(dirfd, rel, ".git", "is a symlink, which the host's git would follow to another repository");
+        std::string why = "is a symlink, which the host's git would follow to another repository";
+        if (!made) {  // the user's: moved aside only where the run put a symlink on its way
+            char link[4096];
+            const ssize_t n = ::readlinkat(dirfd, ".git", link, sizeof link - 1);
+            std::string how, unused;
+            bool turned = false;
+            if (n > 0) (void)follow(rel, std::string(link, static_cast<size_t>(n)), how, unused, &turned);
+            if (!turned) return;
+            why += ", and " + how;
+        }
+        quarantine(dirfd, rel, ".git", why);
         return;
     }
     auto text = read_small(dirfd, ".git");

@@ -235,7 +235,8 @@ TEST_CASE("leftovers: a .git file or commondir is followed exactly as git reads 
     CHECK(paths(q) == std::vector<std::string>{"cm/c\t/config", "dd/.git", "nul/t/config", "sp/t /config"});
 }
 
-TEST_CASE("leftovers: a .git file or commondir from before, a symlink of the run's on its way", "[leftovers]") {
+TEST_CASE("leftovers: a .git file, symlink or commondir from before, a symlink of the run's on its way",
+          "[leftovers]") {
     Scratch s, o;  // o: out of the workdir
     make_repo(o.dir / "m", kUnsafe);
     make_repo(o.dir / "c", kUnsafe);
@@ -252,13 +253,20 @@ TEST_CASE("leftovers: a .git file or commondir from before, a symlink of the run
     make_repo(s.dir / "real" / "r", kSafe);
     fs::create_directory_symlink("real", s.dir / "lnk");
     write(s.dir / "mine" / ".git", "gitdir: ../lnk/r\n");
+    // The user's .git symlink into the workdir.
+    make_repo(s.dir / "store" / "x.git", kSafe);
+    fs::create_directories(s.dir / "sym");
+    fs::create_directory_symlink("../store/x.git", s.dir / "sym" / ".git");
     auto watch = RepoWatch::start(s.dir, run_start());
     REQUIRE(watch);
     fs::rename(s.dir / "own" / ".git" / "modules", s.dir / "own" / ".git" / "modules.old");
     fs::create_directory_symlink(o.dir, s.dir / "own" / ".git" / "modules");
     fs::rename(s.dir / "wt" / "common", s.dir / "wt" / "common.old");
     fs::create_directory_symlink(o.dir, s.dir / "wt" / "common");
+    fs::rename(s.dir / "store", s.dir / "store.old");
+    fs::create_directory_symlink(o.dir, s.dir / "store");
+    fs::rename(o.dir / "m", o.dir / "x.git");
     const auto q = watch->finish();
-    CHECK(paths(q) == std::vector<std::string>{"own/m/.git", "wt/g/commondir"});
+    CHECK(paths(q) == std::vector<std::string>{"own/m/.git", "sym/.git", "wt/g/commondir"});
     CHECK(fs::exists(s.dir / "mine" / ".git"));
 }
