@@ -185,18 +185,12 @@ std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, co
                                                  std::string& why, std::string& to_rel, bool* turned) {
     std::string path;  // from the workdir, as written
     if (!target.empty() && target[0] == '/') {
-        // Absolute: the workdir's path or its real path (git writes that one) as written first.
-        auto beneath = [&](const std::string& dir) {
-            if (dir.empty() || target.compare(0, dir.size(), dir) != 0) return false;
-            if (dir != "/" && target.size() > dir.size() && target[dir.size()] != '/') return false;
-            path = target.substr(dir.size());
-            return true;
-        };
-        if (!beneath(root) && !beneath(root_real)) {
+        auto in = in_workdir(target);
+        if (!in) {
             why = "leads out of the workdir (" + target + ")";
             return std::nullopt;
         }
-        while (!path.empty() && path[0] == '/') path.erase(0, 1);
+        path = *in;
     } else {
         path = from_rel.empty() ? target : from_rel + "/" + target;
     }
@@ -205,8 +199,7 @@ std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, co
         const int err = errno;
         if (err != ENOENT && err != ENOTDIR) why = "leads through a symlink or out of the workdir (" + target + ")";
         if (err == ELOOP && turned) {
-            auto link = first_symlink(path);
-            *turned = link && changed(*link);
+            *turned = turned_on_way(path);
             if (*turned) why = "the command put a symlink on its way (" + target + ")";
         }
         return std::nullopt;
@@ -217,22 +210,66 @@ std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, co
     return fd;
 }
 
-// The first symlink on PATH (from the workdir, as follow opens it), as it is now.
-std::optional<struct statx> RepoWatch::State::first_symlink(const std::string& path) const {
-    std::string prefix;
-    for (size_t pos = 0; pos < path.size();) {
-        size_t end = path.find('/', pos);
-        if (end == std::string::npos) end = path.size();
-        const std::string name = path.substr(pos, end - pos);
-        pos = end + 1;
-        if (name.empty() || name == ".") continue;
-        UniqueFd dir = open_beneath(root_fd.get(), prefix);
-        auto sx = dir ? stat_at(dir.get(), name.c_str()) : std::nullopt;
-        if (!sx) return std::nullopt;
-        if (S_ISLNK(sx->stx_mode)) return sx;
-        prefix = join(prefix, name);
+// The absolute path TARGET from the workdir, when it starts with the workdir's path or its real
+// path (git writes that one) as written: no other spelling is taken for one inside.
+std::optional<std::string> RepoWatch::State::in_workdir(const std::string& target) const {
+    for (const std::string* dir : {&root, &root_real}) {
+        if (dir->empty() || target.compare(0, dir->size(), *dir) != 0) continue;
+        if (*dir != "/" && target.size() > dir->size() && target[dir->size()] != '/') continue;
+        std::string rest = target.substr(dir->size());
+        while (!rest.empty() && rest[0] == '/') rest.erase(0, 1);
+        return rest;
     }
     return std::nullopt;
+}
+
+// Whether resolving PATH (from the workdir) meets a symlink the run made or moved there (its
+// ctime), following those from before as the kernel would (at most 40) while they stay in the
+// workdir: a pointer from before is the user's unless the run turned its way.
+bool RepoWatch::State::turned_on_way(const std::string& path) const {
+    std::vector<std::string> done;  // real directories from the workdir: ".." is lexical there
+    std::vector<std::string> todo;  // what is left, last first
+    auto push = [&](const std::string& p) {
+        for (size_t end = p.size(); end != std::string::npos && end > 0;) {
+            const size_t slash = p.rfind('/', end - 1);
+            const size_t start = slash == std::string::npos ? 0 : slash + 1;
+            todo.push_back(p.substr(start, end - start));
+            end = slash;
+        }
+    };
+    push(path);
+    for (int links = 0; !todo.empty();) {
+        const std::string name = std::move(todo.back());
+        todo.pop_back();
+        if (name.empty() || name == ".") continue;
+        if (name == "..") {
+            if (done.empty()) return false;  // out of the workdir
+            done.pop_back();
+            continue;
+        }
+        std::string at;
+        for (const auto& d : done) at = join(at, d);
+        UniqueFd dir = open_beneath(root_fd.get(), at);
+        auto sx = dir ? stat_at(dir.get(), name.c_str()) : std::nullopt;
+        if (!sx) return false;
+        if (!S_ISLNK(sx->stx_mode)) {
+            done.push_back(name);
+            continue;
+        }
+        if (changed(*sx)) return true;
+        char link[4096];
+        const ssize_t n = ::readlinkat(dir.get(), name.c_str(), link, sizeof link - 1);
+        if (n <= 0 || ++links > 40) return false;
+        std::string to(link, static_cast<size_t>(n));
+        if (to[0] == '/') {
+            auto in = in_workdir(to);
+            if (!in) return false;
+            done.clear();
+            to = *in;
+        }
+        push(to);
+    }
+    return false;
 }
 
 // Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never

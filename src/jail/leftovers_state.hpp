@@ -225,7 +225,8 @@ struct RepoWatch::State {
     void judge_gitfile(int dirfd, const std::string& rel);
     std::optional<UniqueFd> follow(const std::string& from_rel, const std::string& target, std::string& why,
                                    std::string& to_rel, bool* turned = nullptr);
-    std::optional<struct statx> first_symlink(const std::string& path) const;
+    [[nodiscard]] std::optional<std::string> in_workdir(const std::string& target) const;
+    [[nodiscard]] bool turned_on_way(const std::string& path) const;
     bool quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why);
     void restore(int dirfd, const std::string& name, const std::string& content);
     void take_over_killed();

@@ -253,6 +253,10 @@ TEST_CASE("leftovers: a .git file, symlink or commondir from before, a symlink o
     make_repo(s.dir / "real" / "r", kSafe);
     fs::create_directory_symlink("real", s.dir / "lnk");
     write(s.dir / "mine" / ".git", "gitdir: ../lnk/r\n");
+    // The user's .git file through the user's symlink, past which the run puts one of its own.
+    make_repo(s.dir / "real2" / "x", kSafe);
+    fs::create_directory_symlink("real2", s.dir / "old");
+    write(s.dir / "ch" / ".git", "gitdir: ../old/x\n");
     // The user's .git symlink into the workdir.
     make_repo(s.dir / "store" / "x.git", kSafe);
     fs::create_directories(s.dir / "sym");
@@ -265,8 +269,10 @@ TEST_CASE("leftovers: a .git file, symlink or commondir from before, a symlink o
     fs::create_directory_symlink(o.dir, s.dir / "wt" / "common");
     fs::rename(s.dir / "store", s.dir / "store.old");
     fs::create_directory_symlink(o.dir, s.dir / "store");
+    fs::rename(s.dir / "real2", s.dir / "real2.old");
+    fs::create_directory_symlink(o.dir, s.dir / "real2");
     fs::rename(o.dir / "m", o.dir / "x.git");
     const auto q = watch->finish();
-    CHECK(paths(q) == std::vector<std::string>{"own/m/.git", "sym/.git", "wt/g/commondir"});
+    CHECK(paths(q) == std::vector<std::string>{"ch/.git", "own/m/.git", "sym/.git", "wt/g/commondir"});
     CHECK(fs::exists(s.dir / "mine" / ".git"));
 }
