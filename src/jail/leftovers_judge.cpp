@@ -178,7 +178,7 @@ void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
 // TARGET as git reads it in a .git file or commondir of FROM_REL: the directory, when it is in
 // the workdir and the kernel resolves it there exactly as git would, with no symlink on the way.
 // Else nullopt, with WHY saying why ("" when it does not exist: git cannot use it either), and
-// TURNED set when the first symlink on the way is one the run made or moved there.
+// TURNED set when a symlink on the way (past the user's own) is one the run made or moved there.
 // TARGET is never tidied before it is opened: "a/../b" is the kernel's, through whatever "a"
 // is, and a path that cannot be resolved that way is one to move aside, not one to guess at.
 std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, const std::string& target,
