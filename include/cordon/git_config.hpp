@@ -4,6 +4,7 @@
 // aside any file whose keys could make the host's git run code or follow another location.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,5 +35,16 @@ bool git_config_key_safe(std::string_view key);
 // The first unsafe thing in TEXT, for a message: "sets core.fsmonitor (line 3)", or
 // "is not a config git can read (line 7)"; empty when every key is safe.
 std::string git_config_unsafe(std::string_view text);
+
+// The path a .git file names, read as git 2.39's read_gitfile_gently reads one (TEXT is the
+// whole file, which git reads only up to 1 MiB): it starts "gitdir: ", the file's trailing
+// newlines and carriage returns are dropped and nothing else (a trailing space or tab is part of
+// the path), and the path ends at a NUL. nullopt where git refuses the file; "" names the
+// directory that holds the .git file.
+std::optional<std::string> git_file_path(std::string_view text);
+
+// The path a commondir file names, read as git's get_common_dir_noenv reads it: the same
+// trimming, no prefix. "" names the git directory itself.
+std::string git_commondir_path(std::string_view text);
 
 }  // namespace cordon

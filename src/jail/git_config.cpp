@@ -355,4 +355,19 @@ std::string git_config_unsafe(std::string_view text) {
     return "";
 }
 
+std::string git_commondir_path(std::string_view text) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    return std::string(text.substr(0, text.find('\0')));
+}
+
+std::optional<std::string> git_file_path(std::string_view text) {
+    constexpr std::string_view prefix = "gitdir: ";
+    // starts_with on git's NUL-terminated buffer: a NUL inside the prefix fails it as here.
+    if (text.substr(0, prefix.size()) != prefix) return std::nullopt;
+    text.remove_prefix(prefix.size());
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    if (text.empty()) return std::nullopt;  // git: "no path in gitfile"
+    return std::string(text.substr(0, text.find('\0')));
+}
+
 }  // namespace cordon

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -77,14 +78,16 @@ uint32_t RepoWatch::State::add_node(UniqueFd fd, uint32_t parent, const std::str
     return i;
 }
 
-// The names of node I that matter: its subdirectories (into SUBDIRS), HEAD and .git.
+// The names of node I that matter: its subdirectories (into SUBDIRS), HEAD and .git. In any
+// case: in a case-folding directory (ext4's and tmpfs' casefold) git's lstat("HEAD") finds
+// "head"; judge_gitdir and judge_gitfile then look the names up as git does.
 void RepoWatch::State::read_names(int fd, uint32_t i, std::vector<std::string>& subdirs) {
     bool head = false, git = false;
     const bool whole = for_each_entry(
         fd, buf, sizeof buf,
         [&](const char* name, unsigned char type) {
-            if (std::strcmp(name, "HEAD") == 0) head = true;
-            if (std::strcmp(name, ".git") == 0) git = true;
+            if (::strcasecmp(name, "HEAD") == 0) head = true;
+            if (::strcasecmp(name, ".git") == 0) git = true;
             if (type == DT_UNKNOWN) {
                 auto sx = stat_at(fd, name);
                 type = sx && is_dir(*sx) ? DT_DIR : DT_REG;
@@ -109,9 +112,8 @@ UniqueFd RepoWatch::State::open_subdir(int fd, const std::string& name) {
     return open_dir_at(fd, name.c_str());
 }
 
-// Reads node FIRST and what is below it that the walk has not read where it is now. A
-// repository's objects/ is left out: git never runs there, and a .git file or commondir that
-// leads there has its target judged anyway.
+// Reads node FIRST and what is below it that the walk has not read where it is now, a
+// repository's objects/ too: git finds a repository or a .git file there as anywhere else.
 void RepoWatch::State::walk_from(uint32_t first) {
     std::vector<uint32_t> todo{first};
     std::vector<std::string> subdirs;
@@ -124,10 +126,8 @@ void RepoWatch::State::walk_from(uint32_t first) {
         if (fd < 0) continue;
         subdirs.clear();
         read_names(fd, i, subdirs);
-        const bool repo = nodes[i].has_head && head_is_valid(fd);
-        if (repo && !after) note_before(i, fd);
+        if (nodes[i].has_head && !after) note_before(i, fd);
         for (const auto& name : subdirs) {
-            if (repo && name == "objects") continue;
             UniqueFd sub = open_subdir(fd, name);
             auto sx = sub ? stat_at(sub.get(), "") : std::nullopt;
             if (!sx) {
@@ -198,7 +198,7 @@ bool RepoWatch::State::use_cached(uint32_t i, std::vector<uint32_t>& todo) {
     if (c.has_head) {
         UniqueFd tmp;
         const int fd = fd_of(i, tmp);
-        if (fd >= 0 && head_is_valid(fd)) note_before(i, fd);
+        if (fd >= 0) note_before(i, fd);
     }
     for (uint32_t cc : cache->children[nodes[i].cached]) {
         const TreeCache::Dir& d = cache->dirs[cc];
@@ -232,13 +232,16 @@ void RepoWatch::State::save_cache() {
     (void)save_tree_cache(cache_path, c);
 }
 
+// Node I, whose HEAD predates the run, as it was before it (Before). Whether HEAD is valid
+// does not matter: every directory with a HEAD is judged in every run, so what one holds from
+// before is what earlier runs left and were judged on, or the user's own.
 void RepoWatch::State::note_before(uint32_t i, int fd) {
     // objects/ by its birth: its ctime moves with every commit, of this run or another one.
     for (const char* part : {"HEAD", "refs", "commondir", "objects"}) {
         struct statx sx {};
         const bool objects = std::strcmp(part, "objects") == 0;
         if (::statx(fd, part, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_CTIME | STATX_BTIME, &sx) != 0) {
-            if (std::strcmp(part, "commondir") == 0) continue;
+            if (std::strcmp(part, "HEAD") != 0) continue;
             return;
         }
         const struct statx_timestamp& t = objects ? sx.stx_btime : sx.stx_ctime;

@@ -28,14 +28,17 @@ void RepoWatch::State::judge_all() {
     }
 }
 
-// The directory at FD (REL), node NODE (kNone: reached through a .git file): if git takes it for
-// a repository, what it would read there. A repository from before the run has only what the
-// run changed judged; one made in the run, everything.
+// The directory at FD (REL), node NODE (kNone: reached through a .git file): if git might take
+// it for a repository, what it would read there. That is any directory with a HEAD, valid or
+// not, with objects and refs or without: git's rules (validate_headref, is_git_directory) and
+// the variables that move objects/ (GIT_OBJECT_DIRECTORY) are never to be outguessed, and what
+// git would not take costs only a look. A repository from before the run has only what the run
+// changed judged; one made in the run, everything.
 void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t node) {
     auto sx = stat_at(fd, "");
     if (!sx || std::find(judged.begin(), judged.end(), id_of(*sx)) != judged.end()) return;
     judged.push_back(id_of(*sx));
-    if (!head_is_valid(fd)) return;
+    if (!stat_at(fd, "HEAD")) return;  // git's first test: lstat("HEAD")
     const auto b = node == kNone ? before.end() : before.find(node);
     const Before* was = b == before.end() ? nullptr : &b->second;
     // The workdir's own .git has its config, hooks and commondir protected in every run: only
@@ -47,8 +50,9 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
     if (auto csx = stat_at(fd, "commondir")) {
         auto text = read_small(fd, "commondir");
         std::string why;
-        if (text) common = follow(rel, trim_right(*text), why, common_rel);
-        if ((strict || changed(*csx)) && !common) {
+        bool turned = false;  // a commondir from before, led astray by a symlink of the run's
+        if (text) common = follow(rel, git_commondir_path(*text), why, common_rel, &turned);
+        if ((strict || changed(*csx) || turned) && !common) {
             if (!text) why = "is not a file git reads";
             if (!why.empty())
                 quarantine(fd, rel, "commondir",
@@ -56,7 +60,6 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
         }
     }
     const int cfd = common ? common->get() : fd;
-    if (!accessible(cfd, "objects") || !accessible(cfd, "refs")) return;  // not a repository to git
     judge_config(fd, rel, "config", strict, was ? was->config : std::nullopt);
     judge_config(fd, rel, "config.worktree", strict, was ? was->config_worktree : std::nullopt);
     judge_hooks(fd, rel, strict, was);
@@ -130,19 +133,37 @@ void RepoWatch::State::judge_hooks(int gitdir, const std::string& rel, bool stri
 }
 
 // An entry named .git that is not a directory: a symlink git follows, or a .git file (worktrees
-// and submodules) naming the repository git is to use. Judged where the run made or changed it.
+// and submodules) naming the repository git is to use. Judged where the run made or changed it;
+// one from before only where the run put a symlink on the way to what it names.
 void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
     if (rel.empty()) return;  // the workdir's own: read-only in every run (a worktree's points out)
     auto sx = stat_at(dirfd, ".git");
-    if (!sx || is_dir(*sx) || !changed(*sx)) return;
+    if (!sx || is_dir(*sx)) return;
+    const bool made = changed(*sx);
     if (S_ISLNK(sx->stx_mode)) {
-        quarantine(dirfd, rel, ".git", "is a symlink, which the host's git would follow to another repository");
+        std::string why = "is a symlink, which the host's git would follow to another repository";
+        if (!made) {  // the user's: moved aside only where the run put a symlink on its way
+            char link[4096];
+            const ssize_t n = ::readlinkat(dirfd, ".git", link, sizeof link - 1);
+            std::string how, unused;
+            bool turned = false;
+            if (n > 0) (void)follow(rel, std::string(link, static_cast<size_t>(n)), how, unused, &turned);
+            if (!turned) return;
+            why += ", and " + how;
+        }
+        quarantine(dirfd, rel, ".git", why);
         return;
     }
     auto text = read_small(dirfd, ".git");
-    if (!text || text->rfind("gitdir: ", 0) != 0) return;  // git cannot use it
+    auto path = text ? git_file_path(*text) : std::nullopt;
+    if (!path) return;  // git cannot use it
     std::string why, target_rel;
-    auto target = follow(rel, trim_right(text->substr(8)), why, target_rel);
+    bool turned = false;
+    auto target = follow(rel, *path, why, target_rel, &turned);
+    if (!made) {
+        if (turned) quarantine(dirfd, rel, ".git", "names the repository the host's git is to use, and " + why);
+        return;
+    }
     if (target) {
         judge_gitdir(target->get(), target_rel, [&] {
             auto tsx = stat_at(target->get(), "");
@@ -155,26 +176,100 @@ void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
 }
 
 // TARGET as git reads it in a .git file or commondir of FROM_REL: the directory, when it is in
-// the workdir and reached without a symlink. Else nullopt, with WHY saying why ("" when it does
-// not exist: git cannot use it either).
+// the workdir and the kernel resolves it there exactly as git would, with no symlink on the way.
+// Else nullopt, with WHY saying why ("" when it does not exist: git cannot use it either), and
+// TURNED set when a symlink on the way (past the user's own) is one the run made or moved there.
+// TARGET is never tidied before it is opened: "a/../b" is the kernel's, through whatever "a"
+// is, and a path that cannot be resolved that way is one to move aside, not one to guess at.
 std::optional<UniqueFd> RepoWatch::State::follow(const std::string& from_rel, const std::string& target,
-                                                 std::string& why, std::string& to_rel) {
-    std::string path;
+                                                 std::string& why, std::string& to_rel, bool* turned) {
+    std::string path;  // from the workdir, as written
     if (!target.empty() && target[0] == '/') {
-        path = normalize_path(target, "/");
-        if (!root_real.empty() && path_at_or_under(path, root_real)) path = root + path.substr(root_real.size());
+        auto in = in_workdir(target);
+        if (!in) {
+            why = "leads out of the workdir (" + target + ")";
+            return std::nullopt;
+        }
+        path = *in;
     } else {
-        path = normalize_path(root + "/" + join(from_rel, target), "/");
+        path = from_rel.empty() ? target : from_rel + "/" + target;
     }
-    if (!path_at_or_under(path, root)) {
-        why = "leads out of the workdir (" + target + ")";
+    UniqueFd fd = open_beneath(root_fd.get(), path);
+    if (!fd) {
+        const int err = errno;
+        if (err != ENOENT && err != ENOTDIR) why = "leads through a symlink or out of the workdir (" + target + ")";
+        if (err == ELOOP && turned) {
+            *turned = turned_on_way(path);
+            if (*turned) why = "the command put a symlink on its way (" + target + ")";
+        }
         return std::nullopt;
     }
-    to_rel = path.size() == root.size() ? "" : path.substr(root.size() + (root == "/" ? 0 : 1));
-    UniqueFd fd = open_beneath(root_fd.get(), to_rel);
-    if (fd) return fd;
-    if (errno != ENOENT) why = "leads through a symlink or out of the workdir (" + target + ")";
+    // Reached with no symlink on the way: its ".." are the lexical ones.
+    const std::string norm = normalize_path(root + "/" + path, "/");
+    to_rel = norm.size() <= root.size() ? "" : norm.substr(root.size() + (root == "/" ? 0 : 1));
+    return fd;
+}
+
+// The absolute path TARGET from the workdir, when it starts with the workdir's path or its real
+// path (git writes that one) as written: no other spelling is taken for one inside.
+std::optional<std::string> RepoWatch::State::in_workdir(const std::string& target) const {
+    for (const std::string* dir : {&root, &root_real}) {
+        if (dir->empty() || target.compare(0, dir->size(), *dir) != 0) continue;
+        if (*dir != "/" && target.size() > dir->size() && target[dir->size()] != '/') continue;
+        std::string rest = target.substr(dir->size());
+        while (!rest.empty() && rest[0] == '/') rest.erase(0, 1);
+        return rest;
+    }
     return std::nullopt;
+}
+
+// Whether resolving PATH (from the workdir) meets a symlink the run made or moved there (its
+// ctime), following those from before as the kernel would (at most 40) while they stay in the
+// workdir: a pointer from before is the user's unless the run turned its way.
+bool RepoWatch::State::turned_on_way(const std::string& path) const {
+    std::vector<std::string> done;  // real directories from the workdir: ".." is lexical there
+    std::vector<std::string> todo;  // what is left, last first
+    auto push = [&](const std::string& p) {
+        for (size_t end = p.size(); end != std::string::npos && end > 0;) {
+            const size_t slash = p.rfind('/', end - 1);
+            const size_t start = slash == std::string::npos ? 0 : slash + 1;
+            todo.push_back(p.substr(start, end - start));
+            end = slash;
+        }
+    };
+    push(path);
+    for (int links = 0; !todo.empty();) {
+        const std::string name = std::move(todo.back());
+        todo.pop_back();
+        if (name.empty() || name == ".") continue;
+        if (name == "..") {
+            if (done.empty()) return false;  // out of the workdir
+            done.pop_back();
+            continue;
+        }
+        std::string at;
+        for (const auto& d : done) at = join(at, d);
+        UniqueFd dir = open_beneath(root_fd.get(), at);
+        auto sx = dir ? stat_at(dir.get(), name.c_str()) : std::nullopt;
+        if (!sx) return false;
+        if (!S_ISLNK(sx->stx_mode)) {
+            done.push_back(name);
+            continue;
+        }
+        if (changed(*sx)) return true;
+        char link[4096];
+        const ssize_t n = ::readlinkat(dir.get(), name.c_str(), link, sizeof link - 1);
+        if (n <= 0 || ++links > 40) return false;
+        std::string to(link, static_cast<size_t>(n));
+        if (to[0] == '/') {
+            auto in = in_workdir(to);
+            if (!in) return false;
+            done.clear();
+            to = *in;
+        }
+        push(to);
+    }
+    return false;
 }
 
 // Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never

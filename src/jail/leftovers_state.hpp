@@ -110,30 +110,8 @@ inline std::string trim_right(std::string s) {
     return s;
 }
 
-// git's validate_headref: a symlink into refs/, "ref: refs/...", or an object id.
-inline bool head_is_valid(int gitdir) {
-    char link[256];
-    const ssize_t n = ::readlinkat(gitdir, "HEAD", link, sizeof link - 1);
-    if (n >= 0) return std::string_view(link, static_cast<size_t>(n)).rfind("refs/", 0) == 0;
-    auto head = read_small(gitdir, "HEAD", 4096);
-    if (!head) return false;
-    std::string_view h = *head;
-    if (h.rfind("ref:", 0) == 0) {
-        h.remove_prefix(4);
-        while (!h.empty() && (h.front() == ' ' || h.front() == '\t')) h.remove_prefix(1);
-        return h.rfind("refs/", 0) == 0;
-    }
-    size_t hex = 0;
-    while (hex < h.size() && std::isxdigit(static_cast<unsigned char>(h[hex]))) ++hex;
-    return hex == 40 || hex == 64;
-}
-
 inline std::string join(const std::string& rel, const std::string& name) {
     return rel.empty() ? name : rel + "/" + name;
-}
-
-inline bool accessible(int dirfd, const char* name) {
-    return ::faccessat(dirfd, name, X_OK, 0) == 0;
 }
 
 // git's own example hooks, which it never runs.
@@ -173,16 +151,17 @@ struct Node {
     uint32_t parent = kNone;
     std::string name;
     Id id{};
-    bool gone = false;  // no longer there: removed, or moved (then found again as a new node)
-    bool has_head = false;
-    bool has_git = false;             // an entry named .git
+    bool gone = false;                // no longer there: removed, or moved (then found again as a new node)
+    bool has_head = false;            // an entry named HEAD, in any case (see read_names)
+    bool has_git = false;             // an entry named .git, in any case
     bool complete = false;            // its listing was read whole (or taken from the tree cache)
     uint32_t cached = kNone;          // its entry in the tree cache, if any
     struct statx_timestamp ctime {};  // as last seen
 };
 
-// A repository as it was before the run: only where HEAD, objects, refs and commondir all
-// predate it (else it counts as made in the run, and is judged whole). Its config files and
+// A repository as it was before the run: only where its HEAD predates it, and so do its
+// objects, refs and commondir where it has them (else it counts as made in the run, and is
+// judged whole). Its config files and
 // hooks as they were, where those predate the run too.
 struct Before {
     std::optional<std::string> config, config_worktree;      // nullopt: not known
@@ -245,7 +224,9 @@ struct RepoWatch::State {
     void judge_hooks(int gitdir, const std::string& rel, bool strict, const Before* was);
     void judge_gitfile(int dirfd, const std::string& rel);
     std::optional<UniqueFd> follow(const std::string& from_rel, const std::string& target, std::string& why,
-                                   std::string& to_rel);
+                                   std::string& to_rel, bool* turned = nullptr);
+    [[nodiscard]] std::optional<std::string> in_workdir(const std::string& target) const;
+    [[nodiscard]] bool turned_on_way(const std::string& path) const;
     bool quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why);
     void restore(int dirfd, const std::string& name, const std::string& content);
     void take_over_killed();

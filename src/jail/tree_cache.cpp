@@ -15,7 +15,7 @@ namespace cordon {
 
 namespace {
 
-constexpr char kMagic[] = "cordon tree cache 1\n";
+constexpr char kMagic[] = "cordon tree cache 2\n";
 constexpr size_t kMaxFile = size_t{256} << 20;
 
 template <typename T>

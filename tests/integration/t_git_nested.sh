@@ -180,6 +180,18 @@ for p in "${pids[@]}"; do wait "$p"; done
 [[ -z $(find c1 c2 c3 -name '*.cordon-unsafe*') ]] && ok "parallel runs: nothing of the clones is moved aside" ||
   not_ok "parallel: $(find c1 c2 c3 -name '*.cordon-unsafe*')"
 host_git_runs_nothing "parallel runs" "$WORK/p/evilpar"
+# 14. The user's own submodule, its .git file from before the run (git writes it with an
+#     absolute path for --separate-git-dir), and the run turns a directory on the way into a
+#     symlink to a repository outside: the .git file is moved aside.
+fresh_project
+mkdir -p "$SCRATCH/mods/sub" && "${G[@]}" init -q --bare "$SCRATCH/mods/sub" && "${G[@]}" -C "$SCRATCH/mods/sub" config core.bare false &&
+  "${G[@]}" -C "$SCRATCH/mods/sub" config core.fsmonitor "$evil"
+"${G[@]}" init -q own && mkdir -p own/.git/modules && "${G[@]}" init -q --separate-git-dir=own/.git/modules/sub own/sub
+sleep 0.2
+jailed "mv own/.git/modules own/.git/modules.old && ln -s $SCRATCH/mods own/.git/modules && echo turned"
+expect_out "^turned$" "a directory on the way of the user's .git file becomes a symlink"
+quarantined "a symlink on the way of a .git file from before" "own/sub/.git"
+host_git_runs_nothing "a symlink on the way of a .git file from before" "$WORK/p/own/sub"
 # 13. The Landlock jail (--isolation landlock) is judged the same way. (Its workdir's top takes
 #     no new entries there, so the repository goes into an existing directory.)
 fresh_project

@@ -549,3 +549,27 @@ TEST_CASE("git_config: git_config_unsafe names the first finding", "[git_config]
     CHECK(git_config_unsafe("[core]\nbare = true\n\n\n\n\n[oops\n") == "is not a config git can read (line 7)");
     CHECK(git_config_unsafe("[core]\nfsmonitor = x\n[oops\n") == "is not a config git can read (line 3)");
 }
+
+TEST_CASE("git_format: a .git file's path as read_gitfile_gently reads it", "[git_config]") {
+    using namespace std::string_literals;
+    CHECK(git_file_path("gitdir: t\n") == "t");
+    CHECK(git_file_path("gitdir: t") == "t");
+    CHECK(git_file_path("gitdir: t\r\r\n\n") == "t");
+    CHECK(git_file_path("gitdir: t \t\n") == "t \t");  // blanks stay: they are the path's
+    CHECK(git_file_path("gitdir: t\0/x\n"s) == "t");
+    CHECK(git_file_path("gitdir: \0x"s) == "");  // the .git file's own directory
+    CHECK(git_file_path("gitdir: /abs/p\n") == "/abs/p");
+    CHECK_FALSE(git_file_path("gitdir: \n"));
+    CHECK_FALSE(git_file_path("gitdir:t\n"));
+    CHECK_FALSE(git_file_path("GITDIR: t\n"));
+    CHECK_FALSE(git_file_path(" gitdir: t\n"));
+    CHECK_FALSE(git_file_path("gitdi\0r: t"s));
+}
+
+TEST_CASE("git_format: a commondir's path as get_common_dir_noenv reads it", "[git_config]") {
+    using namespace std::string_literals;
+    CHECK(git_commondir_path("../..\n") == "../..");
+    CHECK(git_commondir_path("../c\t\r\n") == "../c\t");
+    CHECK(git_commondir_path("c\0junk\n"s) == "c");
+    CHECK(git_commondir_path("\n") == "");
+}

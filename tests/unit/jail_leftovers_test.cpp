@@ -116,7 +116,8 @@ TEST_CASE("leftovers: symlinks and odd files are judged without being followed o
     // hooks as a symlink.
     make_repo(s.dir / "b" / ".git", kSafe);
     fs::create_directory_symlink(s.dir / "outside-target", s.dir / "b" / ".git" / "hooks");
-    // A FIFO named HEAD: never opened (the judgement would hang).
+    // A FIFO named HEAD: never opened (the judgement would hang), and its directory judged all
+    // the same (git would block on it until someone writes a HEAD into it).
     fs::create_directories(s.dir / "c" / "objects");
     fs::create_directories(s.dir / "c" / "refs");
     REQUIRE(::mkfifo((s.dir / "c" / "HEAD").c_str(), 0644) == 0);
@@ -126,9 +127,9 @@ TEST_CASE("leftovers: symlinks and odd files are judged without being followed o
     fs::create_directory_symlink(s.dir / "b", s.dir / "link");
     write(s.dir / "e" / ".git", "gitdir: ../link/.git\n");
     const auto q = watch->finish();
-    CHECK(paths(q) == std::vector<std::string>{"a/.git/config", "b/.git/hooks", "e/.git"});
+    CHECK(paths(q) == std::vector<std::string>{"a/.git/config", "b/.git/hooks", "c/config", "e/.git"});
     CHECK(fs::is_symlink(s.dir / "a" / ".git" / "config.cordon-unsafe"));
-    CHECK(fs::exists(s.dir / "c" / "config"));
+    CHECK(fs::exists(s.dir / "c" / "config.cordon-unsafe"));
     CHECK(fs::exists(s.dir / "d" / ".git"));
 }
 
@@ -181,4 +182,97 @@ TEST_CASE("leftovers: later runs take unchanged directories from the tree cache"
     REQUIRE(w3);
     make_repo(s.dir / "a" / "7" / "deep" / "host-made" / "r" / "sub", kUnsafe);
     CHECK(paths(w3->finish()) == std::vector<std::string>{"a/7/deep/host-made/r/sub/config"});
+}
+
+TEST_CASE("leftovers: what git might take for a repository is judged, valid HEAD or not", "[leftovers]") {
+    Scratch s;
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    // HEAD as git's validate_headref takes it and a stricter reader would not: "ref:" and a
+    // newline, a HEAD past 4 KiB, 41 hex digits; and HEADs git refuses, with no objects/.
+    make_repo(s.dir / "nl" / ".git", kUnsafe);
+    write(s.dir / "nl" / ".git" / "HEAD", "ref:\nrefs/heads/main\n");
+    make_repo(s.dir / "big" / ".git", kUnsafe);
+    write(s.dir / "big" / ".git" / "HEAD", "ref: refs/heads/main\n" + std::string(8192, 'x'));
+    make_repo(s.dir / "hex", kUnsafe);
+    write(s.dir / "hex" / "HEAD", std::string(41, 'a'));
+    write(s.dir / "junk" / "HEAD", "no\n");
+    write(s.dir / "junk" / "config", kUnsafe);
+    // A repository below another's objects/, and a .git file there.
+    make_repo(s.dir / "r" / ".git", kSafe);
+    make_repo(s.dir / "r" / ".git" / "objects" / "ab" / "in", kUnsafe);
+    make_repo(s.dir / "r" / ".git" / "objects" / "cd" / "t", kUnsafe);
+    write(s.dir / "r" / ".git" / "objects" / "ef" / ".git", "gitdir: ../cd/t\n");
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{"big/.git/config", "hex/config", "junk/config", "nl/.git/config",
+                                               "r/.git/objects/ab/in/config", "r/.git/objects/cd/t/config"});
+}
+
+TEST_CASE("leftovers: a .git file or commondir is followed exactly as git reads it, or moved aside", "[leftovers]") {
+    Scratch s;
+    fs::create_directories(s.dir / "elsewhere" / "deep");
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    // Trailing blanks are part of the path: "t " is the repository, "t" a decoy.
+    make_repo(s.dir / "sp" / "t", kSafe);
+    make_repo(s.dir / "sp" / "t ", kUnsafe);
+    write(s.dir / "sp" / ".git", "gitdir: t \n");
+    // ".." through a symlink is the kernel's, not the lexical one: moved aside.
+    fs::create_directories(s.dir / "dd");
+    fs::create_directory_symlink(s.dir / "elsewhere" / "deep", s.dir / "dd" / "l");
+    write(s.dir / "dd" / ".git", "gitdir: l/../nothing\n");
+    // A NUL ends the path, as in git's C strings.
+    make_repo(s.dir / "nul" / "t", kUnsafe);
+    write(s.dir / "nul" / ".git", std::string("gitdir: t\0/../x\n", 16));
+    // commondir with a trailing tab, naming a common directory without a HEAD of its own.
+    make_repo(s.dir / "cm" / "c\t", kUnsafe);
+    fs::remove(s.dir / "cm" / "c\t" / "HEAD");
+    make_repo(s.dir / "cm" / "c", kSafe);
+    fs::remove(s.dir / "cm" / "c" / "HEAD");
+    write(s.dir / "cm" / "wt" / "HEAD", "ref: refs/heads/main\n");
+    write(s.dir / "cm" / "wt" / "commondir", "../c\t\r\n");
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{"cm/c\t/config", "dd/.git", "nul/t/config", "sp/t /config"});
+}
+
+TEST_CASE("leftovers: a .git file, symlink or commondir from before, a symlink of the run's on its way",
+          "[leftovers]") {
+    Scratch s, o;  // o: out of the workdir
+    make_repo(o.dir / "m", kUnsafe);
+    make_repo(o.dir / "c", kUnsafe);
+    fs::remove(o.dir / "c" / "HEAD");
+    make_repo(s.dir / "own" / ".git" / "modules" / "m", kSafe);
+    write(s.dir / "own" / "m" / ".git", "gitdir: ../.git/modules/m\n");
+    // A worktree's git directory whose commondir names a path with a directory in it.
+    make_repo(s.dir / "wt" / "common" / "c", kSafe);
+    fs::remove(s.dir / "wt" / "common" / "c" / "HEAD");
+    write(s.dir / "wt" / "g" / "HEAD", "ref: refs/heads/main\n");
+    write(s.dir / "wt" / "g" / "commondir", "../common/c\n");
+    fs::create_directories(s.dir / "wt" / "g" / "refs");
+    // One whose symlink is the user's, from before: left.
+    make_repo(s.dir / "real" / "r", kSafe);
+    fs::create_directory_symlink("real", s.dir / "lnk");
+    write(s.dir / "mine" / ".git", "gitdir: ../lnk/r\n");
+    // The user's .git file through the user's symlink, past which the run puts one of its own.
+    make_repo(s.dir / "real2" / "x", kSafe);
+    fs::create_directory_symlink("real2", s.dir / "old");
+    write(s.dir / "ch" / ".git", "gitdir: ../old/x\n");
+    // The user's .git symlink into the workdir.
+    make_repo(s.dir / "store" / "x.git", kSafe);
+    fs::create_directories(s.dir / "sym");
+    fs::create_directory_symlink("../store/x.git", s.dir / "sym" / ".git");
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    fs::rename(s.dir / "own" / ".git" / "modules", s.dir / "own" / ".git" / "modules.old");
+    fs::create_directory_symlink(o.dir, s.dir / "own" / ".git" / "modules");
+    fs::rename(s.dir / "wt" / "common", s.dir / "wt" / "common.old");
+    fs::create_directory_symlink(o.dir, s.dir / "wt" / "common");
+    fs::rename(s.dir / "store", s.dir / "store.old");
+    fs::create_directory_symlink(o.dir, s.dir / "store");
+    fs::rename(s.dir / "real2", s.dir / "real2.old");
+    fs::create_directory_symlink(o.dir, s.dir / "real2");
+    fs::rename(o.dir / "m", o.dir / "x.git");
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{"ch/.git", "own/m/.git", "sym/.git", "wt/g/commondir"});
+    CHECK(fs::exists(s.dir / "mine" / ".git"));
 }
