@@ -683,7 +683,11 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     if (status) status = admit(run, gate, facts);
     const bool admitted = status && !facts.gate_stop;
     if (admitted) status = Supervision(run, facts).loop();
-    if (run.net) facts.net_denials = run.net->stop();
+    if (run.net) {
+        NetRefusals refused = run.net->stop();
+        facts.net_denials = std::move(refused.records);
+        facts.net_denials_dropped = refused.dropped;
+    }
     if (!status || facts.gate_stop) end_jail(run);
     facts.wall_ms = ms_since(run.t0);
     if (!status)
