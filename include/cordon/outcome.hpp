@@ -29,6 +29,7 @@ struct Outcome {
     std::string isolation;                 // "namespaces" or "landlock" (cordon(1), ISOLATION); "" before either
     std::vector<std::string> dropped;      // what the Landlock jail could not give
     std::vector<std::string> quarantined;  // JSON objects: what the run left that git would run, moved aside
+    uint64_t quarantined_dropped = 0;      // ... counted but not kept
 };
 
 // A failure the child reported over the sync socket (ChildMsg SetupError or ExecError).

@@ -184,7 +184,10 @@ std::string status_json(const Outcome& outcome) {
         }
         j.add_raw("dropped", dropped + "]");
     }
-    if (!outcome.quarantined.empty()) j.add_raw("quarantined", json_array(outcome.quarantined));
+    if (!outcome.quarantined.empty()) {
+        j.add_raw("quarantined", json_array(outcome.quarantined));
+        if (outcome.quarantined_dropped) j.add("quarantined_dropped", static_cast<int64_t>(outcome.quarantined_dropped));
+    }
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";
 }
