@@ -10,10 +10,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -124,6 +126,7 @@ struct NetFilter::Shared {
     std::map<std::string, std::string> test_resolve;
     int verbosity = 0;
     int audit_fd = -1;
+    int max_connections = 0;  // max_connections(), when the filter was made
 
     std::mutex mu;
     std::condition_variable idle;
@@ -151,6 +154,7 @@ using Shared = NetFilter::Shared;
 constexpr int kConnectTimeoutMs = 10000;
 constexpr int kHeadTimeoutMs = 30000;
 constexpr int kMaxConnections = 512;
+constexpr int kAcceptPauseMs = 50;  // after accept found no descriptor left
 // Distinct allowed names the resolver gives addresses to, and remembers for the forwarders
 // (each up to 253 bytes, kept twice): the others are answered SERVFAIL.
 constexpr size_t kMaxFakeNames = 4096;
@@ -515,6 +519,16 @@ void answer_dns(Shared& sh, int fd) {
     (void)::sendto(fd, answer.data(), answer.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), flen);
 }
 
+// The connections served at once: kMaxConnections, or fewer where RLIMIT_NOFILE would run out
+// first. A connection holds up to six descriptors (two sockets, a pipe each way); 64 stay for
+// the rest of the supervisor.
+int max_connections() {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return kMaxConnections;
+    const long fit = (static_cast<long>(rl.rlim_cur) - 64) / 6;
+    return static_cast<int>(std::clamp<long>(fit, 4, kMaxConnections));
+}
+
 void connection_thread(const std::shared_ptr<Shared>& sh, UniqueFd fd, NetListenerKind kind, uint16_t port) {
     {
         Tracked client(*sh, std::move(fd));
@@ -544,12 +558,18 @@ void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<
                 continue;
             }
             UniqueFd conn(::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC));
+            if (!conn && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+                // The connection stays queued and the listener readable: wait for descriptors
+                // to come free (or the end) instead of spinning on it.
+                (void)::poll(&fds.back(), 1, kAcceptPauseMs);
+                break;
+            }
             if (!conn) continue;
             {
                 // Two threads a connection: a jail that opens more at once than any tool needs
                 // gets the extra ones closed, not the supervisor's memory.
                 std::lock_guard lock(sh->mu);
-                if (sh->active >= kMaxConnections) continue;
+                if (sh->active >= sh->max_connections) continue;
                 ++sh->active;
             }
             std::thread(connection_thread, sh, std::move(conn), kind, port).detach();
@@ -564,6 +584,7 @@ NetFilter::NetFilter(const Spec& spec, int verbosity, int audit_fd) : shared_(st
     for (const auto& [name, addr] : spec.test_resolve) shared_->test_resolve[name] = addr;
     shared_->verbosity = verbosity;
     shared_->audit_fd = audit_fd;
+    shared_->max_connections = max_connections();
 }
 
 NetFilter::~NetFilter() {
