@@ -24,9 +24,7 @@ bool path_like(const std::string& a) {
 // What a record adds when it lost part of argv: the original's words and bytes.
 void add_cut(JsonObject& o, const ArgvRecord& a) {
     if (!a.truncated) return;
-    o.add("truncated", true)
-        .add("argc", static_cast<int64_t>(a.argc))
-        .add("argv_bytes", static_cast<int64_t>(a.bytes));
+    o.add("truncated", true).add("argc", static_cast<int64_t>(a.argc)).add("argv_bytes", static_cast<int64_t>(a.bytes));
 }
 
 }  // namespace

@@ -186,7 +186,8 @@ std::string status_json(const Outcome& outcome) {
     }
     if (!outcome.quarantined.empty()) {
         j.add_raw("quarantined", json_array(outcome.quarantined));
-        if (outcome.quarantined_dropped) j.add("quarantined_dropped", static_cast<int64_t>(outcome.quarantined_dropped));
+        if (outcome.quarantined_dropped)
+            j.add("quarantined_dropped", static_cast<int64_t>(outcome.quarantined_dropped));
     }
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";

@@ -662,7 +662,7 @@ void judge_leftovers(Run& run, const RunFacts& facts, Outcome& out) {
     out.quarantined = kept.kept();
     out.quarantined_dropped = kept.dropped();
     if (lines.held() > 0) {
-        std::fprintf(stderr, "cordon: warning: ... and %llu more left by the command, moved aside likewise (NAME.cordon-unsafe)\n",
+        std::fprintf(stderr, "cordon: warning: ... and %llu more left by the command, moved aside likewise\n",
                      static_cast<unsigned long long>(lines.held()));
     }
 }

@@ -57,7 +57,8 @@ TEST_CASE("clip_argv bounds words, each word and the total", "[bounds]") {
         CHECK(r.bytes == 3 + (1 << 20) + 1);
     }
     SECTION("the total stops what the words would add up to") {
-        ArgvRecord r = clip_argv({std::string(9, 'a'), std::string(9, 'b'), std::string(9, 'c'), std::string(9, 'd')}, b);
+        ArgvRecord r =
+            clip_argv({std::string(9, 'a'), std::string(9, 'b'), std::string(9, 'c'), std::string(9, 'd')}, b);
         size_t total = 0;
         for (const auto& w : r.argv) total += w.size() + 1;
         CHECK(total <= 30);
