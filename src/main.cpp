@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "cordon/bounds.hpp"
 #include "cordon/builtin.hpp"
 #include "cordon/bwrap.hpp"
 #include "cordon/cli.hpp"
@@ -192,9 +193,11 @@ cordon::Result<int> open_audit(const cordon::RunOptions& options) {
     return fd;
 }
 
-// Each exec inside the jail: judged with the run's policies, reported, logged.
+// Each exec inside the jail: judged with the run's policies, reported (the first LINES on
+// stderr), logged.
 cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& options,
-                          const cordon::policy::PolicySet& policies, int audit_fd, const cordon::ExecRequest& r) {
+                          const cordon::policy::PolicySet& policies, int audit_fd, cordon::LineBudget& lines,
+                          const cordon::ExecRequest& r) {
     static cordon::ProgramIdentity identity;  // the jail's system programs, indexed on first need
     cordon::ExecJudgement j = cordon::judge_exec(policies, r, spec.home, &identity);
     if (audit_fd >= 0) {
@@ -204,10 +207,10 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
     }
     cordon::ExecVerdict v;
     if (j.decision.allow) return v;
-    std::fprintf(stderr, "%s\n", cordon::policy::format_denial(j.decision).c_str());
+    if (lines.take()) std::fprintf(stderr, "%s\n", cordon::exec_denial_line(j).c_str());
     v.allow = false;
     v.end_run = options.kill_on_deny;
-    v.denial_json = cordon::policy::to_json(j.decision);
+    v.denial_json = cordon::exec_denial_json(j);
     return v;
 }
 
@@ -239,12 +242,18 @@ int run(const std::vector<std::string>& args) {
     // first is mostly the command's own, and a run that execs nothing more (start-up, as
     // bench/startup measures it) pays nothing for the decoding.
     int judged = 0;
+    cordon::LineBudget denial_lines;
     auto exec_gate = [&](const cordon::ExecRequest& r) {
         if (++judged == 2) policies.decode_all();
-        return judge(spec, options, policies, *audit, r);
+        return judge(spec, options, policies, *audit, denial_lines, r);
     };
     const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value(), *audit};
-    return finish(conclude(cordon::run_jail(spec, *prepared, supervisor, gate, exec_gate), options));
+    const cordon::Outcome outcome = cordon::run_jail(spec, *prepared, supervisor, gate, exec_gate);
+    if (denial_lines.held() > 0) {
+        std::fprintf(stderr, "cordon: denied: ... and %llu more denied execs not shown (cordon(1), BOUNDS)\n",
+                     static_cast<unsigned long long>(denial_lines.held()));
+    }
+    return finish(conclude(outcome, options));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/bounds.hpp"
 #include "cordon/exec_identity.hpp"
 #include "cordon/exec_notify.hpp"
 #include "cordon/policy.hpp"
@@ -21,14 +22,22 @@ namespace cordon {
 // system.
 std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity = nullptr);
 
+// The whole argv is judged; the decision's command (and so its stderr line and its record in
+// the status JSON) shows the start of it that kRecordArgv keeps (cordon(1), BOUNDS).
 struct ExecJudgement {
     policy::Decision decision;  // of the first denying variant, or of the request as given
     std::string executable;     // what runs, in the jail's terms
+    ArgvRecord shown;           // what decision.command shows of argv (without its words)
 };
 ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r, const std::string& home,
                          ProgramIdentity* identity = nullptr);
 
-// One JSON line of the audit log: time, pid, argv, cwd, executable, decision, rule.
+// A denial's line on stderr and its record in the status JSON, each saying when argv was cut.
+std::string exec_denial_line(const ExecJudgement& j);
+std::string exec_denial_json(const ExecJudgement& j);
+
+// One JSON line of the audit log: time, pid, argv, cwd, executable, decision, rule; argv as
+// kAuditArgv keeps it, the other texts cut at kMaxRecordText.
 std::string audit_line(const ExecRequest& r, const ExecJudgement& j, double unix_time);
 
 }  // namespace cordon

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/bounds.hpp"
 #include "cordon/error.hpp"
 #include "cordon/fd.hpp"
 
@@ -117,9 +118,9 @@ public:
     void adopt(UniqueFd listener) { listener_ = ExecListener(std::move(listener)); }
     // For poll: -1 until the payload has handed the listener over, and once it is closed.
     [[nodiscard]] int fd() const { return listener_.active() ? listener_.fd() : -1; }
-    // REVENTS came on fd(): answer what waits, adding each denial's JSON to DENIALS. True when
-    // a verdict ends the run (--on-deny kill).
-    bool on_ready(short revents, std::vector<std::string>& denials);
+    // REVENTS came on fd(): answer what waits, adding each denial's JSON to DENIALS (which keeps
+    // the first ones and counts the rest). True when a verdict ends the run (--on-deny kill).
+    bool on_ready(short revents, BoundedRecords& denials);
 
 private:
     const ExecGate* gate_;

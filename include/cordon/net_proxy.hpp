@@ -31,9 +31,17 @@ Result<std::string> jail_resolv_conf();
 // naming what failed (fixed buffer, no allocation after the start).
 int make_net_listeners(const Spec& spec, int sync_fd, char* step, size_t step_len);
 
+// The refusals of a run, for the status JSON: one record per host and port (with its count)
+// for the first kMaxDenials of them; the refusals of others only counted (cordon(1), BOUNDS).
+struct NetRefusals {
+    std::vector<std::string> records;  // JSON objects, "kind": "network"
+    uint64_t dropped = 0;
+};
+
 // The supervisor's side: one thread that accepts on the listeners and answers DNS queries, and
-// a thread per connection. Refusals go to stderr (once per host and port), to AUDIT_FD (every
-// connection, as a JSON line) and to the status JSON (denials()).
+// a thread per connection (at most kMaxConnections). Refusals go to stderr (once per host and
+// port, the first kMaxStderrLines of them, then a count at stop()), to AUDIT_FD (every
+// connection, as a JSON line) and to the status JSON (stop()).
 class NetFilter final {
 public:
     NetFilter(const Spec& spec, int verbosity, int audit_fd);
@@ -42,8 +50,8 @@ public:
     NetFilter& operator=(const NetFilter&) = delete;
     // A listener from the child (TAG: ChildMsg::status). The last one starts the filter.
     void adopt(uint32_t tag, UniqueFd fd);
-    // Ends every connection and returns the denials (JSON objects) recorded in the run.
-    std::vector<std::string> stop();
+    // Ends every connection and returns the refusals recorded in the run.
+    NetRefusals stop();
 
     struct Shared;
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/bounds.hpp"
 #include "cordon/error.hpp"
 
 namespace cordon {
@@ -23,10 +24,12 @@ struct Outcome {
     uint64_t peak_memory_bytes = 0;
     uint64_t oom_kills = 0;                // processes the OOM killer ended under --memory
     std::optional<Error> error;            // SetupError / ExecError
-    std::vector<std::string> denials;      // JSON objects, one per policy denial
+    std::vector<std::string> denials;      // JSON objects, one per policy denial (cordon(1), BOUNDS)
+    uint64_t denials_dropped = 0;          // denials counted but not kept
     std::string isolation;                 // "namespaces" or "landlock" (cordon(1), ISOLATION); "" before either
     std::vector<std::string> dropped;      // what the Landlock jail could not give
     std::vector<std::string> quarantined;  // JSON objects: what the run left that git would run, moved aside
+    uint64_t quarantined_dropped = 0;      // ... counted but not kept
 };
 
 // A failure the child reported over the sync socket (ChildMsg SetupError or ExecError).
@@ -51,11 +54,14 @@ struct RunFacts {
     // --timeout: SIGTERM was sent, and SIGKILL after the grace period.
     bool timed_out = false;
     bool timeout_killed = false;
-    // Exec-time checks: the denials (JSON), and whether one ended the run (--on-deny kill).
-    std::vector<std::string> exec_denials;
+    // Exec-time checks: the denials (JSON, the first ones), and whether one ended the run
+    // (--on-deny kill).
+    BoundedRecords exec_denials;
     bool denied_exec_ended = false;
-    // --allow-host: the connections the network filter refused (JSON, "kind": "network").
+    // --allow-host: the connections the network filter refused (JSON, "kind": "network"), and
+    // how many more it only counted.
     std::vector<std::string> net_denials;
+    uint64_t net_denials_dropped = 0;
     // Measured after the end (zero when the run failed or was stopped before it).
     uint64_t wall_ms = 0;
     uint64_t cpu_ms = 0;

@@ -65,6 +65,12 @@ void add_loaded_program(const ExecRequest& r, std::vector<std::string>& run, std
     run = std::move(loaded);
 }
 
+// What a record adds when it lost part of argv: the original's words and bytes.
+void add_cut(JsonObject& o, const ArgvRecord& a) {
+    if (!a.truncated) return;
+    o.add("truncated", true).add("argc", static_cast<int64_t>(a.argc)).add("argv_bytes", static_cast<int64_t>(a.bytes));
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity) {
@@ -108,12 +114,15 @@ std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, Progra
 ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r, const std::string& home,
                          ProgramIdentity* identity) {
     ExecJudgement j;
-    j.executable = r.exe.empty() ? r.path : r.exe;
-    const std::string text = policy::quote_argv(r.argv.empty() ? std::vector<std::string>{r.path} : r.argv);
+    j.executable = clip_text(r.exe.empty() ? r.path : r.exe);
+    // Only the record is cut: every variant below is judged with the whole argv.
+    j.shown = clip_argv(r.argv.empty() ? std::vector<std::string>{r.path} : r.argv, kRecordArgv);
+    const std::string text = clip_text(policy::quote_argv(j.shown.argv), 2 * kRecordArgv.max_total_bytes);
+    j.shown.argv.clear();
     if (!r.error.empty()) {
         j.decision.allow = false;
         j.decision.rule_id = "exec-unreadable";
-        j.decision.reason = r.error;
+        j.decision.reason = clip_text(r.error);
         j.decision.command = text;
         return j;
     }
@@ -125,15 +134,34 @@ ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r
         first = false;
         if (!j.decision.allow) break;
     }
+    j.decision.reason = clip_text(j.decision.reason);
     return j;
 }
 
+std::string exec_denial_line(const ExecJudgement& j) {
+    std::string line = policy::format_denial(j.decision);
+    if (j.shown.truncated) line += fmt::format(" [argv cut: {} words, {} bytes]", j.shown.argc, j.shown.bytes);
+    return line;
+}
+
+std::string exec_denial_json(const ExecJudgement& j) {
+    std::string json = policy::to_json(j.decision);
+    if (!j.shown.truncated) return json;
+    // The policy's fields, then what the record left out.
+    JsonObject cut;
+    add_cut(cut, j.shown);
+    json.pop_back();
+    return json + "," + cut.str().substr(1);
+}
+
 std::string audit_line(const ExecRequest& r, const ExecJudgement& j, double unix_time) {
-    return JsonObject()
-               .add_raw("time", fmt::format("{:.6f}", unix_time))
-               .add("pid", static_cast<int64_t>(r.jail_pid ? r.jail_pid : jail_pid_of(r.pid)))
-               .add("argv", r.argv)
-               .add("cwd", r.cwd)
+    const ArgvRecord argv = clip_argv(r.argv, kAuditArgv);
+    JsonObject o;
+    o.add_raw("time", fmt::format("{:.6f}", unix_time))
+        .add("pid", static_cast<int64_t>(r.jail_pid ? r.jail_pid : jail_pid_of(r.pid)))
+        .add("argv", argv.argv);
+    add_cut(o, argv);
+    return o.add("cwd", clip_text(r.cwd))
                .add("executable", j.executable)
                .add("decision", j.decision.allow ? "allow" : "deny")
                .add("rule", j.decision.rule_id)

@@ -175,6 +175,7 @@ std::string status_json(const Outcome& outcome) {
     j.add("peak_memory_bytes", static_cast<int64_t>(outcome.peak_memory_bytes));
     if (outcome.oom_kills) j.add("oom_kills", static_cast<int64_t>(outcome.oom_kills));
     j.add_raw("denials", json_array(outcome.denials));
+    j.add("denials_dropped", static_cast<int64_t>(outcome.denials_dropped));
     if (!outcome.isolation.empty()) j.add("isolation", outcome.isolation);
     if (outcome.isolation == "landlock") {
         std::string dropped = "[";
@@ -183,7 +184,11 @@ std::string status_json(const Outcome& outcome) {
         }
         j.add_raw("dropped", dropped + "]");
     }
-    if (!outcome.quarantined.empty()) j.add_raw("quarantined", json_array(outcome.quarantined));
+    if (!outcome.quarantined.empty()) {
+        j.add_raw("quarantined", json_array(outcome.quarantined));
+        if (outcome.quarantined_dropped)
+            j.add("quarantined_dropped", static_cast<int64_t>(outcome.quarantined_dropped));
+    }
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";
 }

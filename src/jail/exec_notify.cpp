@@ -350,7 +350,7 @@ Result<std::optional<ExecRequest>> ExecListener::receive() {
     return std::optional<ExecRequest>(std::move(r));
 }
 
-bool ExecChecks::on_ready(short revents, std::vector<std::string>& denials) {
+bool ExecChecks::on_ready(short revents, BoundedRecords& denials) {
     if (!(revents & POLLIN)) {
         // Every process under the filter is gone.
         if (revents & (POLLHUP | POLLERR | POLLNVAL)) listener_.close();
@@ -373,7 +373,7 @@ bool ExecChecks::on_ready(short revents, std::vector<std::string>& denials) {
         listener_.allow(r.id);
         return false;
     }
-    if (!v.denial_json.empty()) denials.push_back(std::move(v.denial_json));
+    if (!v.denial_json.empty()) denials.add(std::move(v.denial_json));
     // --on-deny kill: no answer at all. The exec waits, killably, until the supervisor has
     // ended the jail; an EACCES first would let the command go on for a moment.
     if (v.end_run) return true;

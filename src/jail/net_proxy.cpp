@@ -10,10 +10,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -24,6 +26,7 @@
 #include <set>
 #include <thread>
 
+#include "cordon/bounds.hpp"
 #include "cordon/exec_notify.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
@@ -123,15 +126,25 @@ struct NetFilter::Shared {
     std::map<std::string, std::string> test_resolve;
     int verbosity = 0;
     int audit_fd = -1;
+    int max_connections = 0;  // max_connections(), when the filter was made
 
     std::mutex mu;
     std::condition_variable idle;
     int active = 0;
     bool stopping = false;
     std::set<int> open;  // connections' sockets, shut down at the end
-    std::vector<std::string> denials;
-    std::set<std::string> reported;
-    std::vector<std::string> fake_names;  // kFakeNet + index + 1 -> name
+    // The refusals: one per host and port, the first kMaxDenials of them, the rest counted.
+    struct Refusal {
+        std::string host;
+        uint16_t port = 0;
+        std::string via, reason;
+        uint64_t count = 0;
+    };
+    std::vector<Refusal> refusals;
+    std::map<std::string, size_t> refused;  // "host[:port]" -> its index in refusals
+    uint64_t refusals_dropped = 0;
+    LineBudget lines;                     // stderr's, one line per refusal kept
+    std::vector<std::string> fake_names;  // kFakeNet + index + 1 -> name, at most kMaxFakeNames
     std::map<std::string, uint32_t> fake_index;
 };
 
@@ -141,6 +154,10 @@ using Shared = NetFilter::Shared;
 constexpr int kConnectTimeoutMs = 10000;
 constexpr int kHeadTimeoutMs = 30000;
 constexpr int kMaxConnections = 512;
+constexpr int kAcceptPauseMs = 50;  // after accept found no descriptor left
+// Distinct allowed names the resolver gives addresses to, and remembers for the forwarders
+// (each up to 253 bytes, kept twice): the others are answered SERVFAIL.
+constexpr size_t kMaxFakeNames = 4096;
 
 double unix_now() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -162,12 +179,20 @@ void record(Shared& sh, const std::string& host, uint16_t port, const char* via,
     }
     if (refusal.empty()) return;
     const std::string key = port != 0 ? host + ":" + std::to_string(port) : host;
-    if (!sh.reported.insert(key).second) return;
-    if (sh.verbosity >= 0) std::fprintf(stderr, "cordon: network: refused %s (%s)\n", key.c_str(), refusal.c_str());
-    JsonObject d;
-    d.add("kind", "network").add("host", host);
-    if (port != 0) d.add("port", static_cast<int64_t>(port));
-    sh.denials.push_back(d.add("via", via).add("reason", refusal).str());
+    if (auto it = sh.refused.find(key); it != sh.refused.end()) {
+        ++sh.refusals[it->second].count;
+        return;
+    }
+    if (sh.refusals.size() >= kMaxDenials) {
+        ++sh.refusals_dropped;
+        (void)sh.lines.take();
+        return;
+    }
+    sh.refused.emplace(key, sh.refusals.size());
+    sh.refusals.push_back(Shared::Refusal{host, port, via, clip_text(refusal), 1});
+    if (sh.lines.take() && sh.verbosity >= 0) {
+        std::fprintf(stderr, "cordon: network: refused %s (%s)\n", key.c_str(), sh.refusals.back().reason.c_str());
+    }
 }
 
 // A registered connection socket: stop() shuts it down, which ends its thread's waits.
@@ -478,15 +503,30 @@ void answer_dns(Shared& sh, int fd) {
         answer = dns_answer(query, *q, 0);
     } else {
         std::unique_lock lock(sh.mu);
-        auto [it, fresh] = sh.fake_index.try_emplace(q->name, static_cast<uint32_t>(sh.fake_names.size()));
-        if (fresh) sh.fake_names.push_back(q->name);
+        uint32_t host = 0xffff;  // none: SERVFAIL
+        if (auto it = sh.fake_index.find(q->name); it != sh.fake_index.end()) {
+            host = it->second + 1;
+        } else if (sh.fake_names.size() < kMaxFakeNames) {
+            host = static_cast<uint32_t>(sh.fake_names.size()) + 1;
+            sh.fake_index.emplace(q->name, host - 1);
+            sh.fake_names.push_back(q->name);
+        }
         lock.unlock();
-        const uint32_t host = it->second + 1;
         in_addr a{};
         a.s_addr = htonl((uint32_t{kFakeNet[0]} << 24) | (uint32_t{kFakeNet[1]} << 16) | (host & 0xffff));
         answer = host <= 0xfffe ? dns_answer(query, *q, 0, a) : dns_answer(query, *q, 2);
     }
     (void)::sendto(fd, answer.data(), answer.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), flen);
+}
+
+// The connections served at once: kMaxConnections, or fewer where RLIMIT_NOFILE would run out
+// first. A connection holds up to six descriptors (two sockets, a pipe each way); 64 stay for
+// the rest of the supervisor.
+int max_connections() {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return kMaxConnections;
+    const long fit = (static_cast<long>(rl.rlim_cur) - 64) / 6;
+    return static_cast<int>(std::clamp<long>(fit, 4, kMaxConnections));
 }
 
 void connection_thread(const std::shared_ptr<Shared>& sh, UniqueFd fd, NetListenerKind kind, uint16_t port) {
@@ -518,12 +558,18 @@ void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<
                 continue;
             }
             UniqueFd conn(::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC));
+            if (!conn && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+                // The connection stays queued and the listener readable: wait for descriptors
+                // to come free (or the end) instead of spinning on it.
+                (void)::poll(&fds.back(), 1, kAcceptPauseMs);
+                break;
+            }
             if (!conn) continue;
             {
                 // Two threads a connection: a jail that opens more at once than any tool needs
                 // gets the extra ones closed, not the supervisor's memory.
                 std::lock_guard lock(sh->mu);
-                if (sh->active >= kMaxConnections) continue;
+                if (sh->active >= sh->max_connections) continue;
                 ++sh->active;
             }
             std::thread(connection_thread, sh, std::move(conn), kind, port).detach();
@@ -538,6 +584,7 @@ NetFilter::NetFilter(const Spec& spec, int verbosity, int audit_fd) : shared_(st
     for (const auto& [name, addr] : spec.test_resolve) shared_->test_resolve[name] = addr;
     shared_->verbosity = verbosity;
     shared_->audit_fd = audit_fd;
+    shared_->max_connections = max_connections();
 }
 
 NetFilter::~NetFilter() {
@@ -582,10 +629,11 @@ void NetFilter::start() {
     }).detach();
 }
 
-std::vector<std::string> NetFilter::stop() {
+NetRefusals NetFilter::stop() {
     if (!shared_) return {};
     std::unique_lock lock(shared_->mu);
-    if (!shared_->stopping) {
+    const bool first = !shared_->stopping;
+    if (first) {
         shared_->stopping = true;
         for (int fd : shared_->open) ::shutdown(fd, SHUT_RDWR);
         if (wake_) {
@@ -596,7 +644,20 @@ std::vector<std::string> NetFilter::stop() {
     // A connection thread stuck in getaddrinfo is not waited for long: it finds its sockets
     // shut down when it comes back, and the process ends it with the rest of cordon.
     shared_->idle.wait_for(lock, std::chrono::milliseconds(200), [&] { return shared_->active == 0; });
-    return shared_->denials;
+    if (first && shared_->lines.held() > 0 && shared_->verbosity >= 0) {
+        std::fprintf(stderr, "cordon: network: ... and %llu more refusals not shown (cordon(1), BOUNDS)\n",
+                     static_cast<unsigned long long>(shared_->lines.held()));
+    }
+    NetRefusals out;
+    for (const auto& r : shared_->refusals) {
+        JsonObject d;
+        d.add("kind", "network").add("host", r.host);
+        if (r.port != 0) d.add("port", static_cast<int64_t>(r.port));
+        d.add("via", r.via).add("reason", r.reason).add("count", static_cast<int64_t>(r.count));
+        out.records.push_back(d.str());
+    }
+    out.dropped = shared_->refusals_dropped;
+    return out;
 }
 
 }  // namespace cordon

@@ -93,7 +93,8 @@ Outcome classify(const RunFacts& f) {
     out.cpu_ms = f.cpu_ms;
     out.peak_memory_bytes = f.peak_memory_bytes;
     out.oom_kills = f.oom_kills;
-    out.denials = f.exec_denials;
+    out.denials = f.exec_denials.kept();
+    out.denials_dropped = f.exec_denials.dropped() + f.net_denials_dropped;
     decide(f, out);
     // A refused connection is reported, and does not decide the run's status: the command saw it.
     out.denials.insert(out.denials.end(), f.net_denials.begin(), f.net_denials.end());

@@ -673,20 +673,30 @@ void measure(Run& run, RunFacts& facts) {
 }
 
 // What the run left in the workdir that the host's git would run or follow, moved aside: each
-// on one line, also under -q (it changed the user's files), and in --status-json.
+// on one line, also under -q (it changed the user's files), and in --status-json; past the
+// bounds (cordon(1), BOUNDS) counted, since the jail can leave any number of them.
 void judge_leftovers(Run& run, const RunFacts& facts, Outcome& out) {
     if (!run.repos) return;
     if (!facts.started) {
         run.repos->cancel();
         return;
     }
+    BoundedRecords kept;
+    LineBudget lines;
     for (const Quarantined& q : run.repos->finish()) {
-        out.quarantined.push_back(quarantined_json(q));
+        kept.add(quarantined_json(q));
+        if (!lines.take()) continue;
         std::string what = q.moved_to.empty() ? "" : "; moved to " + q.moved_to;
         if (q.restored) what += ", and the file from before the run put back";
         std::fprintf(stderr,
                      "cordon: warning: %s, left by the command, %s%s (cordon(1), WHAT THE JAIL MAY LEAVE BEHIND)\n",
                      q.path.c_str(), q.why.c_str(), what.c_str());
+    }
+    out.quarantined = kept.kept();
+    out.quarantined_dropped = kept.dropped();
+    if (lines.held() > 0) {
+        std::fprintf(stderr, "cordon: warning: ... and %llu more left by the command, moved aside likewise\n",
+                     static_cast<unsigned long long>(lines.held()));
     }
 }
 
@@ -716,7 +726,11 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     if (status) status = admit(run, gate, facts);
     const bool admitted = status && !facts.gate_stop;
     if (admitted) status = Supervision(run, facts).loop();
-    if (run.net) facts.net_denials = run.net->stop();
+    if (run.net) {
+        NetRefusals refused = run.net->stop();
+        facts.net_denials = std::move(refused.records);
+        facts.net_denials_dropped = refused.dropped;
+    }
     if (!status || facts.gate_stop) end_jail(run);
     facts.wall_ms = ms_since(run.t0);
     if (!status)
