@@ -59,9 +59,21 @@ const std::vector<KeyInfo>& all_keys() {
         {"setenv", T::PairList, "NAME VALUE", "set an environment variable", kProfile, 2},
         {"unsetenv", T::List, "NAME", "remove an environment variable", kProfile, 1},
         {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob, any case)", kProfile, 1},
+        {"env-strip-words", T::List, "WORD",
+         "remove variables with WORD among the words of their name (split at _, digits and case changes; "
+         "WORD_WORD: a run of words)",
+         kProfile, 1},
+        {"env-strip-except", T::List, "PATTERN",
+         "names env-strip and env-strip-words leave alone (glob, any case; their values are still checked)", kProfile,
+         1},
         {"env-strip-url-passwords", T::Bool, "",
          "remove variables whose value is a URL with a password (scheme://user:password@host)", kProfile, 0},
-        {"env-pass", T::List, "NAME", "keep a variable that env-strip would remove", kProfile, 1},
+        {"env-strip-secret-values", T::Bool, "",
+         "remove variables whose value holds an authorization header, a private key, a known token format, a JWT, "
+         "a password setting or git credentials",
+         kProfile, 0},
+        {"env-pass", T::List, "NAME", "keep a variable that the environment rules would remove (any case)", kProfile,
+         1},
         // limits
         {"memory", T::Size, "SIZE", "memory limit of the whole jail (cgroup v2 memory.max; swap off)", kProfile, 1},
         {"memory-swap", T::String, "SIZE|max", "swap the jail may use besides --memory (default 0)", kProfile, 1},
