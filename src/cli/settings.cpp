@@ -60,18 +60,13 @@ const std::vector<KeyInfo>& all_keys() {
         {"unsetenv", T::List, "NAME", "remove an environment variable", kProfile, 1},
         {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob, any case)", kProfile, 1},
         {"env-strip-words", T::List, "WORD",
-         "remove variables with WORD among the words of their name (split at _, digits and case changes; "
-         "WORD_WORD: a run of words)",
-         kProfile, 1},
+         "remove variables with WORD among their name's words (split at _, digits, case changes)", kProfile, 1},
         {"env-strip-except", T::List, "PATTERN",
-         "names env-strip and env-strip-words leave alone (glob, any case; their values are still checked)", kProfile,
-         1},
+         "names the env-strip rules leave (glob, any case; values still checked)", kProfile, 1},
         {"env-strip-url-passwords", T::Bool, "",
          "remove variables whose value is a URL with a password (scheme://user:password@host)", kProfile, 0},
         {"env-strip-secret-values", T::Bool, "",
-         "remove variables whose value holds an authorization header, a private key, a known token format, a JWT, "
-         "a password setting or git credentials",
-         kProfile, 0},
+         "remove variables whose value holds credentials: headers, private keys, tokens, JWTs, git's", kProfile, 0},
         {"env-pass", T::List, "NAME", "keep a variable that the environment rules would remove (any case)", kProfile,
          1},
         // limits
