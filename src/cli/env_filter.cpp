@@ -110,28 +110,31 @@ std::pair<std::string_view, std::string_view> split_kv(const std::string& kv) {
 
 }  // namespace
 
-std::vector<std::string> name_words(std::string_view name) {
-    std::vector<std::string> words;
-    std::string cur;
-    auto flush = [&] {
-        if (!cur.empty()) words.push_back(std::move(cur));
-        cur.clear();
-    };
-    for (size_t i = 0; i < name.size(); ++i) {
-        const char c = name[i];
-        if (!is_alnum(c)) {
-            flush();
-            continue;
-        }
-        if (!cur.empty()) {
+// Where NAME's words are: [begin, end) of each, in order (name_words' rules).
+std::vector<std::pair<size_t, size_t>> word_spans(std::string_view name) {
+    std::vector<std::pair<size_t, size_t>> spans;
+    size_t start = std::string_view::npos;
+    for (size_t i = 0; i <= name.size(); ++i) {
+        const char c = i < name.size() ? name[i] : '\0';
+        bool ends = !is_alnum(c);
+        if (!ends && start != std::string_view::npos) {
             const char prev = name[i - 1];
             const bool camel = is_lower(prev) && is_upper(c);
             const bool acronym_end = is_upper(prev) && is_upper(c) && i + 1 < name.size() && is_lower(name[i + 1]);
-            if (camel || acronym_end || is_digit(prev) != is_digit(c)) flush();
+            ends = camel || acronym_end || is_digit(prev) != is_digit(c);
         }
-        cur += to_upper(c);
+        if (ends && start != std::string_view::npos) {
+            spans.emplace_back(start, i);
+            start = std::string_view::npos;
+        }
+        if (is_alnum(c) && start == std::string_view::npos) start = i;
     }
-    flush();
+    return spans;
+}
+
+std::vector<std::string> name_words(std::string_view name) {
+    std::vector<std::string> words;
+    for (auto [b, e] : word_spans(name)) words.push_back(upper(name.substr(b, e - b)));
     return words;
 }
 
@@ -158,8 +161,10 @@ EnvFilter::EnvFilter(EnvRules rules) : rules_(std::move(rules)) {
 }
 
 bool EnvFilter::passed(std::string_view name) const {
-    const std::string u = upper(name);
-    return std::find(rules_.pass.begin(), rules_.pass.end(), u) != rules_.pass.end();
+    return std::any_of(rules_.pass.begin(), rules_.pass.end(), [&](const std::string& p) {
+        return p.size() == name.size() &&
+               std::equal(p.begin(), p.end(), name.begin(), [](char a, char b) { return a == to_upper(b); });
+    });
 }
 
 bool EnvFilter::name_is_credential(std::string_view name) const {
@@ -169,7 +174,9 @@ bool EnvFilter::name_is_credential(std::string_view name) const {
     if (std::any_of(except_.begin(), except_.end(), matches)) return false;
     if (std::any_of(strip_.begin(), strip_.end(), matches)) return true;
     if (words_.empty()) return false;
-    const std::vector<std::string> words = name_words(name);
+    // The words as views of U, which has NAME's length.
+    std::vector<std::string_view> words;
+    for (auto [b, e] : word_spans(name)) words.push_back(std::string_view(u).substr(b, e - b));
     return std::any_of(words_.begin(), words_.end(), [&](const std::vector<std::string>& run) {
         return std::search(words.begin(), words.end(), run.begin(), run.end()) != words.end();
     });

@@ -48,6 +48,7 @@ std::optional<std::string> base64_decode(std::string_view text) {
 // -----BEGIN <label with PRIVATE and KEY>----- (PEM: RSA, EC, OPENSSH, ENCRYPTED, PGP ... BLOCK),
 // or a PuTTY key file.
 bool has_private_key(std::string_view v) {
+    if (v.find("-----") == std::string_view::npos) return v.find("PuTTY-User-Key-File-") != std::string_view::npos;
     for (size_t at = find_ci(v, "-----begin"); at != std::string_view::npos; at = find_ci(v, "-----begin", at + 10)) {
         const size_t label = at + 10;
         const size_t end = v.find("-----", label);
@@ -55,7 +56,7 @@ bool has_private_key(std::string_view v) {
         const std::string_view l = v.substr(label, end - label);
         if (find_ci(l, "private") != std::string_view::npos && find_ci(l, "key") != std::string_view::npos) return true;
     }
-    return find_ci(v, "putty-user-key-file-") != std::string_view::npos;
+    return v.find("PuTTY-User-Key-File-") != std::string_view::npos;
 }
 
 // Header names whose value is a credential, as an HTTP header line or git's http.extraHeader
@@ -65,7 +66,11 @@ constexpr std::array<std::string_view, 7> kCredentialHeaders = {
 };
 
 bool has_auth_header(std::string_view v) {
+    // Every form has a colon or a blank: most values (paths, names, numbers) are passed over here.
+    const bool colon = v.find(':') != std::string_view::npos;
+    if (!colon && v.find_first_of(" \t") == std::string_view::npos) return false;
     for (std::string_view header : kCredentialHeaders) {
+        if (!colon) break;
         for (size_t at = find_ci(v, header); at != std::string_view::npos; at = find_ci(v, header, at + 1)) {
             if (!boundary_before(v, at)) continue;
             size_t p = at + header.size();
@@ -87,7 +92,7 @@ bool has_auth_header(std::string_view v) {
             return is_alnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' || c == '-';
         });
         const std::string_view token = v.substr(p, n);
-        if (n >= 16 && std::any_of(token.begin(), token.end(), is_digit)) return true;
+        if (n >= 24 || (n >= 16 && std::any_of(token.begin(), token.end(), is_digit))) return true;
     }
     for (size_t at = find_ci(v, "basic"); at != std::string_view::npos; at = find_ci(v, "basic", at + 1)) {
         if (!boundary_before(v, at)) continue;
@@ -204,10 +209,18 @@ bool jwt_at(std::string_view v, size_t pos) {
     return claims >= 10 && end < v.size() && v[end] == '.';
 }
 
+// The characters a token of kTokenPrefixes, or a JWT, starts with.
+constexpr std::array<bool, 256> kTokenStarts = [] {
+    std::array<bool, 256> starts{};
+    for (const auto& t : kTokenPrefixes) starts[static_cast<unsigned char>(t.prefix[0])] = true;
+    starts['e'] = true;
+    return starts;
+}();
+
 SecretValue token_in(std::string_view v) {
     for (size_t pos = 0; pos < v.size(); ++pos) {
-        if (!boundary_before(v, pos)) continue;
         const char c = v[pos];
+        if (!kTokenStarts[static_cast<unsigned char>(c)] || !boundary_before(v, pos)) continue;
         if (c == 'e' && jwt_at(v, pos)) return SecretValue::Jwt;
         for (const auto& t : kTokenPrefixes) {
             if (t.prefix[0] == c && token_at(v, pos, t)) return SecretValue::Token;
@@ -225,10 +238,13 @@ bool credential_setting(std::string_view key) {
     for (char c : key) {
         if (c != '-' && c != '_') k += to_lower(c);
     }
-    static constexpr std::array<std::string_view, 9> kEndings = {
-        "password", "passwd", "passphrase", "secret", "token", "apikey", "secretkey", "accesskey", "accountkey",
+    // "signature": presigned URLs (X-Amz-Signature, X-Goog-Signature); "sig": Azure's SAS.
+    static constexpr std::array<std::string_view, 10> kEndings = {
+        "password", "passwd",    "passphrase", "secret",     "token",
+        "apikey",   "secretkey", "accesskey",  "accountkey", "signature",
     };
-    static constexpr std::array<std::string_view, 5> kWhole = {"pwd", "pass", "auth", "authorization", "privatekey"};
+    static constexpr std::array<std::string_view, 6> kWhole = {"pwd",           "pass",       "auth",
+                                                               "authorization", "privatekey", "sig"};
     auto ends = [&](std::string_view e) {
         return k.size() >= e.size() && k.compare(k.size() - e.size(), e.size(), e) == 0;
     };
@@ -274,6 +290,46 @@ bool has_credential_setting(std::string_view v) {
     return false;
 }
 
+// What VALUE holds on its face, without decoding anything.
+SecretValue plain_secret(std::string_view value, bool url_passwords, bool others) {
+    if (url_passwords && has_url_password(value)) return SecretValue::UrlPassword;
+    if (!others) return SecretValue::None;
+    if (has_private_key(value)) return SecretValue::PrivateKey;
+    if (has_auth_header(value)) return SecretValue::AuthHeader;
+    if (SecretValue t = token_in(value); t != SecretValue::None) return t;
+    if (has_credential_setting(value)) return SecretValue::Setting;
+    return SecretValue::None;
+}
+
+// VALUE decoded, when it is nothing but base64 (line breaks allowed, blanks around it) of at
+// least 16 characters; nullopt otherwise.
+std::optional<std::string> base64_text(std::string_view value) {
+    while (!value.empty() && is_blank(value.front())) value.remove_prefix(1);
+    while (!value.empty() && is_blank(value.back())) value.remove_suffix(1);
+    if (value.size() < 16 || !std::all_of(value.begin(), value.end(), [](char c) {
+            return base64_char(c) || c == '=' || c == '\n' || c == '\r';
+        })) {
+        return std::nullopt;
+    }
+    return base64_decode(value);
+}
+
+// At least 95% printable ASCII or blanks.
+bool mostly_text(std::string_view d) {
+    const auto text = std::count_if(d.begin(), d.end(), [](char c) { return (c >= 0x20 && c < 0x7f) || is_blank(c); });
+    return static_cast<size_t>(text) * 20 >= d.size() * 19;
+}
+
+// USER:PASSWORD and nothing else, in printable ASCII without blanks: what Basic credentials and
+// npm's _auth encode. HOST:PORT (digits after the colon) is not.
+bool user_password(std::string_view text) {
+    const size_t colon = text.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 >= text.size()) return false;
+    const std::string_view after = text.substr(colon + 1);
+    return !std::all_of(after.begin(), after.end(), is_digit) &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
 }  // namespace
 
 std::string_view describe(SecretValue what) {
@@ -313,28 +369,21 @@ bool has_url_password(std::string_view value) {
 }
 
 SecretValue secret_in_value(std::string_view value, bool url_passwords, bool others) {
-    if (url_passwords && has_url_password(value)) return SecretValue::UrlPassword;
-    if (!others) return SecretValue::None;
-    if (has_private_key(value)) return SecretValue::PrivateKey;
-    if (has_auth_header(value)) return SecretValue::AuthHeader;
-    if (SecretValue t = token_in(value); t != SecretValue::None) return t;
-    if (has_credential_setting(value)) return SecretValue::Setting;
-    // A value that is all base64 may be a key or a credentials file encoded to fit in a variable
-    // (CI systems' secret variables often are). Decoded once: what it holds is judged again,
-    // without a second decoding.
-    size_t first = 0;
-    while (first < value.size() && is_blank(value[first])) ++first;
-    const std::string_view body = value.substr(first);
-    if (body.size() >= 32 &&
-        std::all_of(body.begin(), body.end(), [](char c) { return base64_char(c) || c == '=' || is_blank(c); })) {
-        if (auto decoded = base64_decode(body); decoded && decoded->size() >= 16) {
-            const std::string_view d = *decoded;
-            if (has_url_password(d)) return SecretValue::UrlPassword;
-            if (has_private_key(d)) return SecretValue::PrivateKey;
-            if (has_auth_header(d)) return SecretValue::AuthHeader;
-            if (SecretValue t = token_in(d); t != SecretValue::None) return t;
-            if (has_credential_setting(d)) return SecretValue::Setting;
-        }
+    if (SecretValue plain = plain_secret(value, url_passwords, others); plain != SecretValue::None || !others) {
+        return plain;
+    }
+    // A value that is all base64 may be a key, a credentials file or user:password encoded to fit
+    // in a variable (CI systems' secret variables often are), once or twice; deeper is not
+    // looked for.
+    std::string text(value);
+    for (int depth = 0; depth < 2; ++depth) {
+        auto decoded = base64_text(text);
+        // Only text can be a key, a token or credentials: random bytes (a hash, an id) are not
+        // looked at.
+        if (!decoded || !mostly_text(*decoded)) break;
+        if (user_password(*decoded)) return SecretValue::AuthHeader;
+        if (SecretValue inner = plain_secret(*decoded, url_passwords, true); inner != SecretValue::None) return inner;
+        text = std::move(*decoded);
     }
     return SecretValue::None;
 }

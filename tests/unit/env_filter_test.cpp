@@ -156,6 +156,14 @@ TEST_CASE("secret_in_value: what counts, anywhere in the value", "[env]") {
         {"{\"client_secret\": \"abc\"}", S::Setting},
         {"-Dhttp.proxyPassword=x", S::Setting},
         {"//registry.npmjs.org/:_authToken=abc", S::Setting},
+        // Found by attacking the first version: twice base64, a bare base64 user:password (npm's
+        // _auth), presigned and SAS URLs, a long bearer token without digits.
+        {"TFMwdExTMUNSVWRKVGlCUVVrbFdRVlJGSUV0RldTMHRMUzB0Q2sxSlNVVUsK", S::PrivateKey},
+        {"dXNlcjpwYXNzd29yZA==", S::AuthHeader},
+        {"https://a.blob.core.windows.net/c?sv=2021-08-06&ss=b&sig=abcDEF%3D", S::Setting},
+        {"https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4&X-Amz-Signature=0a1b2c", S::Setting},
+        {"Bearer abcdefghijklmnopqrstuvwxyz", S::AuthHeader},
+        {"\r\n\t  Authorization: x\r\n", S::AuthHeader},
     };
     for (const auto& [value, what] : secrets) {
         INFO(value);
@@ -189,6 +197,10 @@ TEST_CASE("secret_in_value: what counts, anywhere in the value", "[env]") {
              "-----BEGIN PUBLIC KEY-----",
              "{\"image\":\"node:20\",\"password\":\"\"}",
              "*_PASSWORD,*_SECRET,*_TOKEN,*_PRIVATE_KEY",
+             "bG9jYWxob3N0OjgwODA=",  // base64 of localhost:8080
+             "Fix the login form and more words here",
+             "SGVsbG8gd29ybGQgdGhpcyBpcyB0ZXh0",  // base64 of plain text
+             "https://u:pa/ss@host/x",            // not a URL with a password: '/' ends the authority
          }) {
         INFO(value);
         CHECK(secret_in_value(value) == SecretValue::None);
