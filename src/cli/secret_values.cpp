@@ -45,10 +45,25 @@ std::optional<std::string> base64_decode(std::string_view text) {
     return out;
 }
 
+bool has_private_key(std::string_view v);
+
+// A base64-encoded PEM block inside other text (a kubeconfig's client-key-data: LS0tLS1CRUdJTi...):
+// "LS0tLS1CRUdJT" is how "-----BEGIN" starts in base64.
+bool has_embedded_base64_key(std::string_view v) {
+    for (size_t at = v.find("LS0tLS1CRUdJT"); at != std::string_view::npos; at = v.find("LS0tLS1CRUdJT", at + 1)) {
+        const size_t n = run_length(v, at, [](char c) { return base64_char(c) || c == '='; });
+        auto decoded = base64_decode(v.substr(at, n));
+        if (decoded && decoded->find("-----", 0) == 0 && has_private_key(*decoded)) return true;
+    }
+    return false;
+}
+
 // -----BEGIN <label with PRIVATE and KEY>----- (PEM: RSA, EC, OPENSSH, ENCRYPTED, PGP ... BLOCK),
 // or a PuTTY key file.
 bool has_private_key(std::string_view v) {
-    if (v.find("-----") == std::string_view::npos) return v.find("PuTTY-User-Key-File-") != std::string_view::npos;
+    if (v.find("-----") == std::string_view::npos) {
+        return v.find("PuTTY-User-Key-File-") != std::string_view::npos || has_embedded_base64_key(v);
+    }
     for (size_t at = find_ci(v, "-----begin"); at != std::string_view::npos; at = find_ci(v, "-----begin", at + 10)) {
         const size_t label = at + 10;
         const size_t end = v.find("-----", label);
@@ -56,7 +71,7 @@ bool has_private_key(std::string_view v) {
         const std::string_view l = v.substr(label, end - label);
         if (find_ci(l, "private") != std::string_view::npos && find_ci(l, "key") != std::string_view::npos) return true;
     }
-    return v.find("PuTTY-User-Key-File-") != std::string_view::npos;
+    return v.find("PuTTY-User-Key-File-") != std::string_view::npos || has_embedded_base64_key(v);
 }
 
 // Header names whose value is a credential, as an HTTP header line or git's http.extraHeader
@@ -183,6 +198,10 @@ constexpr auto kTokenPrefixes = std::to_array<TokenPrefix>({
     {"SG.", 60, Body::Dotted},      // SendGrid: SG.<id>.<secret>
     {"ATATT", 50, Body::Dashed},    // Atlassian API tokens
     {"glsoat-", 20, Body::Dashed},  // GitLab service account
+    {"hvs.", 20, Body::Dashed},     // HashiCorp Vault service and batch tokens
+    {"hvb.", 20, Body::Dashed},
+    {"AGE-SECRET-KEY-1", 50, Body::UpperDigit},  // age's private keys
+    {"tskey-", 20, Body::Dashed},                // Tailscale
 });
 
 bool token_at(std::string_view v, size_t pos, const TokenPrefix& t) {
@@ -256,6 +275,27 @@ bool setting_key_char(char c) {
     return is_alnum(c) || c == '_' || c == '.' || c == '-';
 }
 
+// KEY: VALUE at the start of a line (YAML: a kubeconfig's token:, a compose file's password:),
+// with a VALUE that is neither empty nor a comment.
+bool has_yaml_credential(std::string_view v) {
+    for (size_t colon = v.find(": "); colon != std::string_view::npos; colon = v.find(": ", colon + 1)) {
+        size_t start = colon;
+        while (start > 0 && setting_key_char(v[start - 1])) --start;
+        size_t line = start;
+        while (line > 0 && (v[line - 1] == ' ' || v[line - 1] == '\t' || v[line - 1] == '-')) --line;
+        if (line > 0 && v[line - 1] != '\n') continue;
+        const std::string_view key = v.substr(start, colon - start);
+        if (key.empty() || !credential_setting(key)) continue;
+        size_t p = colon + 2;
+        p += run_length(v, p, [](char c) { return c == ' ' || c == '\t'; });
+        if (p < v.size() && !is_blank(v[p]) && v[p] != '#' && v.compare(p, 2, "\"\"") != 0 &&
+            v.compare(p, 2, "''") != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // KEY=VALUE (connection strings, query strings, JVM and command-line options) and
 // "KEY": "VALUE" (JSON) with a credential's KEY and a VALUE that is not empty. A "pwd" that is
 // a path is a working directory.
@@ -287,7 +327,7 @@ bool has_credential_setting(std::string_view v) {
         p += run_length(v, p, [](char c) { return c == ' '; });
         if (p + 1 < v.size() && v[p] == '"' && v[p + 1] != '"') return true;
     }
-    return false;
+    return has_yaml_credential(v);
 }
 
 // What VALUE holds on its face, without decoding anything.

@@ -164,6 +164,13 @@ TEST_CASE("secret_in_value: what counts, anywhere in the value", "[env]") {
         {"https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4&X-Amz-Signature=0a1b2c", S::Setting},
         {"Bearer abcdefghijklmnopqrstuvwxyz", S::AuthHeader},
         {"\r\n\t  Authorization: x\r\n", S::AuthHeader},
+        // The second round: JSON and YAML, a base64 key inside YAML, more issuers.
+        {"{\"headers\": {\"Authorization\": \"Bearer x\"}}", S::Setting},
+        {"apiVersion: v1\nusers:\n- name: ci\n  user:\n    password: hunter2\n", S::Setting},
+        {"token: abc", S::Setting},
+        {"users:\n- user:\n    client-key-data: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUUK\n", S::PrivateKey},
+        {"hvs.CAESIJabcdefghijklmnopqrstuvwxyz0123", S::Token},
+        {"AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", S::Token},
     };
     for (const auto& [value, what] : secrets) {
         INFO(value);
@@ -199,8 +206,11 @@ TEST_CASE("secret_in_value: what counts, anywhere in the value", "[env]") {
              "*_PASSWORD,*_SECRET,*_TOKEN,*_PRIVATE_KEY",
              "bG9jYWxob3N0OjgwODA=",  // base64 of localhost:8080
              "Fix the login form and more words here",
-             "SGVsbG8gd29ybGQgdGhpcyBpcyB0ZXh0",  // base64 of plain text
-             "https://u:pa/ss@host/x",            // not a URL with a password: '/' ends the authority
+             "SGVsbG8gd29ybGQgdGhpcyBpcyB0ZXh0",          // base64 of plain text
+             "https://u:pa/ss@host/x",                    // not a URL with a password: '/' ends the authority
+             "password: ''\ntoken: # none\nname: ci",     // YAML with empty credentials
+             "see the password: field",                   // not at the start of a line
+             "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==",  // base64 of a certificate's BEGIN line
          }) {
         INFO(value);
         CHECK(secret_in_value(value) == SecretValue::None);
