@@ -58,11 +58,12 @@ inline bool boundary_before(std::string_view s, size_t pos) {
     return pos == 0 || !is_alnum(s[pos - 1]);
 }
 
-// How many characters from POS satisfy PRED.
+// How many characters from POS satisfy PRED, counting to CAP at most (a bound keeps a scan that
+// starts at many positions of a long value from reading the rest of it from each).
 template <class Pred>
-size_t run_length(std::string_view s, size_t pos, Pred pred) {
+size_t run_length(std::string_view s, size_t pos, Pred pred, size_t cap = std::string_view::npos) {
     size_t n = 0;
-    while (pos + n < s.size() && pred(s[pos + n])) ++n;
+    while (n < cap && pos + n < s.size() && pred(s[pos + n])) ++n;
     return n;
 }
 

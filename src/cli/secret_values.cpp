@@ -50,10 +50,11 @@ bool has_private_key(std::string_view v);
 // A base64-encoded PEM block inside other text (a kubeconfig's client-key-data: LS0tLS1CRUdJTi...):
 // "LS0tLS1CRUdJT" is how "-----BEGIN" starts in base64.
 bool has_embedded_base64_key(std::string_view v) {
-    for (size_t at = v.find("LS0tLS1CRUdJT"); at != std::string_view::npos; at = v.find("LS0tLS1CRUdJT", at + 1)) {
+    for (size_t at = v.find("LS0tLS1CRUdJT"); at != std::string_view::npos; at = v.find("LS0tLS1CRUdJT", at)) {
         const size_t n = run_length(v, at, [](char c) { return base64_char(c) || c == '='; });
         auto decoded = base64_decode(v.substr(at, n));
         if (decoded && decoded->find("-----", 0) == 0 && has_private_key(*decoded)) return true;
+        at += n;  // each run decoded once
     }
     return false;
 }
@@ -207,7 +208,11 @@ constexpr auto kTokenPrefixes = std::to_array<TokenPrefix>({
 bool token_at(std::string_view v, size_t pos, const TokenPrefix& t) {
     if (v.compare(pos, t.prefix.size(), t.prefix) != 0) return false;
     const size_t start = pos + t.prefix.size();
-    const size_t n = run_length(v, start, [&](char c) { return body_char(t.body, c); });
+    // Enough of the body to judge it: its exact length and the character after it, or the
+    // minimum and room to find a digit.
+    const size_t cap = t.exact ? t.min_body + 1 : std::max<size_t>(t.min_body, 256);
+    const size_t n = run_length(
+        v, start, [&](char c) { return body_char(t.body, c); }, cap);
     if (t.exact ? n != t.min_body || (start + n < v.size() && is_alnum(v[start + n])) : n < t.min_body) return false;
     if (t.needs_digit) {
         const std::string_view body = v.substr(start, n);
@@ -218,12 +223,16 @@ bool token_at(std::string_view v, size_t pos, const TokenPrefix& t) {
 
 // A JSON Web Token: base64url of '{"...' twice, and a signature (empty for alg "none").
 bool jwt_at(std::string_view v, size_t pos) {
-    auto segment = [&](size_t p) {
-        return v.compare(p, 3, "eyJ") == 0 ? run_length(v, p, [](char c) { return body_char(Body::Dashed, c); }) : 0;
+    auto segment = [&](size_t p, size_t cap) {
+        return v.compare(p, 3, "eyJ") == 0 ? run_length(
+                                                 v, p, [](char c) { return body_char(Body::Dashed, c); }, cap)
+                                           : 0;
     };
-    const size_t header = segment(pos);
+    // A header is a few dozen characters (alg, typ, kid); the claims may be long, and are read
+    // only after a header.
+    const size_t header = segment(pos, 2048);
     if (header < 10 || pos + header >= v.size() || v[pos + header] != '.') return false;
-    const size_t claims = segment(pos + header + 1);
+    const size_t claims = segment(pos + header + 1, std::string_view::npos);
     const size_t end = pos + header + 1 + claims;
     return claims >= 10 && end < v.size() && v[end] == '.';
 }
