@@ -29,7 +29,7 @@ enum class SecretValue : unsigned char {
     GitCredential,  // git configuration carrying http.extraHeader, a credential helper, askpass
 };
 
-// "an Authorization header", "a private key", ...: for notes, which name variables, never values.
+// "HTTP credentials", "a private key", ...: for notes, which name variables, never values.
 std::string_view describe(SecretValue what);
 
 // Whether VALUE holds a URL with a password (an empty password does not count).
