@@ -132,6 +132,25 @@ void print_summary(const cordon::Spec& spec, const cordon::RunOptions& options, 
                                     : "checked, allowed");
 }
 
+// Variables removed for their values are named (their names do not say why they went); -v
+// names every variable removed. Never a value.
+void print_env_note(const cordon::Spec& spec, const cordon::RunOptions& options) {
+    if (options.verbosity < 0) return;
+    if (!options.env_value_removals.empty()) {
+        std::string list;
+        for (const auto& r : options.env_value_removals) list += (list.empty() ? "" : ", ") + r;
+        std::fprintf(stderr,
+                     "cordon: note: removed from the environment for what their values hold: %s; "
+                     "--env-pass NAME keeps one\n",
+                     list.c_str());
+    }
+    if (options.verbosity > 0 && !spec.env_removed.empty()) {
+        std::string names;
+        for (const auto& n : spec.env_removed) names += " " + n;
+        std::fprintf(stderr, "cordon: note: removed from the environment:%s\n", names.c_str());
+    }
+}
+
 // The command policy's decision on the command (the jail's gate): nullopt lets it run, an
 // Outcome ends the run (a policy that does not load, or a denial).
 std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::RunOptions& options,
@@ -232,6 +251,7 @@ int run(const std::vector<std::string>& args) {
     if (!options.workdir_note.empty() && options.verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", options.workdir_note.c_str());
     }
+    print_env_note(spec, options);
     // The command policy decides while the child builds the jail: nothing of the command runs,
     // and no placeholder is made on the host, before it allows the command.
     auto audit = open_audit(options);

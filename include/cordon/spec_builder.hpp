@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "cordon/cli.hpp"
@@ -38,11 +37,6 @@ Result<uint64_t> parse_cpus(const std::string& text);
 // True for /, HOME, an ancestor of HOME, and system directories (/usr, /etc, /bin, ...).
 bool is_unsafe_workdir(const std::string& dir, const std::string& home);
 
-// Environment filtering's pieces: ASCII upper case, and whether VALUE holds a URL with a password
-// (scheme://user:password@host; an empty password does not count).
-std::string ascii_upper(std::string_view s);
-bool has_url_password(std::string_view value);
-
 // How cordon runs and reports, beside what the jail is: main.cpp's, never the jail's (the
 // supervisor is given what it needs of them: SupervisorOptions in cordon/jail.hpp).
 struct RunOptions {
@@ -57,6 +51,9 @@ struct RunOptions {
     bool kill_on_deny = false;
     std::string exec_checks_unavailable;  // why the host could not give them (main's probe)
     std::optional<std::string> audit;     // PATH or fd:N
+    // "NAME (what it holds)" for each variable removed for its value (or git's configuration
+    // set): the note that says why (cordon/env_filter.hpp). Names only, never values.
+    std::vector<std::string> env_value_removals;
 };
 
 // What the command line and profiles resolve to: the jail and how to run it.

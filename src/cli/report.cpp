@@ -148,6 +148,11 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
         for (const auto& n : spec.env_removed) o += " " + n;
         o += "\n";
     }
+    if (!options.env_value_removals.empty()) {
+        o += "removed for their values:";
+        for (const auto& r : options.env_value_removals) o += " " + r;
+        o += "\n";
+    }
     return o;
 }
 

@@ -14,7 +14,9 @@ constexpr bool kCliOnly = false;
 
 }  // namespace
 
-const std::vector<KeyInfo>& all_keys() {
+// The option table, one entry per key in the order --help lists them: longer than a function
+// should be, and clearer whole.
+const std::vector<KeyInfo>& all_keys() {  // NOLINT(readability-function-size)
     using T = KeyType;
     // name, type, metavar, help, profile_ok, arity
     static const std::vector<KeyInfo> keys = {
@@ -59,9 +61,16 @@ const std::vector<KeyInfo>& all_keys() {
         {"setenv", T::PairList, "NAME VALUE", "set an environment variable", kProfile, 2},
         {"unsetenv", T::List, "NAME", "remove an environment variable", kProfile, 1},
         {"env-strip", T::List, "PATTERN", "remove variables whose name matches PATTERN (glob, any case)", kProfile, 1},
+        {"env-strip-words", T::List, "WORD",
+         "remove variables with WORD among their name's words (split at _, digits, case changes)", kProfile, 1},
+        {"env-strip-except", T::List, "PATTERN",
+         "names the env-strip rules leave (glob, any case; values still checked)", kProfile, 1},
         {"env-strip-url-passwords", T::Bool, "",
          "remove variables whose value is a URL with a password (scheme://user:password@host)", kProfile, 0},
-        {"env-pass", T::List, "NAME", "keep a variable that env-strip would remove", kProfile, 1},
+        {"env-strip-secret-values", T::Bool, "",
+         "remove variables whose value holds credentials: headers, private keys, tokens, JWTs, git's", kProfile, 0},
+        {"env-pass", T::List, "NAME", "keep a variable that the environment rules would remove (any case)", kProfile,
+         1},
         // limits
         {"memory", T::Size, "SIZE", "memory limit of the whole jail (cgroup v2 memory.max; swap off)", kProfile, 1},
         {"memory-swap", T::String, "SIZE|max", "swap the jail may use besides --memory (default 0)", kProfile, 1},

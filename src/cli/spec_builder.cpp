@@ -9,7 +9,7 @@
 #include <climits>
 #include <map>
 
-#include "cordon/glob.hpp"
+#include "cordon/env_filter.hpp"
 #include "cordon/net.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
@@ -157,28 +157,6 @@ bool is_unsafe_workdir(const std::string& dir, const std::string& home) {
                                                   "/libx32", "/etc", "/boot", "/dev", "/proc",  "/sys"};
     for (const auto& d : deep) {
         if (path_at_or_under(dir, d)) return true;
-    }
-    return false;
-}
-
-std::string ascii_upper(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) {
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    }
-    return out;
-}
-
-bool has_url_password(std::string_view value) {
-    for (size_t at = value.find("://"); at != std::string_view::npos; at = value.find("://", at + 3)) {
-        // The authority: up to the path, query or fragment. A password is what follows the
-        // first ':' of the userinfo, before the last '@'.
-        std::string_view rest = value.substr(at + 3);
-        std::string_view authority = rest.substr(0, rest.find_first_of("/?# \t\n"));
-        size_t userinfo_end = authority.rfind('@');
-        if (userinfo_end == std::string_view::npos) continue;
-        size_t colon = authority.substr(0, userinfo_end).find(':');
-        if (colon != std::string_view::npos && colon + 1 < userinfo_end) return true;
     }
     return false;
 }
@@ -409,52 +387,16 @@ void set_chdir(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
     s.chdir = normalize_path(s.chdir, host.cwd);
 }
 
-// Which of the caller's variables stay out of the jail: credential-like names (matched without
-// regard to case: npm reads npm_config__authToken as well as NPM_CONFIG__AUTHTOKEN) and values
-// that are URLs with a password, unless --env-pass keeps them; --clearenv and --unsetenv.
-class EnvFilter {
-public:
-    explicit EnvFilter(const SettingsLayer& merged)
-        : strip_urls_(get_bool(merged, "env-strip-url-passwords")),
-          pass_(get_list(merged, "env-pass")),
-          unset_(get_list(merged, "unsetenv")),
-          clear_(get_bool(merged, "clearenv")) {
-        for (const auto& pat : get_list(merged, "env-strip")) strip_.emplace_back(ascii_upper(pat));
-    }
-
-    // KV is NAME=VALUE.
-    [[nodiscard]] bool removes(const std::string& kv, const std::string& name) const {
-        bool passed = std::any_of(pass_.begin(), pass_.end(),
-                                  [&](const std::string& p) { return ascii_upper(p) == ascii_upper(name); });
-        bool drop = clear_ || std::find(unset_.begin(), unset_.end(), name) != unset_.end();
-        if (!drop && !passed) {
-            const std::string upper = ascii_upper(name);
-            const uint64_t chars = Wildcard::chars_of(upper);
-            drop = std::any_of(strip_.begin(), strip_.end(),
-                               [&](const Wildcard& pat) { return pat.matches(upper, chars); });
-            if (!drop && strip_urls_) drop = has_url_password(std::string_view(kv).substr(name.size() + 1));
+// The caller's environment, filtered, then the explicit --setenv edits. What was removed for
+// its value is named (never shown) in a note: the name alone does not say why it went.
+Status set_environment(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o) {
+    FilteredEnv filtered = EnvFilter(env_rules(merged)).apply(host.environ);
+    std::vector<std::string> env = std::move(filtered.kept);
+    for (auto& removed : filtered.removed) {
+        if (removed.why == EnvRemoval::ByValue || removed.why == EnvRemoval::GitSet) {
+            o.env_value_removals.push_back(removed.name + " (" + std::string(describe(removed.what)) + ")");
         }
-        return drop && !(passed && !clear_);
-    }
-
-private:
-    std::vector<Wildcard> strip_;
-    bool strip_urls_;
-    std::vector<std::string> pass_;
-    std::vector<std::string> unset_;
-    bool clear_;
-};
-
-// The caller's environment, filtered, then the explicit --setenv edits.
-Status set_environment(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
-    const EnvFilter filter(merged);
-    std::vector<std::string> env;
-    for (const auto& kv : host.environ) {
-        std::string name = kv.substr(0, kv.find('='));
-        if (filter.removes(kv, name))
-            s.env_removed.push_back(name);
-        else
-            env.push_back(kv);
+        s.env_removed.push_back(std::move(removed.name));
     }
     for (const auto& [name, value] : get_pairs(merged, "setenv")) {
         if (name.empty() || name.find('=') != std::string::npos) {
@@ -568,7 +510,7 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merge
     CORDON_TRY(set_mount_requests(merged, host, s));
     CORDON_TRY(set_workdir(merged, host, s, o));
     set_chdir(merged, host, s);
-    CORDON_TRY(set_environment(merged, host, s));
+    CORDON_TRY(set_environment(merged, host, s, o));
     set_proxy_environment(s);
     CORDON_TRY(set_limits(merged, s));
     CORDON_TRY(set_security(merged, s));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cordon/env_filter.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/spec_builder.hpp"
 

@@ -1,0 +1,440 @@
+// What makes a value a credential, whatever the variable's name (cordon/env_filter.hpp).
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "cordon/env_filter.hpp"
+#include "env_text.hpp"
+
+namespace cordon {
+
+namespace {
+
+using namespace envtext;
+
+bool base64_char(char c) {
+    return is_alnum(c) || c == '+' || c == '/' || c == '-' || c == '_';
+}
+
+int base64_value(char c) {
+    if (is_upper(c)) return c - 'A';
+    if (is_lower(c)) return c - 'a' + 26;
+    if (is_digit(c)) return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+}
+
+// TEXT decoded as base64 (standard or URL alphabet, padding and blanks skipped), or nullopt
+// when something else is in it.
+std::optional<std::string> base64_decode(std::string_view text) {
+    std::string out;
+    unsigned acc = 0;
+    int bits = 0;
+    for (char c : text) {
+        if (is_blank(c) || c == '=') continue;
+        const int v = base64_value(c);
+        if (v < 0) return std::nullopt;
+        acc = (acc << 6U) | static_cast<unsigned>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((acc >> static_cast<unsigned>(bits)) & 0xFFU);
+        }
+    }
+    return out;
+}
+
+bool has_private_key(std::string_view v);
+
+// A base64-encoded PEM block inside other text (a kubeconfig's client-key-data: LS0tLS1CRUdJTi...):
+// "LS0tLS1CRUdJT" is how "-----BEGIN" starts in base64.
+bool has_embedded_base64_key(std::string_view v) {
+    for (size_t at = v.find("LS0tLS1CRUdJT"); at != std::string_view::npos; at = v.find("LS0tLS1CRUdJT", at)) {
+        const size_t n = run_length(v, at, [](char c) { return base64_char(c) || c == '='; });
+        auto decoded = base64_decode(v.substr(at, n));
+        if (decoded && decoded->find("-----", 0) == 0 && has_private_key(*decoded)) return true;
+        at += n;  // each run decoded once
+    }
+    return false;
+}
+
+// -----BEGIN <label with PRIVATE and KEY>----- (PEM: RSA, EC, OPENSSH, ENCRYPTED, PGP ... BLOCK),
+// or a PuTTY key file.
+bool has_private_key(std::string_view v) {
+    if (v.find("-----") == std::string_view::npos) {
+        return v.find("PuTTY-User-Key-File-") != std::string_view::npos || has_embedded_base64_key(v);
+    }
+    for (size_t at = find_ci(v, "-----begin"); at != std::string_view::npos; at = find_ci(v, "-----begin", at + 10)) {
+        const size_t label = at + 10;
+        const size_t end = v.find("-----", label);
+        if (end == std::string_view::npos || end - label > 80) continue;
+        const std::string_view l = v.substr(label, end - label);
+        if (find_ci(l, "private") != std::string_view::npos && find_ci(l, "key") != std::string_view::npos) return true;
+    }
+    return v.find("PuTTY-User-Key-File-") != std::string_view::npos || has_embedded_base64_key(v);
+}
+
+// Header names whose value is a credential, as an HTTP header line or git's http.extraHeader
+// would carry them ("authorization" also ends "proxy-authorization").
+constexpr std::array<std::string_view, 7> kCredentialHeaders = {
+    "authorization", "private-token", "job-token", "deploy-token", "x-api-key", "x-auth-token", "cookie",
+};
+
+bool has_auth_header(std::string_view v) {
+    // Every form has a colon or a blank: most values (paths, names, numbers) are passed over here.
+    const bool colon = v.find(':') != std::string_view::npos;
+    if (!colon && v.find_first_of(" \t") == std::string_view::npos) return false;
+    for (std::string_view header : kCredentialHeaders) {
+        if (!colon) break;
+        for (size_t at = find_ci(v, header); at != std::string_view::npos; at = find_ci(v, header, at + 1)) {
+            if (!boundary_before(v, at)) continue;
+            size_t p = at + header.size();
+            p += run_length(v, p, [](char c) { return c == ' ' || c == '\t'; });
+            if (p >= v.size() || v[p] != ':') continue;
+            ++p;
+            p += run_length(v, p, [](char c) { return c == ' ' || c == '\t'; });
+            if (p < v.size() && !is_blank(v[p])) return true;
+        }
+    }
+    // The credentials without the header's name: "Bearer TOKEN", "Basic base64(user:password)".
+    for (size_t at = find_ci(v, "bearer"); at != std::string_view::npos; at = find_ci(v, "bearer", at + 1)) {
+        if (!boundary_before(v, at)) continue;
+        size_t p = at + 6;
+        const size_t blanks = run_length(v, p, [](char c) { return c == ' ' || c == '\t'; });
+        if (blanks == 0) continue;
+        p += blanks;
+        const size_t n = run_length(v, p, [](char c) {
+            return is_alnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' || c == '-';
+        });
+        const std::string_view token = v.substr(p, n);
+        if (n >= 24 || (n >= 16 && std::any_of(token.begin(), token.end(), is_digit))) return true;
+    }
+    for (size_t at = find_ci(v, "basic"); at != std::string_view::npos; at = find_ci(v, "basic", at + 1)) {
+        if (!boundary_before(v, at)) continue;
+        size_t p = at + 5;
+        const size_t blanks = run_length(v, p, [](char c) { return c == ' ' || c == '\t'; });
+        if (blanks == 0) continue;
+        p += blanks;
+        const size_t n = run_length(v, p, [](char c) { return base64_char(c) || c == '='; });
+        if (n < 8) continue;
+        auto decoded = base64_decode(v.substr(p, n));
+        if (decoded && decoded->find(':') != std::string::npos &&
+            std::all_of(decoded->begin(), decoded->end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The characters a token's body is made of.
+enum class Body : unsigned char { Alnum, Word, Dashed, Dotted, UpperDigit, Alpha };
+
+bool body_char(Body b, char c) {
+    switch (b) {
+        case Body::Alnum:
+            return is_alnum(c);
+        case Body::Word:
+            return is_alnum(c) || c == '_';
+        case Body::Dashed:
+            return is_alnum(c) || c == '_' || c == '-';
+        case Body::Dotted:
+            return is_alnum(c) || c == '_' || c == '-' || c == '.';
+        case Body::UpperDigit:
+            return is_upper(c) || is_digit(c);
+        case Body::Alpha:
+            return is_upper(c) || is_lower(c);
+    }
+    return false;
+}
+
+struct TokenPrefix {
+    std::string_view prefix;  // case-sensitive, as the issuer writes it
+    size_t min_body;          // characters after the prefix, at least
+    Body body;
+    bool exact = false;        // the body is exactly MIN_BODY long (AKIA...: 16, then no more)
+    bool needs_digit = false;  // a generic prefix (sk-): the body must look random
+};
+
+// Issuers' documented token formats. The minimum lengths are below the real ones (GitHub's are
+// 36 after ghp_, GitLab's 20 after glpat-) so that a format's future variant still counts, and
+// far above words that start the same way.
+constexpr auto kTokenPrefixes = std::to_array<TokenPrefix>({
+    {"ghp_", 30, Body::Alnum},  // GitHub: personal, OAuth, user-to-server, server-to-server, refresh
+    {"gho_", 30, Body::Alnum},
+    {"ghu_", 30, Body::Alnum},
+    {"ghs_", 30, Body::Alnum},
+    {"ghr_", 30, Body::Alnum},
+    {"github_pat_", 40, Body::Word},  // GitHub fine-grained
+    {"glpat-", 20, Body::Dashed},     // GitLab: personal, deploy, runner, trigger, CI build, feed,
+    {"gldt-", 20, Body::Dashed},      // OAuth application secret, incoming mail
+    {"glrt-", 20, Body::Dashed},
+    {"glptt-", 20, Body::Dashed},
+    {"glcbt-", 20, Body::Dashed},
+    {"glft-", 20, Body::Dashed},
+    {"gloas-", 20, Body::Dashed},
+    {"glimt-", 20, Body::Dashed},
+    {"xoxa-", 10, Body::Dashed},  // Slack: app, bot, refresh, user, session tokens; app-level
+    {"xoxb-", 10, Body::Dashed},
+    {"xoxe-", 10, Body::Dashed},
+    {"xoxp-", 10, Body::Dashed},
+    {"xoxr-", 10, Body::Dashed},
+    {"xoxs-", 10, Body::Dashed},
+    {"xapp-", 10, Body::Dashed},
+    {"AKIA", 16, Body::UpperDigit, true},  // AWS access key ids: long-term, temporary (STS)
+    {"ASIA", 16, Body::UpperDigit, true},
+    {"npm_", 36, Body::Alnum},      // npm access tokens
+    {"sk_live_", 16, Body::Alnum},  // Stripe secret and restricted keys, webhook secrets
+    {"rk_live_", 16, Body::Alnum},
+    {"sk_test_", 16, Body::Alnum},
+    {"whsec_", 24, Body::Alnum},
+    {"sk-", 32, Body::Dashed, false, true},      // OpenAI (sk-, sk-proj-), Anthropic (sk-ant-)
+    {"AIza", 35, Body::Dashed},                  // Google API keys
+    {"hf_", 30, Body::Alpha},                    // Hugging Face
+    {"pypi-AgEIcHlwaS5vcmc", 20, Body::Dashed},  // PyPI: a macaroon for pypi.org
+    {"dckr_pat_", 20, Body::Dashed},             // Docker Hub
+    {"dop_v1_", 40, Body::Alnum},                // DigitalOcean
+    {"shpat_", 32, Body::Alnum},                 // Shopify
+    {"shpss_", 32, Body::Alnum},
+    {"SG.", 60, Body::Dotted},      // SendGrid: SG.<id>.<secret>
+    {"ATATT", 50, Body::Dashed},    // Atlassian API tokens
+    {"glsoat-", 20, Body::Dashed},  // GitLab service account
+    {"hvs.", 20, Body::Dashed},     // HashiCorp Vault service and batch tokens
+    {"hvb.", 20, Body::Dashed},
+    {"AGE-SECRET-KEY-1", 50, Body::UpperDigit},  // age's private keys
+    {"tskey-", 20, Body::Dashed},                // Tailscale
+});
+
+bool token_at(std::string_view v, size_t pos, const TokenPrefix& t) {
+    if (v.compare(pos, t.prefix.size(), t.prefix) != 0) return false;
+    const size_t start = pos + t.prefix.size();
+    // Enough of the body to judge it: its exact length and the character after it, or the
+    // minimum and room to find a digit.
+    const size_t cap = t.exact ? t.min_body + 1 : std::max<size_t>(t.min_body, 256);
+    const size_t n = run_length(
+        v, start, [&](char c) { return body_char(t.body, c); }, cap);
+    if (t.exact ? n != t.min_body || (start + n < v.size() && is_alnum(v[start + n])) : n < t.min_body) return false;
+    if (t.needs_digit) {
+        const std::string_view body = v.substr(start, n);
+        return std::any_of(body.begin(), body.end(), is_digit);
+    }
+    return true;
+}
+
+// A JSON Web Token: base64url of '{"...' twice, and a signature (empty for alg "none").
+bool jwt_at(std::string_view v, size_t pos) {
+    auto segment = [&](size_t p, size_t cap) {
+        return v.compare(p, 3, "eyJ") == 0 ? run_length(
+                                                 v, p, [](char c) { return body_char(Body::Dashed, c); }, cap)
+                                           : 0;
+    };
+    // A header is a few dozen characters (alg, typ, kid); the claims may be long, and are read
+    // only after a header.
+    const size_t header = segment(pos, 2048);
+    if (header < 10 || pos + header >= v.size() || v[pos + header] != '.') return false;
+    const size_t claims = segment(pos + header + 1, std::string_view::npos);
+    const size_t end = pos + header + 1 + claims;
+    return claims >= 10 && end < v.size() && v[end] == '.';
+}
+
+// The characters a token of kTokenPrefixes, or a JWT, starts with.
+constexpr std::array<bool, 256> kTokenStarts = [] {
+    std::array<bool, 256> starts{};
+    for (const auto& t : kTokenPrefixes) starts[static_cast<unsigned char>(t.prefix[0])] = true;
+    starts['e'] = true;
+    return starts;
+}();
+
+SecretValue token_in(std::string_view v) {
+    for (size_t pos = 0; pos < v.size(); ++pos) {
+        const char c = v[pos];
+        if (!kTokenStarts[static_cast<unsigned char>(c)] || !boundary_before(v, pos)) continue;
+        if (c == 'e' && jwt_at(v, pos)) return SecretValue::Jwt;
+        for (const auto& t : kTokenPrefixes) {
+            if (t.prefix[0] == c && token_at(v, pos, t)) return SecretValue::Token;
+        }
+    }
+    return SecretValue::None;
+}
+
+// A setting's name that says its value is a credential. KEY: lower case, the part after its
+// last '.' (Java's -Dhttp.proxyPassword, spring.datasource.password), without '-' and '_'
+// (client_secret, api-key, _authToken).
+bool credential_setting(std::string_view key) {
+    if (size_t dot = key.rfind('.'); dot != std::string_view::npos) key = key.substr(dot + 1);
+    std::string k;
+    for (char c : key) {
+        if (c != '-' && c != '_') k += to_lower(c);
+    }
+    // "signature": presigned URLs (X-Amz-Signature, X-Goog-Signature); "sig": Azure's SAS.
+    static constexpr std::array<std::string_view, 10> kEndings = {
+        "password", "passwd",    "passphrase", "secret",     "token",
+        "apikey",   "secretkey", "accesskey",  "accountkey", "signature",
+    };
+    static constexpr std::array<std::string_view, 6> kWhole = {"pwd",           "pass",       "auth",
+                                                               "authorization", "privatekey", "sig"};
+    auto ends = [&](std::string_view e) {
+        return k.size() >= e.size() && k.compare(k.size() - e.size(), e.size(), e) == 0;
+    };
+    return std::any_of(kEndings.begin(), kEndings.end(), ends) ||
+           std::find(kWhole.begin(), kWhole.end(), k) != kWhole.end();
+}
+
+bool setting_key_char(char c) {
+    return is_alnum(c) || c == '_' || c == '.' || c == '-';
+}
+
+// KEY: VALUE at the start of a line (YAML: a kubeconfig's token:, a compose file's password:),
+// with a VALUE that is neither empty nor a comment.
+bool has_yaml_credential(std::string_view v) {
+    for (size_t colon = v.find(": "); colon != std::string_view::npos; colon = v.find(": ", colon + 1)) {
+        size_t start = colon;
+        while (start > 0 && setting_key_char(v[start - 1])) --start;
+        size_t line = start;
+        while (line > 0 && (v[line - 1] == ' ' || v[line - 1] == '\t' || v[line - 1] == '-')) --line;
+        if (line > 0 && v[line - 1] != '\n') continue;
+        const std::string_view key = v.substr(start, colon - start);
+        if (key.empty() || !credential_setting(key)) continue;
+        size_t p = colon + 2;
+        p += run_length(v, p, [](char c) { return c == ' ' || c == '\t'; });
+        if (p < v.size() && !is_blank(v[p]) && v[p] != '#' && v.compare(p, 2, "\"\"") != 0 &&
+            v.compare(p, 2, "''") != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// KEY=VALUE (connection strings, query strings, JVM and command-line options) and
+// "KEY": "VALUE" (JSON) with a credential's KEY and a VALUE that is not empty. A "pwd" that is
+// a path is a working directory.
+bool has_credential_setting(std::string_view v) {
+    for (size_t eq = v.find('='); eq != std::string_view::npos; eq = v.find('=', eq + 1)) {
+        size_t start = eq;
+        while (start > 0 && setting_key_char(v[start - 1])) --start;
+        const std::string_view key = v.substr(start, eq - start);
+        if (key.empty() || !credential_setting(key)) continue;
+        size_t p = eq + 1;
+        if (p < v.size() && (v[p] == '"' || v[p] == '\'')) ++p;
+        if (p >= v.size() || is_blank(v[p]) || std::string_view("\"';&,").find(v[p]) != std::string_view::npos)
+            continue;
+        const bool pwd =
+            key.size() >= 3 && at_ci(key, key.size() - 3, "pwd") && (key.size() == 3 || !is_alnum(key[key.size() - 4]));
+        if (pwd && (v[p] == '/' || v[p] == '~' || v[p] == '$')) continue;
+        return true;
+    }
+    for (size_t colon = v.find(':'); colon != std::string_view::npos; colon = v.find(':', colon + 1)) {
+        size_t q = colon;
+        while (q > 0 && v[q - 1] == ' ') --q;
+        if (q == 0 || v[q - 1] != '"') continue;
+        size_t start = q - 1;
+        while (start > 0 && setting_key_char(v[start - 1])) --start;
+        if (start == 0 || v[start - 1] != '"') continue;
+        const std::string_view key = v.substr(start, q - 1 - start);
+        if (key.empty() || !credential_setting(key)) continue;
+        size_t p = colon + 1;
+        p += run_length(v, p, [](char c) { return c == ' '; });
+        if (p + 1 < v.size() && v[p] == '"' && v[p + 1] != '"') return true;
+    }
+    return has_yaml_credential(v);
+}
+
+// What VALUE holds on its face, without decoding anything.
+SecretValue plain_secret(std::string_view value, bool url_passwords, bool others) {
+    if (url_passwords && has_url_password(value)) return SecretValue::UrlPassword;
+    if (!others) return SecretValue::None;
+    if (has_private_key(value)) return SecretValue::PrivateKey;
+    if (has_auth_header(value)) return SecretValue::AuthHeader;
+    if (SecretValue t = token_in(value); t != SecretValue::None) return t;
+    if (has_credential_setting(value)) return SecretValue::Setting;
+    return SecretValue::None;
+}
+
+// VALUE decoded, when it is nothing but base64 (line breaks allowed, blanks around it) of at
+// least 16 characters; nullopt otherwise.
+std::optional<std::string> base64_text(std::string_view value) {
+    while (!value.empty() && is_blank(value.front())) value.remove_prefix(1);
+    while (!value.empty() && is_blank(value.back())) value.remove_suffix(1);
+    if (value.size() < 16 || !std::all_of(value.begin(), value.end(), [](char c) {
+            return base64_char(c) || c == '=' || c == '\n' || c == '\r';
+        })) {
+        return std::nullopt;
+    }
+    return base64_decode(value);
+}
+
+// At least 95% printable ASCII or blanks.
+bool mostly_text(std::string_view d) {
+    const auto text = std::count_if(d.begin(), d.end(), [](char c) { return (c >= 0x20 && c < 0x7f) || is_blank(c); });
+    return static_cast<size_t>(text) * 20 >= d.size() * 19;
+}
+
+// USER:PASSWORD and nothing else, in printable ASCII without blanks: what Basic credentials and
+// npm's _auth encode. HOST:PORT (digits after the colon) is not.
+bool user_password(std::string_view text) {
+    const size_t colon = text.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 >= text.size()) return false;
+    const std::string_view after = text.substr(colon + 1);
+    return !std::all_of(after.begin(), after.end(), is_digit) &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+}  // namespace
+
+std::string_view describe(SecretValue what) {
+    switch (what) {
+        case SecretValue::None:
+            return "nothing";
+        case SecretValue::UrlPassword:
+            return "a URL with a password";
+        case SecretValue::AuthHeader:
+            return "HTTP credentials";
+        case SecretValue::PrivateKey:
+            return "a private key";
+        case SecretValue::Token:
+            return "a token of a known issuer";
+        case SecretValue::Jwt:
+            return "a JSON Web Token";
+        case SecretValue::Setting:
+            return "a password or key setting";
+        case SecretValue::GitCredential:
+            return "git credentials";
+    }
+    return "a credential";
+}
+
+bool has_url_password(std::string_view value) {
+    for (size_t at = value.find("://"); at != std::string_view::npos; at = value.find("://", at + 3)) {
+        // The authority: up to the path, query or fragment. A password is what follows the
+        // first ':' of the userinfo, before the last '@'.
+        std::string_view rest = value.substr(at + 3);
+        std::string_view authority = rest.substr(0, rest.find_first_of("/?# \t\n\r'\""));
+        size_t userinfo_end = authority.rfind('@');
+        if (userinfo_end == std::string_view::npos) continue;
+        size_t colon = authority.substr(0, userinfo_end).find(':');
+        if (colon != std::string_view::npos && colon + 1 < userinfo_end) return true;
+    }
+    return false;
+}
+
+SecretValue secret_in_value(std::string_view value, bool url_passwords, bool others) {
+    if (SecretValue plain = plain_secret(value, url_passwords, others); plain != SecretValue::None || !others) {
+        return plain;
+    }
+    // A value that is all base64 may be a key, a credentials file or user:password encoded to fit
+    // in a variable (CI systems' secret variables often are), once or twice; deeper is not
+    // looked for.
+    std::string text(value);
+    for (int depth = 0; depth < 2; ++depth) {
+        auto decoded = base64_text(text);
+        // Only text can be a key, a token or credentials: random bytes (a hash, an id) are not
+        // looked at.
+        if (!decoded || !mostly_text(*decoded)) break;
+        if (user_password(*decoded)) return SecretValue::AuthHeader;
+        if (SecretValue inner = plain_secret(*decoded, url_passwords, true); inner != SecretValue::None) return inner;
+        text = std::move(*decoded);
+    }
+    return SecretValue::None;
+}
+
+}  // namespace cordon
