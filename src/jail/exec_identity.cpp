@@ -48,13 +48,14 @@ bool same_contents(int a, int b, off_t size) {
 }  // namespace
 
 std::optional<Shebang> parse_shebang(std::string_view head) {
-    // The kernel's buffer: the file's first bytes, NUL-padded; its last byte is never read.
+    // The kernel's buffer: the file's first bytes, NUL-padded. Without a newline in it, the line
+    // ends before its last byte.
     std::string buf(head.substr(0, kShebangMax));
     buf.resize(kShebangMax, '\0');
     if (buf[0] != '#' || buf[1] != '!') return std::nullopt;
     const size_t last = kShebangMax - 1;
     size_t end = buf.find('\n');
-    if (end == std::string::npos || end > last) {
+    if (end == std::string::npos) {
         // No newline: the interpreter must still end within the buffer, else it is truncated.
         size_t p = 2;
         while (p < last && spacetab(buf[p])) ++p;
