@@ -18,9 +18,11 @@ namespace cordon {
 // named by argv[0] instead); and with path operands resolved inside the jail's root (a
 // symlink to /, /proc/self/root/usr); for a script, as each interpreter of its "#!" lines runs
 // it; for the dynamic loader run as a program, as the program it loads; and, given IDENTITY, as
-// the system program that the file loaded is a copy of. Pure apart from reading the jail's file
-// system.
-std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity = nullptr);
+// the system program that the file loaded is a copy of (a copy of the loader is the loader).
+// UNRESOLVED is set when an interpreter or the loader's program, named through /proc or /dev,
+// leads to no file: judge_exec refuses those. Pure apart from reading the jail's file system.
+std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity = nullptr,
+                                                    bool* unresolved = nullptr);
 
 // The whole argv is judged; the decision's command (and so its stderr line and its record in
 // the status JSON) shows the start of it that kRecordArgv keeps (cordon(1), BOUNDS).

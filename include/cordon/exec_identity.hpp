@@ -30,7 +30,8 @@ std::optional<Shebang> parse_shebang(std::string_view head);
 std::string read_head_in_root(int root, const std::string& path, size_t max);
 
 // The system programs of a jail, indexed by size on first use (its /usr/bin, /usr/sbin,
-// /usr/local/bin, /usr/local/sbin, as the jail sees them), to know a copy of one by its contents.
+// /usr/local/bin, /usr/local/sbin, and the dynamic loaders in /usr/lib*, /lib*, as the jail sees
+// them), to know a copy of one by its contents.
 class ProgramIdentity {
 public:
     // The system program whose contents are PATH's ("" for none), for a regular file on a mount

@@ -30,6 +30,9 @@ inline bool path_under(std::string_view path, std::string_view dir) {
 std::string_view path_parent(std::string_view path);
 // What follows the last '/': "/a/b" -> "b", "a" -> "a"; "" for "/" and for "/a/".
 std::string_view path_basename(std::string_view path);
+// The file name of a dynamic loader (ld.so, ld-linux-x86-64.so.2, ld64.so.2, ld-musl-*.so.1),
+// which run as a program maps the program it is given.
+bool is_loader_name(std::string_view name);
 // The names between the '/'s, in order, empty ones left out: "/a//b/" and "a/b" -> {"a", "b"}.
 std::vector<std::string_view> path_components(std::string_view path);
 

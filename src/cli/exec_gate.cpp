@@ -21,48 +21,69 @@ bool path_like(const std::string& a) {
     return a == "." || a == ".." || (a.find('/') != std::string::npos && a[0] != '-');
 }
 
-// binfmt_script's limit of interpreters in one exec (BINPRM_MAX_RECURSION).
-constexpr int kMaxInterpreters = 4;
+// The kernel follows at most five "#!" lines in one exec (exec_binprm's depth); one more is
+// read, so that a chain the kernel would refuse (ELOOP) is still seen whole.
+constexpr int kMaxInterpreters = 6;
 
 std::vector<std::string> with_program(std::vector<std::string> argv, std::string program) {
     argv[0] = std::move(program);
     return argv;
 }
 
+bool special_path(std::string_view p) {
+    return p.starts_with("/proc/") || p.starts_with("/dev/") || p == "/proc" || p == "/dev";
+}
+
+// What a script or the loader names, resolved in the jail: a path through /proc or /dev (an
+// interpreter "/proc/self/fd/5", "/dev/fd/5") with the process's own jail pid; "" when such a
+// path leads to no regular file there, which the caller then refuses to judge blind.
+std::string resolve_named(const ExecRequest& r, const std::string& path) {
+    if (!special_path(path)) return resolve_in_root(r.root.get(), r.cwd, path, true, r.jail_pid);
+    const pid_t self = r.jail_pid ? r.jail_pid : jail_pid_of(r.pid);
+    std::string real = self > 0 ? resolve_in_root(r.root.get(), r.cwd, path, true, self) : "";
+    if (real.empty() || special_path(real) || read_head_in_root(r.root.get(), real, 1).empty()) return "";
+    return real;
+}
+
 // What the kernel runs for a script: for each "#!" line (a script's interpreter may be one too),
 // INTERPRETER [ARG] FILE ARGV[1...], where FILE is the path the exec was given. RUN and FILE end
-// as the argv and the file of the binary really loaded.
-void add_interpreters(const ExecRequest& r, std::vector<std::string>& run, std::string& file,
+// as the argv and the file of the binary really loaded; false if an interpreter could not be
+// resolved.
+bool add_interpreters(const ExecRequest& r, std::vector<std::string>& run, std::string& file,
                       std::vector<std::vector<std::string>>& out) {
     std::string as_given = r.path;
     for (int depth = 0; depth < kMaxInterpreters && !file.empty(); ++depth) {
         auto line = parse_shebang(read_head_in_root(r.root.get(), file, kShebangMax));
-        if (!line) return;
+        if (!line) return true;
         std::vector<std::string> next{line->interpreter};
         if (line->arg) next.push_back(*line->arg);
         next.push_back(as_given);
         next.insert(next.end(), run.begin() + 1, run.end());
         out.push_back(next);
-        std::string real = resolve_in_root(r.root.get(), r.cwd, line->interpreter, true, r.jail_pid);
+        std::string real = resolve_named(r, line->interpreter);
+        if (real.empty() && special_path(line->interpreter)) return false;
         if (path_basename(real) != path_basename(line->interpreter)) out.push_back(with_program(next, real));
         run = std::move(next);
         as_given = line->interpreter;
         file = std::move(real);
     }
+    return true;
 }
 
 // The dynamic loader run as a program maps the program it is given into its own process: no
 // exec of its own follows, so that program is judged here, as it is and as the file it is.
-void add_loaded_program(const ExecRequest& r, std::vector<std::string>& run, std::string& file,
+// False if that program could not be resolved.
+bool add_loaded_program(const ExecRequest& r, std::vector<std::string>& run, std::string& file,
                         std::vector<std::vector<std::string>>& out) {
-    if (file.empty() || !policy::is_loader(path_basename(file))) return;
     const size_t operand = policy::loader_operand(run);
-    if (operand >= run.size()) return;
+    if (operand >= run.size()) return true;
     std::vector<std::string> loaded(run.begin() + static_cast<std::ptrdiff_t>(operand), run.end());
     out.push_back(loaded);
-    file = resolve_in_root(r.root.get(), r.cwd, loaded[0], true, r.jail_pid);
+    file = resolve_named(r, loaded[0]);
+    if (file.empty() && special_path(loaded[0])) return false;
     if (path_basename(file) != path_basename(loaded[0])) out.push_back(with_program(loaded, file));
     run = std::move(loaded);
+    return true;
 }
 
 // What a record adds when it lost part of argv: the original's words and bytes.
@@ -73,7 +94,7 @@ void add_cut(JsonObject& o, const ArgvRecord& a) {
 
 }  // namespace
 
-std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity) {
+std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity, bool* unresolved) {
     std::vector<std::vector<std::string>> out;
     std::vector<std::string> given = r.argv;
     if (given.empty()) given.push_back(r.path);
@@ -99,15 +120,22 @@ std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, Progra
     if (!r.root.valid() || r.exe.empty()) return out;
     std::vector<std::string> run = given;
     std::string file = r.exe;
-    add_interpreters(r, run, file, out);
-    add_loaded_program(r, run, file, out);
-    // A copy of a system program under another name is that program.
-    if (identity != nullptr && !file.empty()) {
-        std::string system = identity->identify(r.root.get(), file);
-        if (!system.empty() && path_basename(system) != path_basename(run[0])) {
-            out.push_back(with_program(run, std::move(system)));
-        }
+    bool resolved_all = add_interpreters(r, run, file, out);
+    // A copy of a system program under another name is that program; a copy of the loader is
+    // the loader.
+    auto copy_of = [&](const std::string& f) {
+        return identity != nullptr && !f.empty() ? identity->identify(r.root.get(), f) : std::string();
+    };
+    std::string system = copy_of(file);
+    if (resolved_all && !file.empty() &&
+        (is_loader_name(path_basename(file)) || is_loader_name(path_basename(system)))) {
+        resolved_all = add_loaded_program(r, run, file, out);
+        system = copy_of(file);
     }
+    if (!system.empty() && path_basename(system) != path_basename(run[0])) {
+        out.push_back(with_program(run, std::move(system)));
+    }
+    if (!resolved_all && unresolved != nullptr) *unresolved = true;
     return out;
 }
 
@@ -126,8 +154,17 @@ ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r
         j.decision.command = text;
         return j;
     }
+    bool unresolved = false;
+    const auto variants = exec_variants(r, identity, &unresolved);
+    if (unresolved) {
+        j.decision.allow = false;
+        j.decision.rule_id = "exec-unreadable";
+        j.decision.reason = "its #! interpreter or the loader's program, a path through /proc or /dev, names no file";
+        j.decision.command = text;
+        return j;
+    }
     bool first = true;
-    for (const auto& argv : exec_variants(r, identity)) {
+    for (const auto& argv : variants) {
         policy::Decision d = policies.check_argv(argv, r.cwd, home, policy::CheckOptions{.defer_uncertain = true});
         d.command = text;
         if (first || !d.allow) j.decision = std::move(d);

@@ -11,8 +11,10 @@
 
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "cordon/fd.hpp"
+#include "cordon/paths.hpp"
 
 namespace cordon {
 
@@ -95,7 +97,18 @@ std::string read_head_in_root(int root, const std::string& path, size_t max) {
 
 void ProgramIdentity::build_index(int root) {
     indexed_ = true;
-    for (const char* dir : {"usr/bin", "usr/sbin", "usr/local/bin", "usr/local/sbin"}) {
+    // The programs, and the dynamic loaders among the libraries (a copy of one runs any program).
+    static constexpr std::pair<const char*, bool> dirs[] = {{"usr/bin", false},
+                                                            {"usr/sbin", false},
+                                                            {"usr/local/bin", false},
+                                                            {"usr/local/sbin", false},
+                                                            {"usr/lib", true},
+                                                            {"usr/lib64", true},
+                                                            {"usr/lib/x86_64-linux-gnu", true},
+                                                            {"usr/lib/aarch64-linux-gnu", true},
+                                                            {"lib", true},
+                                                            {"lib64", true}};
+    for (auto [dir, loaders_only] : dirs) {
         UniqueFd d(openat2_at(root, dir, O_RDONLY | O_DIRECTORY, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS));
         if (!d) continue;
         DIR* stream = ::fdopendir(d.release());
@@ -103,6 +116,7 @@ void ProgramIdentity::build_index(int root) {
         const int fd = ::dirfd(stream);
         while (const dirent* e = ::readdir(stream)) {
             if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
+            if (loaders_only && !is_loader_name(e->d_name)) continue;
             struct stat st {};
             if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
                 (st.st_mode & 0111) == 0 || st.st_size == 0) {

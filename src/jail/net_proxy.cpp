@@ -164,7 +164,9 @@ double unix_now() {
 }
 
 // One connection's outcome, for the audit log; a refusal also for stderr and the status JSON.
-void record(Shared& sh, const std::string& host, uint16_t port, const char* via, const std::string& refusal) {
+void record(Shared& sh, const std::string& asked, uint16_t port, const char* via, const std::string& refusal) {
+    // A DNS name has at most 253 bytes; what the jail asked for may be longer (cordon(1), BOUNDS).
+    const std::string host = clip_text(asked, 253);
     std::lock_guard lock(sh.mu);
     if (sh.audit_fd >= 0) {
         char t[32];
@@ -173,7 +175,7 @@ void record(Shared& sh, const std::string& host, uint16_t port, const char* via,
         o.add_raw("time", t).add("kind", "network").add("host", host);
         if (port != 0) o.add("port", static_cast<int64_t>(port));
         o.add("via", via).add("decision", refusal.empty() ? "allow" : "deny");
-        if (!refusal.empty()) o.add("reason", refusal);
+        if (!refusal.empty()) o.add("reason", clip_text(refusal));
         const std::string line = o.str() + "\n";
         (void)write_all(sh.audit_fd, line.data(), line.size());
     }

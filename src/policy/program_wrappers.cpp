@@ -7,6 +7,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "cordon/paths.hpp"
 #include "wrapper_args.hpp"
 
 namespace cordon::policy {
@@ -558,13 +559,6 @@ const Simple& loader() {
 
 }  // namespace
 
-bool is_loader(std::string_view name) {
-    static constexpr std::string_view prefixes[] = {"ld-linux", "ld64.so.", "ld-musl-", "ld.so"};
-    return std::any_of(std::begin(prefixes), std::end(prefixes),
-                       [&](std::string_view p) { return name.substr(0, p.size()) == p; }) &&
-           name.find(".so") != std::string_view::npos;
-}
-
 size_t loader_operand(const std::vector<std::string>& argv) {
     size_t i = 1;
     while (i < argv.size() && argv[i].rfind("--", 0) == 0) {
@@ -611,7 +605,7 @@ const Known* known(std::string_view prog) {
 
 Unwrapped unwrap_program(std::string_view prog, const Argv& argv) {
     const Known* k = known(prog);
-    if (!k) return is_loader(prog) ? simple(loader(), argv) : Unwrapped{};
+    if (!k) return is_loader_name(prog) ? simple(loader(), argv) : Unwrapped{};
     if (k->special) return k->special(argv);
     if (k->simple) return simple(*k->simple, argv);
     return runner(argv, prog);

@@ -57,6 +57,14 @@ std::string_view path_parent(std::string_view path) {
     return slash == 0 || slash == std::string_view::npos ? "/" : path.substr(0, slash);
 }
 
+bool is_loader_name(std::string_view name) {
+    static constexpr std::string_view prefixes[] = {"ld-linux", "ld64.so.", "ld-musl-", "ld.so"};
+    for (std::string_view p : prefixes) {
+        if (name.substr(0, p.size()) == p && name.find(".so") != std::string_view::npos) return true;
+    }
+    return false;
+}
+
 std::string_view path_basename(std::string_view path) {
     return path.substr(path.rfind('/') + 1);
 }

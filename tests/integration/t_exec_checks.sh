@@ -69,6 +69,29 @@ denied_run "the dynamic loader running rm" \
 denied_run "a copy of rm under another name" "cp \"\$(command -v rm)\" ./x; ./x -rf /usr"
 denied_run "a copy of rm through the loader" \
   "cp \"\$(command -v rm)\" ./y; for l in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do [ -e \$l ] && ld=\$l; done; \"\$ld\" ./y -rf /usr"
+# What an attack on the checks above found: five levels of interpreters (the kernel's limit), a
+# copy of the loader under another name (run, and as an interpreter), and an interpreter named
+# through /proc/self/fd or /dev/fd.
+denied_run "five levels of #! interpreters" \
+  "printf '#!/bin/rm -rf\n' > s1; for i in 2 3 4 5; do printf '#!./s%d\n' \$((i-1)) > s\$i; done; chmod +x s*; ./s5 /usr"
+denied_run "a copy of the loader" \
+  "for l in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do [ -e \$l ] && cp \$l ./myld; done; ./myld /bin/rm -rf /usr"
+denied_run "a copy of the loader as a #! interpreter" \
+  "for l in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do [ -e \$l ] && cp \$l ./myld; done; printf '#!./myld /bin/rm\n' > l2; chmod +x l2; ./l2 -rf /usr"
+denied_run "a #! interpreter through /proc/self/fd" \
+  "printf '#!/proc/self/fd/5 -rf\n' > p1; chmod +x p1; T=/usr; exec 5</bin/rm; ./p1 \$T"
+denied_run "a #! interpreter through /dev/fd" \
+  "printf '#!/dev/fd/5 -rf\n' > p2; chmod +x p2; T=/usr; exec 5</bin/rm; ./p2 \$T"
+# A denied argv that is not UTF-8: the status JSON and the audit log still parse.
+project
+run "$CORDON" --status-json "$OUT/utf.json" --audit "$OUT/utf.jsonl" -c "$GUARD; T=/usr; rm -rf \$T \"\$(printf 'a\\377b\\001c')\" 2>/dev/null; true"
+python3 -c 'import json, sys
+j = json.load(open(sys.argv[1], encoding="utf-8"))
+assert j["denials"], j
+[json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]' "$OUT/utf.json" "$OUT/utf.jsonl" &&
+  ok "a denied argv with a byte that is not UTF-8: the status JSON and audit log parse" ||
+  not_ok "invalid UTF-8: $(head -c 300 "$OUT/utf.json")"
+cd "$WORK" || exit 99
 # ... while the same programs doing harmless work still run.
 project
 run "$CORDON" -c "$GUARD; cp \"\$(command -v rm)\" ./x && touch junk && ./x -f junk && printf '#!/bin/sh\necho from-script\n' > s.sh &&

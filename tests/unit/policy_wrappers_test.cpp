@@ -1,6 +1,8 @@
 // Each wrapper is seen through: what it runs, as the analyser reports it.
 #include <catch2/catch.hpp>
 
+#include "cordon/paths.hpp"
+
 #include "cordon/policy/analyze.hpp"
 
 using namespace cordon::policy;
@@ -73,9 +75,9 @@ TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
     CHECK(innermost("/lib64/ld-linux-x86-64.so.2 /bin/rm x") == "/bin/rm x");
     CHECK(innermost("ld.so --library-path /opt/lib --argv0 foo ./tool x") == "./tool x");
     CHECK(innermost("/lib/ld-musl-x86_64.so.1 --preload a.so rm x") == "rm x");
-    CHECK(is_loader("ld-linux-aarch64.so.1"));
-    CHECK_FALSE(is_loader("ld"));
-    CHECK_FALSE(is_loader("ldconfig"));
+    CHECK(cordon::is_loader_name("ld-linux-aarch64.so.1"));
+    CHECK_FALSE(cordon::is_loader_name("ld"));
+    CHECK_FALSE(cordon::is_loader_name("ldconfig"));
     CHECK(loader_operand({"ld.so", "--inhibit-cache", "--audit", "a.so", "--", "prog", "x"}) == 5);
     CHECK(innermost("nice -10 rm x") == "rm x");
     CHECK(innermost("nohup rm x") == "rm x");

@@ -40,9 +40,8 @@ struct Unwrapped {
 };
 
 Unwrapped unwrap(const std::vector<Field>& argv);
-// The dynamic loader run as a program (ld.so, ld-linux-x86-64.so.2, ld-musl-*.so.1), by its
-// file name; and the index in its argv of the program it loads (argv.size() if none).
-bool is_loader(std::string_view name);
+// The index in the argv of the dynamic loader run as a program (is_loader_name(), paths.hpp) of
+// the program it loads: past its options (argv.size() if none).
 size_t loader_operand(const std::vector<std::string>& argv);
 std::string_view basename(std::string_view path);
 // argv joined with shell quoting where needed.
