@@ -236,7 +236,24 @@ Unwrapped env(const Argv& argv) {
     size_t i = p.next;
     if (i < argv.size() && argv[i].is_static() && argv[i].static_text() == "-") ++i;
     Argv cmd;
-    if (const Field* s = value_of(p, {"-S", "--split-string"})) cmd = split_string(*s);
+    if (const Field* s = value_of(p, {"-S", "--split-string"})) {
+        cmd = split_string(*s);
+        // GNU env stops reading its options at -S: what follows its string are the command's
+        // arguments, "-rf" among them.
+        for (size_t k = 1; k < argv.size() && argv[k].is_static(); ++k) {
+            const std::string t = argv[k].static_text();
+            const bool cluster = t.size() >= 2 && t[0] == '-' && t[1] != '-' && t.find('S') != std::string::npos;
+            if (t == "--split-string" || (cluster && t.back() == 'S')) {  // its string is the next word
+                i = k + 2;
+                break;
+            }
+            if (cluster || t.rfind("--split-string=", 0) == 0) {
+                i = k + 1;
+                break;
+            }
+        }
+        i = std::min(i, argv.size());
+    }
     // NAME=VALUE: a variable that the command may run as a command is checked as shell text.
     std::vector<Argv> commands;
     for (; i < argv.size() && is_env_assignment(argv[i]); ++i) {

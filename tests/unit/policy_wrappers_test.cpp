@@ -62,6 +62,9 @@ TEST_CASE("env", "[policy][wrappers]") {
     CHECK(innermost("env - rm x") == "rm x");
     CHECK(innermost("env --unset=X --ignore-environment rm x") == "rm x");
     CHECK(innermost("env -S 'rm -rf' /") == "rm -rf /");
+    // Options end at -S: what follows its string is the command's.
+    CHECK(innermost("env -S rm -rf /usr") == "rm -rf /usr");
+    CHECK(innermost("/usr/bin/env -i -S rm -rf /usr") == "rm -rf /usr");
     CHECK(invocations("env") == V{"env"});
 }
 
