@@ -241,15 +241,24 @@ void http_answer(int fd, const char* status, const std::string& body) {
 // FROM's bytes to TO until FROM's end, which is passed on as a half-close; an error ends both
 // directions. Through a pipe with splice (no copy through user space) where the kernel can, else
 // read and write.
+// The kernel memory one direction can hold is bounded too (the supervisor is outside the jail's
+// cgroup): a 256 KiB pipe, and socket buffers of 256 KiB instead of TCP's autotuned 4 MiB and
+// more, whatever a peer that stops reading makes pile up (cordon(1), BOUNDS).
+constexpr int kTunnelBuffer = 256 * 1024;
+
 void one_way(int from, int to) {
+    // The kernel doubles what is asked for, its bookkeeping included.
+    const int half = kTunnelBuffer / 2;
+    (void)::setsockopt(from, SOL_SOCKET, SO_RCVBUF, &half, sizeof half);
+    (void)::setsockopt(to, SOL_SOCKET, SO_SNDBUF, &half, sizeof half);
     int p[2] = {-1, -1};
     bool spliced = ::pipe2(p, O_CLOEXEC) == 0;
-    if (spliced) (void)::fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+    if (spliced) (void)::fcntl(p[1], F_SETPIPE_SZ, kTunnelBuffer);
     std::vector<char> buf;
     for (;;) {
         ssize_t r = -1;
         if (spliced) {
-            r = ::splice(from, nullptr, p[1], nullptr, size_t{1} << 20, SPLICE_F_MOVE);
+            r = ::splice(from, nullptr, p[1], nullptr, static_cast<size_t>(kTunnelBuffer), SPLICE_F_MOVE);
             if (r < 0 && errno == EINVAL) {
                 spliced = false;  // this kernel or socket cannot: copy instead
                 continue;
