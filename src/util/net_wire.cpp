@@ -59,8 +59,11 @@ bool dropped_header(std::string_view name) {
     return std::any_of(std::begin(kDropped), std::end(kDropped), [&](std::string_view d) { return iequals(d, name); });
 }
 
-// The headers after the request line, rewritten for the server; false if one is malformed.
-bool rewrite_headers(std::string_view headers, std::string& out) {
+// The headers after the request line, rewritten for the server; false if one is malformed. The
+// request's Host is the URL's AUTHORITY, whatever Host the client sent (RFC 9112, 3.2.2: a proxy
+// replaces it), so a server behind the allowed address sees only the allowed name.
+bool rewrite_headers(std::string_view headers, std::string_view authority, std::string& out) {
+    out.append("Host: ").append(authority).append("\r\n");
     while (!headers.empty()) {
         const size_t eol = headers.find("\r\n");
         std::string_view line = headers.substr(0, eol);
@@ -70,7 +73,7 @@ bool rewrite_headers(std::string_view headers, std::string& out) {
         if (colon == 0 || colon == std::string_view::npos) return false;
         std::string_view name = line.substr(0, colon);
         if (name.find_first_of(" \t") != std::string_view::npos) return false;
-        if (dropped_header(name)) continue;
+        if (dropped_header(name) || iequals(name, "host")) continue;
         out.append(line);
         out += "\r\n";
     }
@@ -135,7 +138,7 @@ ParseState parse_proxy_request(std::string_view buf, ProxyRequest& out, std::str
     std::string path = path_at == std::string_view::npos ? "/" : std::string(rest.substr(path_at));
     if (path.front() == '?') path.insert(0, "/");
     out.upstream_head.append(method).append(" ").append(path).append(" ").append(version).append("\r\n");
-    if (!rewrite_headers(head.substr(eol + 2), out.upstream_head)) {
+    if (!rewrite_headers(head.substr(eol + 2), auth, out.upstream_head)) {
         why = "malformed header";
         return ParseState::Bad;
     }

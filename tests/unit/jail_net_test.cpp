@@ -169,7 +169,11 @@ TEST_CASE("proxy requests: plain HTTP is rewritten to origin form") {
     CHECK(r.upstream_head == "GET /x/y?z=1 HTTP/1.1\r\nHost: a.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n");
     REQUIRE(parse_proxy_request("HEAD http://b.test HTTP/1.0\r\n\r\n", r, why) == ParseState::Done);
     CHECK(r.port == 80);
-    CHECK(r.upstream_head == "HEAD / HTTP/1.0\r\nConnection: close\r\n\r\n");
+    CHECK(r.upstream_head == "HEAD / HTTP/1.0\r\nHost: b.test\r\nConnection: close\r\n\r\n");
+    // The Host the server sees is the URL's, never another the client names.
+    REQUIRE(parse_proxy_request("GET http://b.test:81/ HTTP/1.1\r\nHost: evil.invalid:82\r\nhOsT: x\r\n\r\n", r, why) ==
+            ParseState::Done);
+    CHECK(r.upstream_head == "GET / HTTP/1.1\r\nHost: b.test:81\r\nConnection: close\r\n\r\n");
     REQUIRE(parse_proxy_request("GET http://b.test?q HTTP/1.1\r\n\r\n", r, why) == ParseState::Done);
     CHECK(r.upstream_head.rfind("GET /?q HTTP/1.1\r\n", 0) == 0);
 }
