@@ -268,6 +268,14 @@ bool flag_word(std::string_view w) {
                        [&](std::string_view f) { return f.size() == w.size() && at_ci(w, 0, f); });
 }
 
+// A reference to a secret kept elsewhere, $NAME or ${...} and nothing else (compose files'
+// password: ${DB_PASSWORD}, -Dpassword=$PASS): not the secret itself. W: up to a delimiter.
+bool reference(std::string_view w) {
+    if (w.size() < 2 || w[0] != '$') return false;
+    if (w[1] == '{') return w.back() == '}' && w.find_first_of(" \t") == std::string_view::npos;
+    return std::all_of(w.begin() + 1, w.end(), [](char c) { return is_alnum(c) || c == '_'; });
+}
+
 // What a config file's KEY = VALUE or a YAML KEY: VALUE line sets, from P to the end of its line
 // (bounded): whether it looks like a secret. A quoted value is one when it is not empty; an
 // unquoted one when it is not a flag, not a comment and has no blank inside (a line of prose,
@@ -278,9 +286,13 @@ bool line_value_is_secret(std::string_view v, size_t p) {
     std::string_view value = v.substr(p, n);
     while (!value.empty() && is_blank(value.back())) value.remove_suffix(1);
     if (value.empty() || value[0] == '#') return false;
-    if (value[0] == '"' || value[0] == '\'') return value.size() > 1 && value[1] != value[0];
+    if (value[0] == '"' || value[0] == '\'') {
+        const size_t close = value.find(value[0], 1);
+        const std::string_view inner = value.substr(1, close == std::string_view::npos ? close : close - 1);
+        return !inner.empty() && !reference(inner);
+    }
     if (const size_t comment = value.find(" #"); comment != std::string_view::npos) value = value.substr(0, comment);
-    return !flag_word(value) && value.find_first_of(" \t") == std::string_view::npos;
+    return !flag_word(value) && !reference(value) && value.find_first_of(" \t") == std::string_view::npos;
 }
 
 // A setting's name that says its value is a credential. KEY: lower case, the part after its
@@ -400,8 +412,8 @@ bool has_credential_setting(std::string_view v) {
             continue;
         const size_t n = run_length(
             v, p, [](char c) { return !is_blank(c) && std::string_view("\"';&,").find(c) == std::string_view::npos; },
-            8);
-        if (flag_word(v.substr(p, n))) continue;
+            256);
+        if (flag_word(v.substr(p, n)) || reference(v.substr(p, n))) continue;
         const bool pwd =
             key.size() >= 3 && at_ci(key, key.size() - 3, "pwd") && (key.size() == 3 || !is_alnum(key[key.size() - 4]));
         if (pwd && (v[p] == '/' || v[p] == '~' || v[p] == '$')) continue;

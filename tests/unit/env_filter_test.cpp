@@ -253,6 +253,8 @@ TEST_CASE("secret_in_value: the second review's false positives and negatives", 
         {"-DDB_PASSWORD=hunter2", S::Setting},
         {"password: hunter2", S::Setting},
         {"password: \"correct horse\"", S::Setting},
+        {"password: ${DB_PASSWORD}x9", S::Setting},
+        {"-Dpassword=$PASS$WORD", S::Setting},
     };
     for (const auto& [value, what] : secrets) {
         INFO(value);
@@ -283,6 +285,10 @@ TEST_CASE("secret_in_value: the second review's false positives and negatives", 
              "<password></password>",
              "the machine is fast; enter a password when asked",
              "a password = prompt",
+             // References to secrets kept elsewhere: compose files, shell, JVM options.
+             "services:\n  db:\n    environment:\n      password: ${DB_PASSWORD}\n      token: \"${TOKEN}\"\n",
+             "-Dpassword=$PASS -Dtoken=${CI_TOKEN}",
+             "password = $DB_PASSWORD",
          }) {
         INFO(value);
         CHECK(secret_in_value(value) == SecretValue::None);
