@@ -282,7 +282,8 @@ bool reference(std::string_view w) {
 // "password: now hashed", is words).
 bool line_value_is_secret(std::string_view v, size_t p) {
     p += run_length(v, p, [](char c) { return c == ' ' || c == '\t'; });
-    const size_t n = run_length(v, p, [](char c) { return c != '\n' && c != '\r'; }, 512);
+    const size_t n = run_length(
+        v, p, [](char c) { return c != '\n' && c != '\r'; }, 512);
     std::string_view value = v.substr(p, n);
     while (!value.empty() && is_blank(value.back())) value.remove_suffix(1);
     if (value.empty() || value[0] == '#') return false;
@@ -458,9 +459,8 @@ bool plain_user_password(std::string_view v) {
     const bool lower = std::any_of(pw.begin(), pw.end(), is_lower);
     const bool digit = std::any_of(pw.begin(), pw.end(), is_digit);
     const bool separated = pw.find_first_of(".-") != std::string_view::npos;
-    const bool hex = std::all_of(pw.begin(), pw.end(), [](char c) {
-        return is_digit(c) || (to_lower(c) >= 'a' && to_lower(c) <= 'f');
-    });
+    const bool hex = std::all_of(pw.begin(), pw.end(),
+                                 [](char c) { return is_digit(c) || (to_lower(c) >= 'a' && to_lower(c) <= 'f'); });
     if (hex && pw.size() >= 32) return false;
     return (upper || lower) && digit && (!separated || (upper && lower));
 }
@@ -537,7 +537,8 @@ namespace {
 // A user name that is a token (https://TOKEN@github.com/..., Azure DevOps' PAT): long, of a
 // token's characters, letters with digits.
 bool token_user(std::string_view user) {
-    return user.size() >= 32 && std::all_of(user.begin(), user.end(), [](char c) { return body_char(Body::Dashed, c); }) &&
+    return user.size() >= 32 &&
+           std::all_of(user.begin(), user.end(), [](char c) { return body_char(Body::Dashed, c); }) &&
            std::any_of(user.begin(), user.end(), is_digit) &&
            std::any_of(user.begin(), user.end(), [](char c) { return is_upper(c) || is_lower(c); });
 }
@@ -578,8 +579,8 @@ bool has_url_password(std::string_view value) {
 
 bool value_is_plain(std::string_view value, std::string_view kind) {
     if (kind == "flag") {
-        return flag_word(value) || (!value.empty() && value.size() <= 3 &&
-                                    std::all_of(value.begin(), value.end(), is_digit));
+        return flag_word(value) ||
+               (!value.empty() && value.size() <= 3 && std::all_of(value.begin(), value.end(), is_digit));
     }
     if (kind == "fingerprint") {
         if (value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X')) value.remove_prefix(2);

@@ -298,15 +298,14 @@ TEST_CASE("secret_in_value: the second review's false positives and negatives", 
 TEST_CASE("EnvFilter: names the rules take, kept for a plain value", "[env]") {
     EnvRules r = word_rules();
     r.strip_words.emplace_back("PASS");
-    r.except_plain = {{"*_PASS", "flag"}, {"PASS_*", "flag"}, {"*AUTH", "flag"}, {"*TOKEN", "flag"},
-                      {"*GPG_KEY", "fingerprint"}, {"OTHER_KEY", "no-such-kind"}};
+    r.except_plain = {{"*_PASS", "flag"}, {"PASS_*", "flag"},          {"*AUTH", "flag"},
+                      {"*TOKEN", "flag"}, {"*GPG_KEY", "fingerprint"}, {"OTHER_KEY", "no-such-kind"}};
     const EnvFilter f(r);
     auto out = f.apply({"TEST_PASS=true", "PASS_COUNT=3", "DISABLE_AUTH=YES", "X_TOKEN=0",
                         "GPG_KEY=E3FF2839C048B25C084DEBE9B26995E310250568",
                         "SPACED_GPG_KEY=E3FF 2839 C048 B25C 084D  EBE9 B269 95E3 1025 0568",
-                        "MY_API_KEY=abcd1234abcd1234abcd1234abcd1234", "SESSION=1", "DB_PASS=hunter2",
-                        "OTHER_KEY=1", "SIGN_KEY=0xE3FF2839C048B25C084DEBE9B26995E310250568",
-                        "PASS_COUNT_X=1000"});
+                        "MY_API_KEY=abcd1234abcd1234abcd1234abcd1234", "SESSION=1", "DB_PASS=hunter2", "OTHER_KEY=1",
+                        "SIGN_KEY=0xE3FF2839C048B25C084DEBE9B26995E310250568", "PASS_COUNT_X=1000"});
     CHECK(out.kept == Strings{"TEST_PASS=true", "PASS_COUNT=3", "DISABLE_AUTH=YES", "X_TOKEN=0",
                               "GPG_KEY=E3FF2839C048B25C084DEBE9B26995E310250568",
                               "SPACED_GPG_KEY=E3FF 2839 C048 B25C 084D  EBE9 B269 95E3 1025 0568"});
