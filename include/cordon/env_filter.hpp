@@ -35,8 +35,8 @@ enum class SecretValue : unsigned char {
 std::string_view describe(SecretValue what);
 
 // Whether VALUE holds a URL with a password (an empty password does not count), or with a user
-// name that is a token: 32 characters or more of letters, digits, '-' and '_', with both
-// letters and digits.
+// name that is a token: 32 characters or more of letters, digits and '_', with both letters
+// and digits.
 bool has_url_password(std::string_view value);
 
 // Whether VALUE is plainly no secret, as KIND says: "flag" (true false yes no on off, any case,

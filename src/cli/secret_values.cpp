@@ -439,9 +439,9 @@ bool has_credential_setting(std::string_view v) {
 
 // USER:PASSWORD and nothing else, in the variable's own value (ETCDCTL_USER=root:pw, Bundler's
 // BUNDLE_<HOST>=user:pw). Other NAME:THING values are common (image:tag, host:port, user:group,
-// sha256:digest), so the password must look like one: 8 to 128 characters without blanks, '/'
-// or ':', letters with digits, mixed case where it has a version's or a tag's '.' or '-'
-// (python:3.12-slim is not), and not a digest's hex.
+// sha256:digest, release:v2alpha1), so the password must look like one: 8 to 128 characters
+// without blanks, '/' or ':', with digits and either both cases or a symbol besides a tag's or
+// a version's . - _ + (python:3.12-slim is not), and not a digest's hex.
 bool plain_user_password(std::string_view v) {
     const size_t colon = v.find(':');
     if (colon == std::string_view::npos || colon == 0 || colon > 64) return false;
@@ -458,11 +458,13 @@ bool plain_user_password(std::string_view v) {
     const bool upper = std::any_of(pw.begin(), pw.end(), is_upper);
     const bool lower = std::any_of(pw.begin(), pw.end(), is_lower);
     const bool digit = std::any_of(pw.begin(), pw.end(), is_digit);
-    const bool separated = pw.find_first_of(".-") != std::string_view::npos;
+    const bool symbol = std::any_of(pw.begin(), pw.end(), [](char c) {
+        return !is_alnum(c) && std::string_view(".-_+").find(c) == std::string_view::npos;
+    });
     const bool hex = std::all_of(pw.begin(), pw.end(),
                                  [](char c) { return is_digit(c) || (to_lower(c) >= 'a' && to_lower(c) <= 'f'); });
     if (hex && pw.size() >= 32) return false;
-    return (upper || lower) && digit && (!separated || (upper && lower));
+    return digit && ((upper && lower) || (symbol && (upper || lower)));
 }
 
 // What VALUE holds on its face, without decoding anything.
@@ -534,11 +536,12 @@ std::string_view describe(SecretValue what) {
 
 namespace {
 
-// A user name that is a token (https://TOKEN@github.com/..., Azure DevOps' PAT): long, of a
-// token's characters, letters with digits.
+// A user name that is a token (https://TOKEN@github.com/..., Azure DevOps' PAT): long, letters
+// and digits (and '_'), both. Not '-': a long hyphenated name is a name; the tokens that hold
+// one (glpat-...) are found by their prefix.
 bool token_user(std::string_view user) {
     return user.size() >= 32 &&
-           std::all_of(user.begin(), user.end(), [](char c) { return body_char(Body::Dashed, c); }) &&
+           std::all_of(user.begin(), user.end(), [](char c) { return body_char(Body::Word, c); }) &&
            std::any_of(user.begin(), user.end(), is_digit) &&
            std::any_of(user.begin(), user.end(), [](char c) { return is_upper(c) || is_lower(c); });
 }
