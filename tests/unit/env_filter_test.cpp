@@ -298,6 +298,20 @@ TEST_CASE("secret_in_value: the second review's false positives and negatives", 
     }
 }
 
+TEST_CASE("secret_in_value: the new rules stay linear on long hostile values", "[env]") {
+    // Each pattern repeated to 512 KiB: a scan from every occurrence to the end would take
+    // minutes; the bounded scans take milliseconds.
+    for (const char* unit :
+         {"machine ", "machine login ", "://a:", "://a:b ", "<password>", "<password", "password = ", "\npassword = ",
+          ":password =", ":token: ", "a=", "'password': ", "x:", "${", "postgresql://u:p?", "https://"}) {
+        std::string v;
+        while (v.size() < (512U << 10U)) v += unit;
+        INFO(unit);
+        (void)secret_in_value(v);
+        CHECK(true);
+    }
+}
+
 TEST_CASE("EnvFilter: names the rules take, kept for a plain value", "[env]") {
     EnvRules r = word_rules();
     r.strip_words.emplace_back("PASS");
