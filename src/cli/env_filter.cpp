@@ -143,6 +143,7 @@ EnvRules env_rules(const SettingsLayer& merged) {
     r.strip = get_list(merged, "env-strip");
     r.strip_words = get_list(merged, "env-strip-words");
     r.strip_except = get_list(merged, "env-strip-except");
+    r.except_plain = get_pairs(merged, "env-strip-except-plain");
     r.url_passwords = get_bool(merged, "env-strip-url-passwords");
     r.secret_values = get_bool(merged, "env-strip-secret-values");
     r.pass = get_list(merged, "env-pass");
@@ -154,6 +155,7 @@ EnvRules env_rules(const SettingsLayer& merged) {
 EnvFilter::EnvFilter(EnvRules rules) : rules_(std::move(rules)) {
     for (const auto& p : rules_.strip) strip_.emplace_back(upper(p));
     for (const auto& p : rules_.strip_except) except_.emplace_back(upper(p));
+    for (const auto& [p, kind] : rules_.except_plain) except_plain_.emplace_back(Wildcard(upper(p)), kind);
     for (const auto& w : rules_.strip_words) {
         if (auto words = name_words(w); !words.empty()) words_.push_back(std::move(words));
     }
@@ -179,6 +181,15 @@ bool EnvFilter::name_is_credential(std::string_view name) const {
     for (auto [b, e] : word_spans(name)) words.push_back(std::string_view(u).substr(b, e - b));
     return std::any_of(words_.begin(), words_.end(), [&](const std::vector<std::string>& run) {
         return std::search(words.begin(), words.end(), run.begin(), run.end()) != words.end();
+    });
+}
+
+bool EnvFilter::plain_exception(std::string_view name, std::string_view value) const {
+    if (except_plain_.empty()) return false;
+    const std::string u = upper(name);
+    const uint64_t chars = Wildcard::chars_of(u);
+    return std::any_of(except_plain_.begin(), except_plain_.end(), [&](const auto& entry) {
+        return entry.first.matches(u, chars) && value_is_plain(value, entry.second);
     });
 }
 
@@ -227,7 +238,7 @@ FilteredEnv EnvFilter::apply(const std::vector<std::string>& vars) const {
             remove(EnvRemoval::GitSet, SecretValue::GitCredential);
             continue;
         }
-        if (name_is_credential(name)) {
+        if (name_is_credential(name) && !plain_exception(name, value)) {
             remove(EnvRemoval::ByName);
             continue;
         }

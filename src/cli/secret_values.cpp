@@ -5,12 +5,14 @@
 
 #include "cordon/env_filter.hpp"
 #include "env_text.hpp"
+#include "secret_settings.hpp"
 
 namespace cordon {
 
 namespace {
 
 using namespace envtext;
+using namespace secretsettings;
 
 bool base64_char(char c) {
     return is_alnum(c) || c == '+' || c == '/' || c == '-' || c == '_';
@@ -203,6 +205,9 @@ constexpr auto kTokenPrefixes = std::to_array<TokenPrefix>({
     {"hvb.", 20, Body::Dashed},
     {"AGE-SECRET-KEY-1", 50, Body::UpperDigit},  // age's private keys
     {"tskey-", 20, Body::Dashed},                // Tailscale
+    {"squ_", 30, Body::Alnum},                   // SonarQube: user, project, global analysis tokens
+    {"sqp_", 30, Body::Alnum},
+    {"sqa_", 30, Body::Alnum},
 });
 
 bool token_at(std::string_view v, size_t pos, const TokenPrefix& t) {
@@ -257,88 +262,6 @@ SecretValue token_in(std::string_view v) {
     return SecretValue::None;
 }
 
-// A setting's name that says its value is a credential. KEY: lower case, the part after its
-// last '.' (Java's -Dhttp.proxyPassword, spring.datasource.password), without '-' and '_'
-// (client_secret, api-key, _authToken).
-bool credential_setting(std::string_view key) {
-    if (size_t dot = key.rfind('.'); dot != std::string_view::npos) key = key.substr(dot + 1);
-    std::string k;
-    for (char c : key) {
-        if (c != '-' && c != '_') k += to_lower(c);
-    }
-    // "signature": presigned URLs (X-Amz-Signature, X-Goog-Signature); "sig": Azure's SAS.
-    static constexpr std::array<std::string_view, 10> kEndings = {
-        "password", "passwd",    "passphrase", "secret",     "token",
-        "apikey",   "secretkey", "accesskey",  "accountkey", "signature",
-    };
-    static constexpr std::array<std::string_view, 6> kWhole = {"pwd",           "pass",       "auth",
-                                                               "authorization", "privatekey", "sig"};
-    auto ends = [&](std::string_view e) {
-        return k.size() >= e.size() && k.compare(k.size() - e.size(), e.size(), e) == 0;
-    };
-    return std::any_of(kEndings.begin(), kEndings.end(), ends) ||
-           std::find(kWhole.begin(), kWhole.end(), k) != kWhole.end();
-}
-
-bool setting_key_char(char c) {
-    return is_alnum(c) || c == '_' || c == '.' || c == '-';
-}
-
-// KEY: VALUE at the start of a line (YAML: a kubeconfig's token:, a compose file's password:),
-// with a VALUE that is neither empty nor a comment.
-bool has_yaml_credential(std::string_view v) {
-    for (size_t colon = v.find(": "); colon != std::string_view::npos; colon = v.find(": ", colon + 1)) {
-        size_t start = colon;
-        while (start > 0 && setting_key_char(v[start - 1])) --start;
-        size_t line = start;
-        while (line > 0 && (v[line - 1] == ' ' || v[line - 1] == '\t' || v[line - 1] == '-')) --line;
-        if (line > 0 && v[line - 1] != '\n') continue;
-        const std::string_view key = v.substr(start, colon - start);
-        if (key.empty() || !credential_setting(key)) continue;
-        size_t p = colon + 2;
-        p += run_length(v, p, [](char c) { return c == ' ' || c == '\t'; });
-        if (p < v.size() && !is_blank(v[p]) && v[p] != '#' && v.compare(p, 2, "\"\"") != 0 &&
-            v.compare(p, 2, "''") != 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-// KEY=VALUE (connection strings, query strings, JVM and command-line options) and
-// "KEY": "VALUE" (JSON) with a credential's KEY and a VALUE that is not empty. A "pwd" that is
-// a path is a working directory.
-bool has_credential_setting(std::string_view v) {
-    for (size_t eq = v.find('='); eq != std::string_view::npos; eq = v.find('=', eq + 1)) {
-        size_t start = eq;
-        while (start > 0 && setting_key_char(v[start - 1])) --start;
-        const std::string_view key = v.substr(start, eq - start);
-        if (key.empty() || !credential_setting(key)) continue;
-        size_t p = eq + 1;
-        if (p < v.size() && (v[p] == '"' || v[p] == '\'')) ++p;
-        if (p >= v.size() || is_blank(v[p]) || std::string_view("\"';&,").find(v[p]) != std::string_view::npos)
-            continue;
-        const bool pwd =
-            key.size() >= 3 && at_ci(key, key.size() - 3, "pwd") && (key.size() == 3 || !is_alnum(key[key.size() - 4]));
-        if (pwd && (v[p] == '/' || v[p] == '~' || v[p] == '$')) continue;
-        return true;
-    }
-    for (size_t colon = v.find(':'); colon != std::string_view::npos; colon = v.find(':', colon + 1)) {
-        size_t q = colon;
-        while (q > 0 && v[q - 1] == ' ') --q;
-        if (q == 0 || v[q - 1] != '"') continue;
-        size_t start = q - 1;
-        while (start > 0 && setting_key_char(v[start - 1])) --start;
-        if (start == 0 || v[start - 1] != '"') continue;
-        const std::string_view key = v.substr(start, q - 1 - start);
-        if (key.empty() || !credential_setting(key)) continue;
-        size_t p = colon + 1;
-        p += run_length(v, p, [](char c) { return c == ' '; });
-        if (p + 1 < v.size() && v[p] == '"' && v[p + 1] != '"') return true;
-    }
-    return has_yaml_credential(v);
-}
-
 // What VALUE holds on its face, without decoding anything.
 SecretValue plain_secret(std::string_view value, bool url_passwords, bool others) {
     if (url_passwords && has_url_password(value)) return SecretValue::UrlPassword;
@@ -347,6 +270,7 @@ SecretValue plain_secret(std::string_view value, bool url_passwords, bool others
     if (has_auth_header(value)) return SecretValue::AuthHeader;
     if (SecretValue t = token_in(value); t != SecretValue::None) return t;
     if (has_credential_setting(value)) return SecretValue::Setting;
+    if (plain_user_password(value)) return SecretValue::UserPassword;
     return SecretValue::None;
 }
 
@@ -399,20 +323,85 @@ std::string_view describe(SecretValue what) {
             return "a password or key setting";
         case SecretValue::GitCredential:
             return "git credentials";
+        case SecretValue::UserPassword:
+            return "a user name and password";
     }
     return "a credential";
 }
 
+namespace {
+
+// A user name that is a token (https://TOKEN@github.com/..., Azure DevOps' PAT): long, letters
+// and digits (and '_'), both. Not '-': a long hyphenated name is a name; the tokens that hold
+// one (glpat-...) are found by their prefix.
+bool token_user(std::string_view user) {
+    return user.size() >= 32 &&
+           std::all_of(user.begin(), user.end(), [](char c) { return body_char(Body::Word, c); }) &&
+           std::any_of(user.begin(), user.end(), is_digit) &&
+           std::any_of(user.begin(), user.end(), [](char c) { return is_upper(c) || is_lower(c); });
+}
+
+}  // namespace
+
 bool has_url_password(std::string_view value) {
     for (size_t at = value.find("://"); at != std::string_view::npos; at = value.find("://", at + 3)) {
-        // The authority: up to the path, query or fragment. A password is what follows the
-        // first ':' of the userinfo, before the last '@'.
-        std::string_view rest = value.substr(at + 3);
-        std::string_view authority = rest.substr(0, rest.find_first_of("/?# \t\n\r'\""));
-        size_t userinfo_end = authority.rfind('@');
-        if (userinfo_end == std::string_view::npos) continue;
-        size_t colon = authority.substr(0, userinfo_end).find(':');
-        if (colon != std::string_view::npos && colon + 1 < userinfo_end) return true;
+        // The user: up to the first ':', or to the end of the authority (a token alone as the
+        // user). Each scan is bounded, so many "://" in a long value stay linear.
+        const size_t u = at + 3;
+        const size_t user_len = run_length(
+            value, u,
+            [](char c) { return !is_blank(c) && std::string_view(":/?#\"'").find(c) == std::string_view::npos; }, 256);
+        const std::string_view user = value.substr(u, user_len);
+        size_t p = u + user_len;
+        if (p >= value.size() || value[p] != ':') {
+            const size_t last_at = user.rfind('@');
+            if (last_at != std::string_view::npos && token_user(user.substr(0, last_at))) return true;
+            continue;
+        }
+        // The password: to the '@' before the host. libpq and SQLAlchemy take '?', '#', quotes
+        // and blanks into it; a port before a query or text does not count (host:8080?next=a@b).
+        ++p;
+        const size_t n = run_length(
+            value, p, [](char c) { return c != '@' && c != '/' && c != '\n' && c != '\r'; }, 256);
+        if (n == 0 || p + n >= value.size() || value[p + n] != '@' || is_blank(value[p])) continue;
+        const std::string_view password = value.substr(p, n);
+        const size_t odd = password.find_first_of("?#\"' \t");
+        if (odd != std::string_view::npos) {
+            const std::string_view before = password.substr(0, odd);
+            if (before.empty() || std::all_of(before.begin(), before.end(), is_digit)) continue;
+        }
+        return true;
+    }
+    return false;
+}
+
+bool value_is_plain(std::string_view value, std::string_view kind) {
+    if (kind == "flag") {
+        return flag_word(value) ||
+               (!value.empty() && value.size() <= 3 && std::all_of(value.begin(), value.end(), is_digit));
+    }
+    if (kind == "fingerprint") {
+        if (value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X')) value.remove_prefix(2);
+        size_t digits = 0;
+        size_t group = 0;
+        for (size_t i = 0; i < value.size(); ++i) {
+            const char c = value[i];
+            if (c == ' ') {
+                // gpg --fingerprint: groups of 4, two blanks in the middle
+                if (i == 0) return false;
+                if (value[i - 1] == ' ') {
+                    if (i >= 2 && value[i - 2] == ' ') return false;
+                    continue;
+                }
+                if (group != 4) return false;
+                group = 0;
+                continue;
+            }
+            if (!is_digit(c) && !(to_lower(c) >= 'a' && to_lower(c) <= 'f')) return false;
+            ++digits;
+            ++group;
+        }
+        return (digits == 16 || digits == 40 || digits == 64) && value.back() != ' ';
     }
     return false;
 }

@@ -65,6 +65,10 @@ const std::vector<KeyInfo>& all_keys() {  // NOLINT(readability-function-size)
          "remove variables with WORD among their name's words (split at _, digits, case changes)", kProfile, 1},
         {"env-strip-except", T::List, "PATTERN",
          "names the env-strip rules leave (glob, any case; values still checked)", kProfile, 1},
+        {"env-strip-except-plain", T::PairList, "PATTERN KIND",
+         "names the env-strip rules leave when the value is plainly KIND: flag (a boolean, a number up to 999) or "
+         "fingerprint (a PGP key's)",
+         kProfile, 2},
         {"env-strip-url-passwords", T::Bool, "",
          "remove variables whose value is a URL with a password (scheme://user:password@host)", kProfile, 0},
         {"env-strip-secret-values", T::Bool, "",

@@ -91,6 +91,27 @@ unset MYSQL_PWD CI_JOB_JWT OP_SESSION_my SECRET MY_SECRETS CREDENTIALS COOKIE SE
   SIGNING MIRROR_URL XDG_SESSION_ID XDG_SESSION_TYPE DESKTOP_SESSION XAUTHORITY GITHUB_SHA CI_COMMIT_REF_NAME \
   BUILD_NUMBER RUNNER_OS
 
+# The second review: harmless values and names that were taken, credentials that got through.
+# The kept ones pass unchanged; the others go, and no note shows their values.
+export CFLAGS="-DHAVE_PASSWD=1 -O2" CMAKE_ARGS=-DUSE_TOKEN=ON GPG_KEY=E3FF2839C048B25C084DEBE9B26995E310250568 \
+  KDE_SESSION_VERSION=5 PASSWORD_STORE_DIR=/tmp/pass-store TEST_PASS=true \
+  COMMIT_MSG="$(printf 'Hash them\n\npassword: now hashed\n')"
+export PG_URL='postgresql://app:pgq?secret@db.invalid/app' ETCDCTL_USER=root:EtcdSecret99 \
+  CLONE_URL=https://0a1b2c3d4e5f60718293a4b5c6d7e8f9clonesecret@github.com/o/r.git \
+  INI_TEXT="$(printf '[db]\npassword = ini_secret9\n')" HONEYCOMB_WRITEKEY=hc_secret
+run "$CORDON" -- /usr/bin/env
+for kv in "CFLAGS=-DHAVE_PASSWD=1 -O2" CMAKE_ARGS=-DUSE_TOKEN=ON GPG_KEY=E3FF2839C048B25C084DEBE9B26995E310250568 \
+  KDE_SESSION_VERSION=5 PASSWORD_STORE_DIR=/tmp/pass-store TEST_PASS=true "password: now hashed"; do
+  expect_out "^$kv\$" "a harmless variable stays (${kv%%=*})"
+done
+for s in pgq EtcdSecret99 clonesecret ini_secret9 hc_secret; do
+  expect_no_out "$s" "a credential is removed ($s)"
+  expect_no_err "$s" "no note shows a value ($s)"
+done
+expect_err "ETCDCTL_USER \(a user name and password\)" "the note names a user:password value"
+unset CFLAGS CMAKE_ARGS GPG_KEY KDE_SESSION_VERSION PASSWORD_STORE_DIR TEST_PASS COMMIT_MSG PG_URL ETCDCTL_USER \
+  CLONE_URL INI_TEXT HONEYCOMB_WRITEKEY
+
 # A secret on an inherited fd 7 (and 9) must not be reachable inside.
 echo "FD-SECRET" > "$SCRATCH/fdsecret"
 run bash -c "exec 7<'$SCRATCH/fdsecret' 9<'$SCRATCH/fdsecret'; '$CORDON' -- /bin/sh -c 'ls /proc/self/fd; cat <&7; cat /proc/self/fd/9'"

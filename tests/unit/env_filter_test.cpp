@@ -221,6 +221,123 @@ TEST_CASE("secret_in_value: what counts, anywhere in the value", "[env]") {
     CHECK(secret_in_value("https://u:p@h/", true, false) == SecretValue::UrlPassword);
 }
 
+TEST_CASE("secret_in_value: the second review's false positives and negatives", "[env]") {
+    using S = SecretValue;
+    const std::vector<std::pair<std::string, S>> secrets = {
+        // Passwords with the characters libpq and SQLAlchemy take into one; a token as the user.
+        {"postgresql://app:s3cr?t@db/app", S::UrlPassword},
+        {"postgresql://app:s3cr#t@db/app", S::UrlPassword},
+        {"postgresql://app:s3\"cr3t@db/app", S::UrlPassword},
+        {"postgresql://app:s3 cr3t@db/app", S::UrlPassword},
+        {"postgres://me@corp.example:pw@db/app", S::UrlPassword},
+        {"https://0a1b2c3d4e5f60718293a4b5c6d7e8f901a2b3c4@github.com/o/r.git", S::UrlPassword},
+        {"https://abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop@dev.azure.com/o/p/_git/r", S::UrlPassword},
+        // user:password and nothing else.
+        {"root:SuperSecret99", S::UserPassword},
+        {"deploy:s3cr3t!x", S::UserPassword},
+        {"ci@example.com:Xy7#kq9!pL", S::UserPassword},
+        {"squ_0123456789abcdef0123456789abcdef01234567", S::Token},
+        {"sqp_0123456789abcdef0123456789abcdef01234567", S::Token},
+        // Settings in the syntax of config files.
+        {"password = hunter2x", S::Setting},
+        {"[db]\nhost = h\n  password = 'two words'\n", S::Setting},
+        {"//registry.example/:_authToken = 0184990a-477b-4fa8-9968-496074483cee", S::Setting},
+        {"[registry]\ntoken = \"cio0123456789abcdef\"", S::Setting},
+        {"[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG", S::Setting},
+        {"machine api.example.com login ci password s3cretvalue", S::Setting},
+        {"machine h\n  login u\n  password p", S::Setting},
+        {"<server><password>s3cret</password></server>", S::Setting},
+        {"<Passphrase>x</Passphrase>", S::Setting},
+        {"{\"password\":\"x\"}", S::Setting},
+        {"{'password': 'x1y2'}", S::Setting},
+        {"-DDB_PASSWORD=hunter2", S::Setting},
+        {"password: hunter2", S::Setting},
+        {"password: \"correct horse\"", S::Setting},
+        {"password: ${DB_PASSWORD}x9", S::Setting},
+        {"-Dpassword=$PASS$WORD", S::Setting},
+    };
+    for (const auto& [value, what] : secrets) {
+        INFO(value);
+        CHECK(secret_in_value(value) == what);
+    }
+    for (const char* value : {
+             "-DHAVE_PASSWD=1 -O2",
+             "-DUSE_TOKEN=ON",
+             "-DWITH_AUTH=off -DSECRET_SCAN=FALSE -DPASSWORD_CHECK=true -Dauth=0 -Dtoken=no",
+             "Hash passwords\n\npassword: now hashed with argon2\ntoken: rotated by the job\n",
+             "password = not set here",
+             "password = true",
+             "password: yes",
+             "http://localhost:8080?next=me@example.com",
+             "see http://localhost:3000 or mail me@example.com",
+             "Visit https://example.com: ask bob@example.com",
+             "[\"http://a:80\", \"b@c\"]",
+             "https://git@example.com/o/r.git",
+             "https://short-user-name@example.com/",
+             "https://build-agent-for-project-1234567890@example.com/",
+             "release:v2alpha1",
+             "abcd1234:efgh5678",  // Bundler's BUNDLE_<HOST> goes by its name, not by this value
+             "python:3.12-slim-bookworm",
+             "node:20-alpine",
+             "development:test",
+             "sha256:0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+             "localhost:8080",
+             "1000:1000",
+             "/usr/local/bin:/usr/bin",
+             "<password>${env.MAVEN_PASSWORD}</password>",
+             "<password></password>",
+             "the machine is fast; enter a password when asked",
+             "a password = prompt",
+             // References to secrets kept elsewhere: compose files, shell, JVM options.
+             "services:\n  db:\n    environment:\n      password: ${DB_PASSWORD}\n      token: \"${TOKEN}\"\n",
+             "-Dpassword=$PASS -Dtoken=${CI_TOKEN}",
+             "password = $DB_PASSWORD",
+         }) {
+        INFO(value);
+        CHECK(secret_in_value(value) == SecretValue::None);
+    }
+}
+
+TEST_CASE("secret_in_value: the new rules stay linear on long hostile values", "[env]") {
+    // Each pattern repeated to 512 KiB: a scan from every occurrence to the end would take
+    // minutes; the bounded scans take milliseconds.
+    for (const char* unit :
+         {"machine ", "machine login ", "://a:", "://a:b ", "<password>", "<password", "password = ", "\npassword = ",
+          ":password =", ":token: ", "a=", "'password': ", "x:", "${", "postgresql://u:p?", "https://"}) {
+        std::string v;
+        while (v.size() < (512U << 10U)) v += unit;
+        INFO(unit);
+        (void)secret_in_value(v);
+        CHECK(true);
+    }
+}
+
+TEST_CASE("EnvFilter: names the rules take, kept for a plain value", "[env]") {
+    EnvRules r = word_rules();
+    r.strip_words.emplace_back("PASS");
+    r.except_plain = {{"*_PASS", "flag"}, {"PASS_*", "flag"},          {"*AUTH", "flag"},
+                      {"*TOKEN", "flag"}, {"*GPG_KEY", "fingerprint"}, {"OTHER_KEY", "no-such-kind"}};
+    const EnvFilter f(r);
+    auto out = f.apply({"TEST_PASS=true", "PASS_COUNT=3", "DISABLE_AUTH=YES", "X_TOKEN=0",
+                        "GPG_KEY=E3FF2839C048B25C084DEBE9B26995E310250568",
+                        "SPACED_GPG_KEY=E3FF 2839 C048 B25C 084D  EBE9 B269 95E3 1025 0568",
+                        "MY_API_KEY=abcd1234abcd1234abcd1234abcd1234", "SESSION=1", "DB_PASS=hunter2", "OTHER_KEY=1",
+                        "SIGN_KEY=0xE3FF2839C048B25C084DEBE9B26995E310250568", "PASS_COUNT_X=1000"});
+    CHECK(out.kept == Strings{"TEST_PASS=true", "PASS_COUNT=3", "DISABLE_AUTH=YES", "X_TOKEN=0",
+                              "GPG_KEY=E3FF2839C048B25C084DEBE9B26995E310250568",
+                              "SPACED_GPG_KEY=E3FF 2839 C048 B25C 084D  EBE9 B269 95E3 1025 0568"});
+    for (const char* name : {"MY_API_KEY", "SESSION", "DB_PASS", "OTHER_KEY", "SIGN_KEY", "PASS_COUNT_X"}) {
+        INFO(name);
+        REQUIRE(removed(out, name));
+        CHECK(removed(out, name)->why == EnvRemoval::ByName);
+    }
+    CHECK(value_is_plain("e3ff 2839 c048 b25c 084d ebe9 b269 95e3 1025 0568", "fingerprint"));
+    CHECK(value_is_plain("0xB26995E310250568", "fingerprint"));
+    CHECK_FALSE(value_is_plain("E3FF2839C048B25C084DEBE9B26995E31025056", "fingerprint"));
+    CHECK_FALSE(value_is_plain("1000", "flag"));
+    CHECK_FALSE(value_is_plain("", "no-such-kind"));
+}
+
 TEST_CASE("EnvFilter: values under harmless names, never printed", "[env]") {
     const EnvFilter f(value_rules());
     auto out = f.apply({"A=Authorization: Bearer 0123456789abcdefghij", "B=plain", "C=postgres://a:b@h/d",
