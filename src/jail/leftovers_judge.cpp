@@ -60,8 +60,8 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
         }
     }
     const int cfd = common ? common->get() : fd;
-    judge_config(fd, rel, "config", strict, was ? was->config : std::nullopt);
-    judge_config(fd, rel, "config.worktree", strict, was ? was->config_worktree : std::nullopt);
+    judge_config(fd, rel, "config", strict, was ? &was->config : nullptr);
+    judge_config(fd, rel, "config.worktree", strict, was ? &was->config_worktree : nullptr);
     judge_hooks(fd, rel, strict, was);
     if (common) {
         auto csx = stat_at(cfd, "");
@@ -76,12 +76,13 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
 
 // A common directory that is not itself a repository from before the run: its config and hooks.
 void RepoWatch::State::judge_common(int gitdir, const std::string& rel, bool strict) {
-    judge_config(gitdir, rel, "config", strict, std::nullopt);
+    judge_config(gitdir, rel, "config", strict, nullptr);
     judge_hooks(gitdir, rel, strict, nullptr);
 }
 
+// WAS: the file from before the run, where the repository is from before (else nullptr).
 void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const char* name, bool strict,
-                                    const std::optional<std::string>& was) {
+                                    const Snapshot* was) {
     auto sx = stat_at(gitdir, name);
     if (!sx || (!strict && !changed(*sx))) return;
     std::string why;
@@ -96,7 +97,16 @@ void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const ch
         why = "is too large to judge (over 1 MiB)";
     }
     if (why.empty()) return;
-    if (quarantine(gitdir, rel, name, why) && was && !was->empty()) restore(gitdir, name, *was);
+    // Put back only what is surely from before: without the live runs' marks, a copy that is
+    // unsafe itself may be another run's work (a user's own pager is then theirs to set again).
+    std::string lost = was ? was->lost : "";
+    if (was && was->text && !was->text->empty() && !runs_known) {
+        const std::string old = git_config_unsafe(*was->text);
+        if (!old.empty()) lost = "it " + old + ", and other runs in this workdir could not be ruled out";
+    }
+    if (!lost.empty()) why += " (the file from before the run is not put back: " + lost + ")";
+    if (quarantine(gitdir, rel, name, why) && was && was->text && !was->text->empty() && lost.empty())
+        restore(gitdir, name, *was->text);
 }
 
 // Hooks: every entry but git's *.sample files, where the run made or changed it.
