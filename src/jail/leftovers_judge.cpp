@@ -2,8 +2,11 @@
 // changed, as git would read it, and what is moved aside.
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "cordon/git_config.hpp"
 #include "cordon/paths.hpp"
@@ -62,6 +65,8 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
     const int cfd = common ? common->get() : fd;
     judge_config(fd, rel, "config", strict, was ? &was->config : nullptr);
     judge_config(fd, rel, "config.worktree", strict, was ? &was->config_worktree : nullptr);
+    judge_includes(fd, rel, "config", 0);
+    judge_includes(fd, rel, "config.worktree", 0);
     judge_hooks(fd, rel, strict, was);
     if (common) {
         auto csx = stat_at(cfd, "");
@@ -77,6 +82,7 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
 // A common directory that is not itself a repository from before the run: its config and hooks.
 void RepoWatch::State::judge_common(int gitdir, const std::string& rel, bool strict) {
     judge_config(gitdir, rel, "config", strict, nullptr);
+    judge_includes(gitdir, rel, "config", 0);
     judge_hooks(gitdir, rel, strict, nullptr);
 }
 
@@ -233,10 +239,12 @@ std::optional<std::string> RepoWatch::State::in_workdir(const std::string& targe
     return std::nullopt;
 }
 
-// Whether resolving PATH (from the workdir) meets a symlink the run made or moved there (its
+// Resolving PATH (from the workdir): whether it meets a symlink the run made or moved there (its
 // ctime), following those from before as the kernel would (at most 40) while they stay in the
-// workdir: a pointer from before is the user's unless the run turned its way.
-bool RepoWatch::State::turned_on_way(const std::string& path) const {
+// workdir: a pointer from before is the user's unless the run turned its way. Else where it
+// leads, through no symlink.
+RepoWatch::State::Way RepoWatch::State::walk_way(const std::string& path) const {
+    Way way;
     std::vector<std::string> done;  // real directories from the workdir: ".." is lexical there
     std::vector<std::string> todo;  // what is left, last first
     auto push = [&](const std::string& p) {
@@ -247,39 +255,125 @@ bool RepoWatch::State::turned_on_way(const std::string& path) const {
             end = slash;
         }
     };
+    auto at_done = [&] {
+        std::string at;
+        for (const auto& d : done) at = join(at, d);
+        return at;
+    };
     push(path);
     for (int links = 0; !todo.empty();) {
         const std::string name = std::move(todo.back());
         todo.pop_back();
         if (name.empty() || name == ".") continue;
         if (name == "..") {
-            if (done.empty()) return false;  // out of the workdir
+            if (done.empty()) return way;  // out of the workdir
             done.pop_back();
             continue;
         }
-        std::string at;
-        for (const auto& d : done) at = join(at, d);
+        const std::string at = at_done();
         UniqueFd dir = open_beneath(root_fd.get(), at);
         auto sx = dir ? stat_at(dir.get(), name.c_str()) : std::nullopt;
-        if (!sx) return false;
+        if (!sx) return way;
         if (!S_ISLNK(sx->stx_mode)) {
             done.push_back(name);
             continue;
         }
-        if (changed(*sx)) return true;
+        if (changed(*sx)) {
+            way.turned = true;
+            way.link = join(at, name);
+            return way;
+        }
         char link[4096];
         const ssize_t n = ::readlinkat(dir.get(), name.c_str(), link, sizeof link - 1);
-        if (n <= 0 || ++links > 40) return false;
+        if (n <= 0 || ++links > 40) return way;
         std::string to(link, static_cast<size_t>(n));
         if (to[0] == '/') {
             auto in = in_workdir(to);
-            if (!in) return false;
+            if (!in) return way;
             done.clear();
             to = *in;
         }
         push(to);
     }
-    return false;
+    way.real = at_done();
+    way.exists = true;
+    return way;
+}
+
+// The files the config NAME in DIRFD (REL) includes (include.path, includeIf.*.path), as git
+// resolves them: relative to the including file's directory, "~/" from $HOME. Those inside the
+// workdir that the run made or changed are judged as configs; those outside it are the host's,
+// which the jail reaches only through a --rw tree (cordon(1), WHAT THE JAIL MAY LEAVE BEHIND).
+void RepoWatch::State::judge_includes(int dirfd, const std::string& rel, const char* name, int depth) {
+    constexpr int kMaxDepth = 10;  // git's MAX_INCLUDE_DEPTH
+    auto text = read_small(dirfd, name);
+    if (!text || depth >= kMaxDepth) return;
+    // Most configs include nothing: a key spelled in any case holds "include" in any case.
+    const auto has = std::search(text->begin(), text->end(), std::begin("include"), std::end("include") - 1,
+                                 [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    if (has == text->end()) return;
+    const std::string from = join(rel, name);
+    for (const GitConfigEntry& e : parse_git_config(*text).entries) {
+        const bool include = e.key == "include.path" || (e.key.rfind("includeif.", 0) == 0 && e.key.size() > 15 &&
+                                                         e.key.compare(e.key.size() - 5, 5, ".path") == 0);
+        if (!include || !e.value || e.value->empty()) continue;
+        std::string path = e.value->substr(0, e.value->find('\0'));
+        if (path == "~" || path.rfind("~/", 0) == 0) {
+            const char* home = std::getenv("HOME");
+            if (home == nullptr || *home == '\0') continue;
+            path = home + path.substr(1);
+        } else if (path[0] == '~' || path.rfind("%(prefix)/", 0) == 0) {
+            continue;  // another user's home, or git's own prefix: not the workdir
+        }
+        if (path[0] == '/') {
+            auto in = in_workdir(path);
+            if (!in) continue;
+            path = *in;
+        } else {
+            path = join(rel, path);
+        }
+        judge_included(from, e.key, e.line, path, depth + 1);
+    }
+}
+
+// PATH (from the workdir, as git would open it), included by the config FROM (KEY at LINE).
+void RepoWatch::State::judge_included(const std::string& from, const std::string& key, int line,
+                                      const std::string& path, int depth) {
+    const std::string by = "is included by " + from + " (" + key + ", line " + std::to_string(line) + ")";
+    const Way way = walk_way(path);
+    if (way.turned) {
+        const size_t slash = way.link.rfind('/');
+        const std::string dir = slash == std::string::npos ? "" : way.link.substr(0, slash);
+        UniqueFd dfd = open_beneath(root_fd.get(), dir);
+        if (dfd)
+            quarantine(dfd.get(), dir, way.link.substr(slash + 1),
+                       "is a symlink the command put on the way to " + path + ", which " + from +
+                           " includes: the host's git would read what it leads to as its config");
+        return;
+    }
+    if (!way.exists || way.real.empty()) return;
+    const size_t slash = way.real.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : way.real.substr(0, slash);
+    const std::string name = way.real.substr(slash + 1);
+    UniqueFd dfd = open_beneath(root_fd.get(), dir);
+    auto sx = dfd ? stat_at(dfd.get(), name.c_str()) : std::nullopt;
+    if (!sx || !S_ISREG(sx->stx_mode)) return;
+    if (std::find(judged.begin(), judged.end(), id_of(*sx)) != judged.end()) return;  // a loop
+    judged.push_back(id_of(*sx));
+    if (changed(*sx)) {
+        std::string why;
+        if (auto text = read_small(dfd.get(), name.c_str())) {
+            why = git_config_unsafe(*text);
+            if (!why.empty()) why = by + ", and " + why + ", which the host's git would run or follow";
+        } else {
+            why = by + ", and is too large to judge (over 1 MiB)";
+        }
+        if (!why.empty()) {
+            quarantine(dfd.get(), dir, name, why);
+            return;
+        }
+    }
+    judge_includes(dfd.get(), dir, name.c_str(), depth);
 }
 
 // Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never

@@ -185,7 +185,7 @@ struct RepoWatch::State {
     // The start of the oldest run still live in the workdir (this one's T0 or earlier): only a
     // file older than that is surely no other run's work, and may be put back as from before.
     struct timespec trusted_before {};
-    bool runs_known = false;  // the live runs' marks could be read (else a copy is judged too)
+    bool runs_known = false;                          // the live runs' marks could be read (else a copy is judged too)
     size_t snapshot_budget = watch::kSnapshotBudget;  // bytes of copies still allowed (Snapshot)
     UniqueFd root_fd;
     std::vector<Node> nodes;
@@ -234,12 +234,21 @@ struct RepoWatch::State {
     void judge_gitdir(int fd, const std::string& rel, uint32_t node);
     void judge_common(int gitdir, const std::string& rel, bool strict);
     void judge_config(int gitdir, const std::string& rel, const char* name, bool strict, const Snapshot* was);
+    void judge_includes(int dirfd, const std::string& rel, const char* name, int depth);
+    void judge_included(const std::string& from, const std::string& key, int line, const std::string& path, int depth);
     void judge_hooks(int gitdir, const std::string& rel, bool strict, const Before* was);
     void judge_gitfile(int dirfd, const std::string& rel);
     std::optional<UniqueFd> follow(const std::string& from_rel, const std::string& target, std::string& why,
                                    std::string& to_rel, bool* turned = nullptr);
     [[nodiscard]] std::optional<std::string> in_workdir(const std::string& target) const;
-    [[nodiscard]] bool turned_on_way(const std::string& path) const;
+    [[nodiscard]] bool turned_on_way(const std::string& path) const { return walk_way(path).turned; }
+    struct Way {
+        bool turned = false;  // a symlink the run made or moved there is on the way
+        std::string link;     // where that symlink is, from the workdir
+        std::string real;     // else: where the path leads, through no symlink
+        bool exists = false;  // and whether something is there
+    };
+    [[nodiscard]] Way walk_way(const std::string& path) const;
     bool quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why);
     void restore(int dirfd, const std::string& name, const std::string& content);
     void take_over_killed();

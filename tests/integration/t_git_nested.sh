@@ -208,7 +208,20 @@ expect_err "sub/.git/config, left by the command, .*not put back: it changed whi
 ! grep -qs fsmonitor sub/.git/config && ok "two runs at once: A's planted config is not put back" ||
   not_ok "two runs at once: sub/.git/config: $(cat sub/.git/config)"
 host_git_runs_nothing "two runs at once" "$WORK/p/sub"
-# 16. Copies of configs from before are bounded (cordon(1), BOUNDS): 100 repositories whose
+# 16. The user's own .git/config includes files of the project (include.path, includeIf), a
+#     common pattern: what the run writes there is judged as a config.
+fresh_project
+git config include.path ../.gitconfig && git config 'includeIf.gitdir:/.path' ../ci/gitconfig && mkdir ci
+sleep 0.2
+jailed "printf '[core]\n\tfsmonitor = $evil\n' > .gitconfig && printf '[core]\n\tfsmonitor = $evil\n' > ci/gitconfig && echo wrote"
+expect_out "^wrote$" "the command writes the files .git/config includes"
+quarantined "an included file" ".gitconfig"
+quarantined "an included file" "ci/gitconfig"
+expect_err "^cordon: warning: \.gitconfig, left by the command, is included by \.git/config \(include\.path, line [0-9]+\)" \
+  "the warning names the config that includes it"
+[[ $(git config include.path) == ../.gitconfig ]] && ok "the user's .git/config stays" || not_ok "config: $(cat .git/config)"
+host_git_runs_nothing "an included file" "$WORK/p"
+# 17. Copies of configs from before are bounded (cordon(1), BOUNDS): 100 repositories whose
 #     configs are hard links to one file of 1 MB of comments keep the next run's supervisor small.
 if [[ -x /usr/bin/time ]]; then
   fresh_project

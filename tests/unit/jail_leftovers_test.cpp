@@ -323,6 +323,34 @@ TEST_CASE("leftovers: a run after the other ended still puts the user's config b
     CHECK(read_text(s.dir / "own" / ".git" / "config") == mine);
 }
 
+TEST_CASE("leftovers: files a config includes are judged where the run changed them", "[leftovers]") {
+    Scratch s;
+    ::setenv("HOME", s.dir.c_str(), 1);
+    make_repo(s.dir / ".git", std::string(kSafe) + "[include]\n\tpath = ../.gitconfig\n\tpath = ../mine.cfg\n" +
+                                  "[includeIf \"gitdir:/\"]\n\tpath = ~/home.cfg\n\tpath = ../link.cfg\n");
+    make_repo(s.dir / "own" / ".git", std::string(kSafe) + "[include]\n\tpath = " + s.dir.string() + "/abs.cfg\n");
+    write(s.dir / "mine.cfg", "[core]\n\tpager = less\n[include]\n\tpath = chained.cfg\n");  // the user's own
+    write(s.dir / "target.cfg", "[core]\n\tpager = less\n");
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    write(s.dir / ".gitconfig", "[core]\n\tfsmonitor = touch /tmp/x\n");
+    write(s.dir / "home.cfg", "[core]\n\tsshCommand = x\n");
+    write(s.dir / "chained.cfg", "[alias]\n\tst = !x\n");
+    write(s.dir / "abs.cfg", "[core]\n\teditor = x\n");
+    fs::create_symlink("target.cfg", s.dir / "link.cfg");
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{".gitconfig", "abs.cfg", "chained.cfg", "home.cfg", "link.cfg"});
+    for (const auto& x : q) {
+        if (x.path == ".gitconfig") CHECK(x.why.find("is included by .git/config (include.path, line 5)") == 0);
+        if (x.path == "chained.cfg") CHECK(x.why.find("is included by mine.cfg") == 0);
+        if (x.path == "abs.cfg") CHECK(x.why.find("is included by own/.git/config") == 0);
+    }
+    CHECK(fs::exists(s.dir / "mine.cfg"));
+    CHECK(fs::exists(s.dir / "target.cfg"));
+    CHECK(fs::exists(s.dir / ".git" / "config"));
+    ::unsetenv("HOME");
+}
+
 TEST_CASE("leftovers: copies of configs from before stay within the budget", "[leftovers]") {
     Scratch s;
     std::string big;
