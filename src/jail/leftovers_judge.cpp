@@ -68,6 +68,8 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
     judge_includes(fd, rel, "config", 0);
     judge_includes(fd, rel, "config.worktree", 0);
     judge_hooks(fd, rel, strict, was);
+    judge_todo(fd, rel, "rebase-merge", "git-rebase-todo", strict);
+    judge_todo(fd, rel, "sequencer", "todo", strict);
     if (common) {
         auto csx = stat_at(cfd, "");
         const bool own = csx && id_of(*csx) == id_of(*sx);
@@ -113,6 +115,38 @@ void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const ch
     if (!lost.empty()) why += " (the file from before the run is not put back: " + lost + ")";
     if (quarantine(gitdir, rel, name, why) && was && was->text && !was->text->empty() && lost.empty())
         restore(gitdir, name, *was->text);
+}
+
+// The todo list of a rebase or cherry-pick in progress (DIR/NAME in the git directory), where
+// the run made or changed it: an exec line in it is a command the host's git runs on
+// `git rebase --continue` (or `git cherry-pick --continue`). One without is left, so that a
+// rebase the command paused can still be continued.
+void RepoWatch::State::judge_todo(int gitdir, const std::string& rel, const char* dir, const char* name, bool strict) {
+    UniqueFd dfd = open_dir_at(gitdir, dir);
+    auto sx = dfd ? stat_at(dfd.get(), name) : std::nullopt;
+    if (!sx || (!strict && !changed(*sx))) return;
+    std::string why;
+    if (S_ISLNK(sx->stx_mode)) {
+        why = "is a symlink, which the host's git would follow to read the commands it runs";
+    } else if (auto text = read_small(dfd.get(), name)) {
+        int line = 0;
+        for (size_t at = 0; at < text->size() && why.empty(); ++line) {
+            size_t end = text->find('\n', at);
+            if (end == std::string::npos) end = text->size();
+            size_t word = text->find_first_not_of(" \t", at);
+            if (word < end) {
+                const size_t stop = std::min(end, text->find_first_of(" \t\r", word));
+                const std::string_view cmd(text->data() + word, stop - word);
+                if (cmd == "exec" || cmd == "x")
+                    why = "has an exec line (line " + std::to_string(line + 1) +
+                          "), which the host's git would run on --continue";
+            }
+            at = end + 1;
+        }
+    } else if (S_ISREG(sx->stx_mode)) {
+        why = "is too large to judge (over 1 MiB)";
+    }
+    if (!why.empty()) quarantine(dfd.get(), join(rel, dir), name, why);
 }
 
 // Hooks: every entry but git's *.sample files, where the run made or changed it.

@@ -236,6 +236,7 @@ struct RepoWatch::State {
     void judge_config(int gitdir, const std::string& rel, const char* name, bool strict, const Snapshot* was);
     void judge_includes(int dirfd, const std::string& rel, const char* name, int depth);
     void judge_included(const std::string& from, const std::string& key, int line, const std::string& path, int depth);
+    void judge_todo(int gitdir, const std::string& rel, const char* dir, const char* name, bool strict);
     void judge_hooks(int gitdir, const std::string& rel, bool strict, const Before* was);
     void judge_gitfile(int dirfd, const std::string& rel);
     std::optional<UniqueFd> follow(const std::string& from_rel, const std::string& target, std::string& why,

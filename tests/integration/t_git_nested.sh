@@ -237,6 +237,19 @@ if [[ -x /usr/bin/time ]]; then
 else
   echo "# skip: /usr/bin/time is not installed"
 fi
+# 18. A rebase the command paused in the project's own repository, with an exec line added to
+#     its todo list: the host's `git rebase --continue` would run it. The todo goes aside.
+fresh_project
+echo b > a && "${G[@]}" commit -qam two
+sleep 0.2
+jailed "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" ${G[*]} rebase -q -i HEAD~1 >/dev/null 2>&1;
+  printf 'exec $evil\n' >> .git/rebase-merge/git-rebase-todo && echo paused"
+expect_out "^paused$" "the command pauses a rebase and adds an exec line"
+quarantined "a rebase's todo list" ".git/rebase-merge/git-rebase-todo"
+rm -f "$marker"
+(GIT_EDITOR=true "${G[@]}" rebase --continue >/dev/null 2>&1; true)
+[[ ! -e $marker ]] && ok "a rebase's todo list: the host's git rebase --continue runs nothing planted" ||
+  not_ok "a rebase's todo list: git rebase --continue ran the planted exec"
 # 13. The Landlock jail (--isolation landlock) is judged the same way. (Its workdir's top takes
 #     no new entries there, so the repository goes into an existing directory.)
 fresh_project

@@ -370,3 +370,19 @@ TEST_CASE("leftovers: copies of configs from before stay within the budget", "[l
     CHECK(restored == 8);
     CHECK(over == 2);
 }
+
+TEST_CASE("leftovers: a rebase's todo list with exec lines the run wrote is moved aside", "[leftovers]") {
+    Scratch s;
+    make_repo(s.dir / ".git", kSafe);
+    make_repo(s.dir / "own" / ".git", kSafe);
+    write(s.dir / "own" / ".git" / "rebase-merge" / "git-rebase-todo", "exec touch /tmp/mine\n");  // the user's
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    write(s.dir / ".git" / "rebase-merge" / "git-rebase-todo", "pick 1234567 one\n# x y\n  x touch /tmp/x\n");
+    write(s.dir / ".git" / "sequencer" / "todo", "pick 1234567 one\nrevert 89abcde two\n");  // nothing to run
+    const auto q = watch->finish();
+    REQUIRE(paths(q) == std::vector<std::string>{".git/rebase-merge/git-rebase-todo"});
+    CHECK(q[0].why.find("has an exec line (line 3)") == 0);
+    CHECK(fs::exists(s.dir / ".git" / "sequencer" / "todo"));
+    CHECK(fs::exists(s.dir / "own" / ".git" / "rebase-merge" / "git-rebase-todo"));
+}
