@@ -325,6 +325,8 @@ TEST_CASE("leftovers: a run after the other ended still puts the user's config b
 
 TEST_CASE("leftovers: files a config includes are judged where the run changed them", "[leftovers]") {
     Scratch s;
+    const char* old_home = std::getenv("HOME");
+    const std::string home = old_home ? old_home : "";
     ::setenv("HOME", s.dir.c_str(), 1);
     make_repo(s.dir / ".git", std::string(kSafe) + "[include]\n\tpath = ../.gitconfig\n\tpath = ../mine.cfg\n" +
                                   "[includeIf \"gitdir:/\"]\n\tpath = ~/home.cfg\n\tpath = ../link.cfg\n");
@@ -348,7 +350,11 @@ TEST_CASE("leftovers: files a config includes are judged where the run changed t
     CHECK(fs::exists(s.dir / "mine.cfg"));
     CHECK(fs::exists(s.dir / "target.cfg"));
     CHECK(fs::exists(s.dir / ".git" / "config"));
-    ::unsetenv("HOME");
+    if (old_home) {
+        ::setenv("HOME", home.c_str(), 1);
+    } else {
+        ::unsetenv("HOME");
+    }
 }
 
 TEST_CASE("leftovers: copies of configs from before stay within the budget", "[leftovers]") {
