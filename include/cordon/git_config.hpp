@@ -17,6 +17,9 @@ struct GitConfigEntry {
     // C strings cut it (`[core "fsmonitor<NUL>x"] y = z` is core.fsmonitor to git).
     std::string key;
     int line = 0;  // 1-based line where the variable's name starts
+    // The value as git's parse_value makes it (quotes, escapes and comments taken out, inner
+    // blanks each a space); nullopt for a name without "=" (git's boolean true).
+    std::optional<std::string> value;
 };
 
 struct GitConfigParse {

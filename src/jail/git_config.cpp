@@ -6,6 +6,9 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
 
 namespace cordon {
 
@@ -74,7 +77,7 @@ public:
     GitConfigParse run();
 
 private:
-    bool value();
+    bool value(std::string& value);
     bool variable(int name_line);
     bool extended_section(int c);
     bool section();
@@ -84,10 +87,11 @@ private:
     GitConfigParse out_;
 };
 
-// parse_value: the value is not kept, only whether git accepts it.
-bool Parser::value() {
+// parse_value: into VALUE, as git makes it.
+bool Parser::value(std::string& value) {
     bool quote = false;
     bool comment = false;
+    size_t space = 0;
     for (;;) {
         int c = in_.next();
         if (c == '\n') {
@@ -98,17 +102,36 @@ bool Parser::value() {
             return true;
         }
         if (comment) continue;
-        if (is_space(c) && !quote) continue;
+        if (is_space(c) && !quote) {
+            if (!value.empty()) ++space;
+            continue;
+        }
         if (!quote && (c == ';' || c == '#')) {
             comment = true;
             continue;
         }
+        value.append(space, ' ');
+        space = 0;
         if (c == '\\') {
             c = in_.next();
-            if (c == '\n' || c == 't' || c == 'b' || c == 'n' || c == '\\' || c == '"') continue;
-            return false;
+            if (c == '\n') continue;
+            if (c == 't') {
+                c = '\t';
+            } else if (c == 'b') {
+                c = '\b';
+            } else if (c == 'n') {
+                c = '\n';
+            } else if (c != '\\' && c != '"') {
+                return false;
+            }
+            value += static_cast<char>(c);
+            continue;
         }
-        if (c == '"') quote = !quote;
+        if (c == '"') {
+            quote = !quote;
+            continue;
+        }
+        value += static_cast<char>(c);
     }
 }
 
@@ -121,9 +144,12 @@ bool Parser::variable(int name_line) {
         var_ += to_lower(c);
     }
     while (c == ' ' || c == '\t') c = in_.next();
-    if (c != '\n' && (c != '=' || !value())) return false;
+    std::optional<std::string> val;
+    if (c != '\n') {
+        if (c != '=' || !value(val.emplace())) return false;
+    }
     // git's callbacks take the key as a C string: a NUL (from a subsection) ends it there.
-    out_.entries.push_back({var_.substr(0, var_.find('\0')), name_line});
+    out_.entries.push_back({var_.substr(0, var_.find('\0')), name_line, std::move(val)});
     return true;
 }
 

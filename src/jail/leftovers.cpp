@@ -249,16 +249,39 @@ void RepoWatch::State::note_before(uint32_t i, int fd) {
         if (!precedes(t.tv_sec, t.tv_nsec, t0)) return;
     }
     Before b;
-    auto snapshot = [&](const char* name, std::optional<std::string>& into) {
+    // Kept only while the budget lasts: a jail can leave any number of repositories, their
+    // configs hard links to one large file, and a later run's copies would grow with them.
+    auto snapshot = [&](const char* name, Snapshot& into) {
         auto sx = stat_at(fd, name);
         if (!sx) {
-            into = std::string();
+            into.text = std::string();
             return;
         }
-        if (changed(*sx)) return;
-        into = read_small(fd, name);
+        if (changed(*sx)) {
+            into.lost = "it changed as the run started";
+            return;
+        }
+        if (precedes(sx->stx_ctime.tv_sec, sx->stx_ctime.tv_nsec, t0) &&
+            !precedes(sx->stx_ctime.tv_sec, sx->stx_ctime.tv_nsec, trusted_before)) {
+            into.lost = "it changed while another run in this workdir went on, which may have written it";
+            return;
+        }
+        if (sx->stx_size > kMaxFile) {
+            into.lost = "it was over 1 MiB";
+            return;
+        }
+        if (sx->stx_size > snapshot_budget) {
+            into.lost = "no copy was kept: this run's budget for copies (8 MiB) was spent";
+            return;
+        }
+        into.text = read_small(fd, name, std::min(kMaxFile, snapshot_budget));
         auto again = stat_at(fd, name);
-        if (!again || again->stx_ino != sx->stx_ino || changed(*again)) into.reset();
+        if (!into.text || !again || again->stx_ino != sx->stx_ino || changed(*again)) {
+            into.text.reset();
+            into.lost = "it changed while it was read";
+            return;
+        }
+        snapshot_budget -= into.text->size();
     };
     snapshot("config", b.config);
     snapshot("config.worktree", b.config_worktree);
@@ -327,6 +350,7 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct t
         s->fills_getdents = fs.f_type == EXT4_SUPER_MAGIC || fs.f_type == XFS_SUPER_MAGIC ||
                             fs.f_type == BTRFS_SUPER_MAGIC || fs.f_type == TMPFS_MAGIC;
     }
+    s->trusted_before = s->t0;
     s->take_over_killed();
     // A descriptor per directory, up to kKeptFds, so that finish asks each with one fstat (the
     // rest are opened again by path). The supervisor has no thread yet (a growing descriptor

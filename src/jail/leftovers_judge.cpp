@@ -2,8 +2,11 @@
 // changed, as git would read it, and what is moved aside.
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "cordon/git_config.hpp"
 #include "cordon/paths.hpp"
@@ -60,9 +63,13 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
         }
     }
     const int cfd = common ? common->get() : fd;
-    judge_config(fd, rel, "config", strict, was ? was->config : std::nullopt);
-    judge_config(fd, rel, "config.worktree", strict, was ? was->config_worktree : std::nullopt);
+    judge_config(fd, rel, "config", strict, was ? &was->config : nullptr);
+    judge_config(fd, rel, "config.worktree", strict, was ? &was->config_worktree : nullptr);
+    judge_includes(fd, rel, "config", 0);
+    judge_includes(fd, rel, "config.worktree", 0);
     judge_hooks(fd, rel, strict, was);
+    judge_todo(fd, rel, "rebase-merge", "git-rebase-todo", strict);
+    judge_todo(fd, rel, "sequencer", "todo", strict);
     if (common) {
         auto csx = stat_at(cfd, "");
         const bool own = csx && id_of(*csx) == id_of(*sx);
@@ -76,12 +83,14 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
 
 // A common directory that is not itself a repository from before the run: its config and hooks.
 void RepoWatch::State::judge_common(int gitdir, const std::string& rel, bool strict) {
-    judge_config(gitdir, rel, "config", strict, std::nullopt);
+    judge_config(gitdir, rel, "config", strict, nullptr);
+    judge_includes(gitdir, rel, "config", 0);
     judge_hooks(gitdir, rel, strict, nullptr);
 }
 
+// WAS: the file from before the run, where the repository is from before (else nullptr).
 void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const char* name, bool strict,
-                                    const std::optional<std::string>& was) {
+                                    const Snapshot* was) {
     auto sx = stat_at(gitdir, name);
     if (!sx || (!strict && !changed(*sx))) return;
     std::string why;
@@ -96,7 +105,48 @@ void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const ch
         why = "is too large to judge (over 1 MiB)";
     }
     if (why.empty()) return;
-    if (quarantine(gitdir, rel, name, why) && was && !was->empty()) restore(gitdir, name, *was);
+    // Put back only what is surely from before: without the live runs' marks, a copy that is
+    // unsafe itself may be another run's work (a user's own pager is then theirs to set again).
+    std::string lost = was ? was->lost : "";
+    if (was && was->text && !was->text->empty() && !runs_known) {
+        const std::string old = git_config_unsafe(*was->text);
+        if (!old.empty()) lost = "it " + old + ", and other runs in this workdir could not be ruled out";
+    }
+    if (!lost.empty()) why += " (the file from before the run is not put back: " + lost + ")";
+    if (quarantine(gitdir, rel, name, why) && was && was->text && !was->text->empty() && lost.empty())
+        restore(gitdir, name, *was->text);
+}
+
+// The todo list of a rebase or cherry-pick in progress (DIR/NAME in the git directory), where
+// the run made or changed it: an exec line in it is a command the host's git runs on
+// `git rebase --continue` (or `git cherry-pick --continue`). One without is left, so that a
+// rebase the command paused can still be continued.
+void RepoWatch::State::judge_todo(int gitdir, const std::string& rel, const char* dir, const char* name, bool strict) {
+    UniqueFd dfd = open_dir_at(gitdir, dir);
+    auto sx = dfd ? stat_at(dfd.get(), name) : std::nullopt;
+    if (!sx || (!strict && !changed(*sx))) return;
+    std::string why;
+    if (S_ISLNK(sx->stx_mode)) {
+        why = "is a symlink, which the host's git would follow to read the commands it runs";
+    } else if (auto text = read_small(dfd.get(), name)) {
+        int line = 0;
+        for (size_t at = 0; at < text->size() && why.empty(); ++line) {
+            size_t end = text->find('\n', at);
+            if (end == std::string::npos) end = text->size();
+            size_t word = text->find_first_not_of(" \t", at);
+            if (word < end) {
+                const size_t stop = std::min(end, text->find_first_of(" \t\r", word));
+                const std::string_view cmd(text->data() + word, stop - word);
+                if (cmd == "exec" || cmd == "x")
+                    why = "has an exec line (line " + std::to_string(line + 1) +
+                          "), which the host's git would run on --continue";
+            }
+            at = end + 1;
+        }
+    } else if (S_ISREG(sx->stx_mode)) {
+        why = "is too large to judge (over 1 MiB)";
+    }
+    if (!why.empty()) quarantine(dfd.get(), join(rel, dir), name, why);
 }
 
 // Hooks: every entry but git's *.sample files, where the run made or changed it.
@@ -223,10 +273,12 @@ std::optional<std::string> RepoWatch::State::in_workdir(const std::string& targe
     return std::nullopt;
 }
 
-// Whether resolving PATH (from the workdir) meets a symlink the run made or moved there (its
+// Resolving PATH (from the workdir): whether it meets a symlink the run made or moved there (its
 // ctime), following those from before as the kernel would (at most 40) while they stay in the
-// workdir: a pointer from before is the user's unless the run turned its way.
-bool RepoWatch::State::turned_on_way(const std::string& path) const {
+// workdir: a pointer from before is the user's unless the run turned its way. Else where it
+// leads, through no symlink.
+RepoWatch::State::Way RepoWatch::State::walk_way(const std::string& path) const {
+    Way way;
     std::vector<std::string> done;  // real directories from the workdir: ".." is lexical there
     std::vector<std::string> todo;  // what is left, last first
     auto push = [&](const std::string& p) {
@@ -237,39 +289,125 @@ bool RepoWatch::State::turned_on_way(const std::string& path) const {
             end = slash;
         }
     };
+    auto at_done = [&] {
+        std::string at;
+        for (const auto& d : done) at = join(at, d);
+        return at;
+    };
     push(path);
     for (int links = 0; !todo.empty();) {
         const std::string name = std::move(todo.back());
         todo.pop_back();
         if (name.empty() || name == ".") continue;
         if (name == "..") {
-            if (done.empty()) return false;  // out of the workdir
+            if (done.empty()) return way;  // out of the workdir
             done.pop_back();
             continue;
         }
-        std::string at;
-        for (const auto& d : done) at = join(at, d);
+        const std::string at = at_done();
         UniqueFd dir = open_beneath(root_fd.get(), at);
         auto sx = dir ? stat_at(dir.get(), name.c_str()) : std::nullopt;
-        if (!sx) return false;
+        if (!sx) return way;
         if (!S_ISLNK(sx->stx_mode)) {
             done.push_back(name);
             continue;
         }
-        if (changed(*sx)) return true;
+        if (changed(*sx)) {
+            way.turned = true;
+            way.link = join(at, name);
+            return way;
+        }
         char link[4096];
         const ssize_t n = ::readlinkat(dir.get(), name.c_str(), link, sizeof link - 1);
-        if (n <= 0 || ++links > 40) return false;
+        if (n <= 0 || ++links > 40) return way;
         std::string to(link, static_cast<size_t>(n));
         if (to[0] == '/') {
             auto in = in_workdir(to);
-            if (!in) return false;
+            if (!in) return way;
             done.clear();
             to = *in;
         }
         push(to);
     }
-    return false;
+    way.real = at_done();
+    way.exists = true;
+    return way;
+}
+
+// The files the config NAME in DIRFD (REL) includes (include.path, includeIf.*.path), as git
+// resolves them: relative to the including file's directory, "~/" from $HOME. Those inside the
+// workdir that the run made or changed are judged as configs; those outside it are the host's,
+// which the jail reaches only through a --rw tree (cordon(1), WHAT THE JAIL MAY LEAVE BEHIND).
+void RepoWatch::State::judge_includes(int dirfd, const std::string& rel, const char* name, int depth) {
+    constexpr int kMaxDepth = 10;  // git's MAX_INCLUDE_DEPTH
+    auto text = read_small(dirfd, name);
+    if (!text || depth >= kMaxDepth) return;
+    // Most configs include nothing: a key spelled in any case holds "include" in any case.
+    const auto has = std::search(text->begin(), text->end(), std::begin("include"), std::end("include") - 1,
+                                 [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    if (has == text->end()) return;
+    const std::string from = join(rel, name);
+    for (const GitConfigEntry& e : parse_git_config(*text).entries) {
+        const bool include = e.key == "include.path" || (e.key.rfind("includeif.", 0) == 0 && e.key.size() > 15 &&
+                                                         e.key.compare(e.key.size() - 5, 5, ".path") == 0);
+        if (!include || !e.value || e.value->empty()) continue;
+        std::string path = e.value->substr(0, e.value->find('\0'));
+        if (path == "~" || path.rfind("~/", 0) == 0) {
+            const char* home = std::getenv("HOME");
+            if (home == nullptr || *home == '\0') continue;
+            path = home + path.substr(1);
+        } else if (path[0] == '~' || path.rfind("%(prefix)/", 0) == 0) {
+            continue;  // another user's home, or git's own prefix: not the workdir
+        }
+        if (path[0] == '/') {
+            auto in = in_workdir(path);
+            if (!in) continue;
+            path = *in;
+        } else {
+            path = join(rel, path);
+        }
+        judge_included(from, e.key, e.line, path, depth + 1);
+    }
+}
+
+// PATH (from the workdir, as git would open it), included by the config FROM (KEY at LINE).
+void RepoWatch::State::judge_included(const std::string& from, const std::string& key, int line,
+                                      const std::string& path, int depth) {
+    const std::string by = "is included by " + from + " (" + key + ", line " + std::to_string(line) + ")";
+    const Way way = walk_way(path);
+    if (way.turned) {
+        const size_t slash = way.link.rfind('/');
+        const std::string dir = slash == std::string::npos ? "" : way.link.substr(0, slash);
+        UniqueFd dfd = open_beneath(root_fd.get(), dir);
+        if (dfd)
+            quarantine(dfd.get(), dir, way.link.substr(slash + 1),
+                       "is a symlink the command put on the way to " + path + ", which " + from +
+                           " includes: the host's git would read what it leads to as its config");
+        return;
+    }
+    if (!way.exists || way.real.empty()) return;
+    const size_t slash = way.real.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : way.real.substr(0, slash);
+    const std::string name = way.real.substr(slash + 1);
+    UniqueFd dfd = open_beneath(root_fd.get(), dir);
+    auto sx = dfd ? stat_at(dfd.get(), name.c_str()) : std::nullopt;
+    if (!sx || !S_ISREG(sx->stx_mode)) return;
+    if (std::find(judged.begin(), judged.end(), id_of(*sx)) != judged.end()) return;  // a loop
+    judged.push_back(id_of(*sx));
+    if (changed(*sx)) {
+        std::string why;
+        if (auto text = read_small(dfd.get(), name.c_str())) {
+            why = git_config_unsafe(*text);
+            if (!why.empty()) why = by + ", and " + why + ", which the host's git would run or follow";
+        } else {
+            why = by + ", and is too large to judge (over 1 MiB)";
+        }
+        if (!why.empty()) {
+            quarantine(dfd.get(), dir, name, why);
+            return;
+        }
+    }
+    judge_includes(dfd.get(), dir, name.c_str(), depth);
 }
 
 // Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never

@@ -53,9 +53,13 @@ void RepoWatch::State::take_over_killed() {
         },
         false);
     drop_others(dfd.get(), others);
+    // A live run's mark is written before its command starts, so whatever that command wrote is
+    // newer than the mark's T0: files newer than the oldest such T0 are not trusted as from before.
+    std::optional<struct timespec> oldest_live;
     for (const auto& name : names) {
         UniqueFd fd(::openat(dfd.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
-        if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its run is alive
+        if (!fd) continue;
+        const bool live = ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0;
         auto text = read_small(dfd.get(), name.c_str(), 8192);
         struct timespec t {};
         long long sec = 0, nsec = 0;
@@ -65,9 +69,16 @@ void RepoWatch::State::take_over_killed() {
         }
         t.tv_sec = static_cast<time_t>(sec);
         t.tv_nsec = static_cast<long>(nsec);
+        if (live) {  // its run goes on, and judges itself
+            if (!oldest_live || precedes(t.tv_sec, t.tv_nsec, *oldest_live)) oldest_live = t;
+            continue;
+        }
         if (precedes(t.tv_sec, t.tv_nsec, t0)) t0 = t;
         taken.emplace_back(dir + "/" + name, std::move(fd));
     }
+    runs_known = true;
+    trusted_before = t0;
+    if (oldest_live && precedes(oldest_live->tv_sec, oldest_live->tv_nsec, t0)) trusted_before = *oldest_live;
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
     mark = dir + "/" + prefix + std::to_string(::getpid()) + "." + std::to_string(now.tv_nsec);

@@ -29,6 +29,8 @@ namespace cordon::watch {
 
 constexpr const char* kSuffix = ".cordon-unsafe";
 constexpr size_t kMaxFile = size_t{1} << 20;  // a config or a .git file git would read whole
+// All the copies of configs from before one run keeps (cordon(1), BOUNDS): past it, none.
+constexpr size_t kSnapshotBudget = size_t{8} << 20;
 constexpr uint32_t kNone = UINT32_MAX;
 // File systems stamp times with the coarse clock, and may lag it by a tick: a change is the
 // run's when its ctime is at or after its start less this.
@@ -159,12 +161,19 @@ struct Node {
     struct statx_timestamp ctime {};  // as last seen
 };
 
+// A config file as it was before the run, to be put back if the run leaves it unsafe: TEXT
+// ("" where there was none), or nullopt with LOST saying why no copy was kept.
+struct Snapshot {
+    std::optional<std::string> text;
+    std::string lost;
+};
+
 // A repository as it was before the run: only where its HEAD predates it, and so do its
 // objects, refs and commondir where it has them (else it counts as made in the run, and is
 // judged whole). Its config files and
 // hooks as they were, where those predate the run too.
 struct Before {
-    std::optional<std::string> config, config_worktree;      // nullopt: not known
+    Snapshot config, config_worktree;
     std::optional<Id> hooks;                                 // the hooks directory
     std::map<std::string, ino_t, std::less<>> hook_entries;  // its entries
 };
@@ -173,6 +182,11 @@ struct RepoWatch::State {
     std::string root;       // the workdir
     std::string root_real;  // and its real path, which git writes into .git files
     struct timespec t0 {};
+    // The start of the oldest run still live in the workdir (this one's T0 or earlier): only a
+    // file older than that is surely no other run's work, and may be put back as from before.
+    struct timespec trusted_before {};
+    bool runs_known = false;                          // the live runs' marks could be read (else a copy is judged too)
+    size_t snapshot_budget = watch::kSnapshotBudget;  // bytes of copies still allowed (Snapshot)
     UniqueFd root_fd;
     std::vector<Node> nodes;
     std::map<Id, uint32_t> by_id;
@@ -219,14 +233,23 @@ struct RepoWatch::State {
     void judge_all();
     void judge_gitdir(int fd, const std::string& rel, uint32_t node);
     void judge_common(int gitdir, const std::string& rel, bool strict);
-    void judge_config(int gitdir, const std::string& rel, const char* name, bool strict,
-                      const std::optional<std::string>& was);
+    void judge_config(int gitdir, const std::string& rel, const char* name, bool strict, const Snapshot* was);
+    void judge_includes(int dirfd, const std::string& rel, const char* name, int depth);
+    void judge_included(const std::string& from, const std::string& key, int line, const std::string& path, int depth);
+    void judge_todo(int gitdir, const std::string& rel, const char* dir, const char* name, bool strict);
     void judge_hooks(int gitdir, const std::string& rel, bool strict, const Before* was);
     void judge_gitfile(int dirfd, const std::string& rel);
     std::optional<UniqueFd> follow(const std::string& from_rel, const std::string& target, std::string& why,
                                    std::string& to_rel, bool* turned = nullptr);
     [[nodiscard]] std::optional<std::string> in_workdir(const std::string& target) const;
-    [[nodiscard]] bool turned_on_way(const std::string& path) const;
+    [[nodiscard]] bool turned_on_way(const std::string& path) const { return walk_way(path).turned; }
+    struct Way {
+        bool turned = false;  // a symlink the run made or moved there is on the way
+        std::string link;     // where that symlink is, from the workdir
+        std::string real;     // else: where the path leads, through no symlink
+        bool exists = false;  // and whether something is there
+    };
+    [[nodiscard]] Way walk_way(const std::string& path) const;
     bool quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why);
     void restore(int dirfd, const std::string& name, const std::string& content);
     void take_over_killed();

@@ -192,6 +192,64 @@ jailed "mv own/.git/modules own/.git/modules.old && ln -s $SCRATCH/mods own/.git
 expect_out "^turned$" "a directory on the way of the user's .git file becomes a symlink"
 quarantined "a symlink on the way of a .git file from before" "own/sub/.git"
 host_git_runs_nothing "a symlink on the way of a .git file from before" "$WORK/p/own/sub"
+# 15. Two runs at once: run A plants sub/ with an fsmonitor and goes on; run B, started
+#     meanwhile (sub/ looks older than B to B), writes another unsafe config there once A has
+#     moved its own aside. B moves that aside too, and never puts A's back as "from before".
+fresh_project
+"$CORDON" -- /bin/sh -c "$MK; mk sub && ${G[*]} -C sub config core.fsmonitor $evil && sleep 3" >"$OUT/a.out" 2>"$OUT/a.err" &
+apid=$!
+sleep 1.2
+jailed "i=0; while [ ! -e sub/.git/config.cordon-unsafe ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
+  printf '[alias]\n\tx = y\n' > sub/.git/config && echo wrote"
+wait $apid
+expect_out "^wrote$" "two runs at once: B writes a config where A's was moved aside"
+expect_err "sub/.git/config, left by the command, .*not put back: it changed while another run" \
+  "two runs at once: B says why nothing is put back"
+! grep -qs fsmonitor sub/.git/config && ok "two runs at once: A's planted config is not put back" ||
+  not_ok "two runs at once: sub/.git/config: $(cat sub/.git/config)"
+host_git_runs_nothing "two runs at once" "$WORK/p/sub"
+# 16. The user's own .git/config includes files of the project (include.path, includeIf), a
+#     common pattern: what the run writes there is judged as a config.
+fresh_project
+git config include.path ../.gitconfig && git config 'includeIf.gitdir:/.path' ../ci/gitconfig && mkdir ci
+sleep 0.2
+jailed "printf '[core]\n\tfsmonitor = $evil\n' > .gitconfig && printf '[core]\n\tfsmonitor = $evil\n' > ci/gitconfig && echo wrote"
+expect_out "^wrote$" "the command writes the files .git/config includes"
+quarantined "an included file" ".gitconfig"
+quarantined "an included file" "ci/gitconfig"
+expect_err "^cordon: warning: \.gitconfig, left by the command, is included by \.git/config \(include\.path, line [0-9]+\)" \
+  "the warning names the config that includes it"
+[[ $(git config include.path) == ../.gitconfig ]] && ok "the user's .git/config stays" || not_ok "config: $(cat .git/config)"
+host_git_runs_nothing "an included file" "$WORK/p"
+# 17. Copies of configs from before are bounded (cordon(1), BOUNDS): 100 repositories whose
+#     configs are hard links to one file of 1 MB of comments keep the next run's supervisor small.
+if [[ -x /usr/bin/time ]]; then
+  fresh_project
+  yes "# a comment of the user's, to make the config large" | head -c 1000000 > big.cfg
+  for i in $(seq 100); do
+    mkdir -p "r$i/.git/objects" "r$i/.git/refs" && echo 'ref: refs/heads/main' > "r$i/.git/HEAD" && ln big.cfg "r$i/.git/config"
+  done
+  sleep 0.2
+  /usr/bin/time -f %M -o "$OUT/rss" "$CORDON" -- true >"$OUT/out" 2>"$OUT/err"
+  rss=$(tail -1 "$OUT/rss")
+  [[ $rss =~ ^[0-9]+$ && $rss -lt 65536 ]] && ok "100 repositories of 1 MB configs: the supervisor's peak RSS is ${rss} KiB" ||
+    not_ok "peak RSS with 100 large configs: ${rss} KiB (want < 64 MiB)"
+else
+  echo "# skip: /usr/bin/time is not installed"
+fi
+# 18. A rebase the command paused in the project's own repository, with an exec line added to
+#     its todo list: the host's `git rebase --continue` would run it. The todo goes aside.
+fresh_project
+echo b > a && "${G[@]}" commit -qam two
+sleep 0.2
+jailed "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" ${G[*]} rebase -q -i HEAD~1 >/dev/null 2>&1;
+  printf 'exec $evil\n' >> .git/rebase-merge/git-rebase-todo && echo paused"
+expect_out "^paused$" "the command pauses a rebase and adds an exec line"
+quarantined "a rebase's todo list" ".git/rebase-merge/git-rebase-todo"
+rm -f "$marker"
+(GIT_EDITOR=true "${G[@]}" rebase --continue >/dev/null 2>&1; true)
+[[ ! -e $marker ]] && ok "a rebase's todo list: the host's git rebase --continue runs nothing planted" ||
+  not_ok "a rebase's todo list: git rebase --continue ran the planted exec"
 # 13. The Landlock jail (--isolation landlock) is judged the same way. (Its workdir's top takes
 #     no new entries there, so the repository goes into an existing directory.)
 fresh_project

@@ -573,3 +573,17 @@ TEST_CASE("git_format: a commondir's path as get_common_dir_noenv reads it", "[g
     CHECK(git_commondir_path("c\0junk\n"s) == "c");
     CHECK(git_commondir_path("\n") == "");
 }
+
+TEST_CASE("git_config: values as git's parse_value makes them", "[git_config]") {
+    GitConfigParse p = parse_git_config(
+        "[include]\n\tpath = ../.gitconfig ; a comment\n\tpath = \"a b\"\\tc  d\n"
+        "[includeIf \"gitdir:~/w/\"]\n\tpath = x\\\ny # more\n[core]\n\tbare\n\tfsmonitor =\n");
+    CHECK(p.error_line == 0);
+    REQUIRE(p.entries.size() == 5);
+    CHECK(p.entries[0].value == "../.gitconfig");
+    CHECK(p.entries[1].value == "a b\tc  d");  // as `git config --list` prints it
+    CHECK(p.entries[2].key == "includeif.gitdir:~/w/.path");
+    CHECK(p.entries[2].value == "xy");
+    CHECK_FALSE(p.entries[3].value.has_value());  // a bare name: git's boolean true
+    CHECK(p.entries[4].value == "");
+}

@@ -276,3 +276,119 @@ TEST_CASE("leftovers: a .git file, symlink or commondir from before, a symlink o
     CHECK(paths(q) == std::vector<std::string>{"ch/.git", "own/m/.git", "sym/.git", "wt/g/commondir"});
     CHECK(fs::exists(s.dir / "mine" / ".git"));
 }
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("leftovers: what another live run wrote is never put back as from before", "[leftovers]") {
+    Scratch s;
+    auto a = RepoWatch::start(s.dir, run_start());  // run A: plants sub/ and goes on
+    REQUIRE(a);
+    const std::string planted = "[core]\n\tfsmonitor = touch /tmp/planted\n";
+    make_repo(s.dir / "sub" / ".git", planted);
+    auto b = RepoWatch::start(s.dir, run_start());  // run B starts meanwhile: sub/ looks old to it
+    REQUIRE(b);
+    const auto qa = a->finish();
+    CHECK(paths(qa) == std::vector<std::string>{"sub/.git/config"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    write(s.dir / "sub" / ".git" / "config", "[alias]\n\tx = y\n");  // B's command
+    const auto qb = b->finish();
+    REQUIRE(paths(qb) == std::vector<std::string>{"sub/.git/config"});
+    CHECK_FALSE(qb[0].restored);
+    CHECK(qb[0].why.find("not put back: it changed while another run") != std::string::npos);
+    CHECK_FALSE(fs::exists(s.dir / "sub" / ".git" / "config"));
+}
+
+TEST_CASE("leftovers: a run after the other ended still puts the user's config back", "[leftovers]") {
+    Scratch s;
+    const std::string mine = "[core]\n\tpager = less\n";
+    make_repo(s.dir / "own" / ".git", mine);
+    {
+        auto a = RepoWatch::start(s.dir, run_start());
+        REQUIRE(a);
+        CHECK(a->finish().empty());
+    }
+    auto b = RepoWatch::start(s.dir, run_start());
+    REQUIRE(b);
+    write(s.dir / "own" / ".git" / "config", mine + "\teditor = x\n");
+    const auto q = b->finish();
+    REQUIRE(q.size() == 1);
+    CHECK(q[0].restored);
+    CHECK(read_text(s.dir / "own" / ".git" / "config") == mine);
+}
+
+TEST_CASE("leftovers: files a config includes are judged where the run changed them", "[leftovers]") {
+    Scratch s;
+    const char* old_home = std::getenv("HOME");
+    const std::string home = old_home ? old_home : "";
+    ::setenv("HOME", s.dir.c_str(), 1);
+    make_repo(s.dir / ".git", std::string(kSafe) + "[include]\n\tpath = ../.gitconfig\n\tpath = ../mine.cfg\n" +
+                                  "[includeIf \"gitdir:/\"]\n\tpath = ~/home.cfg\n\tpath = ../link.cfg\n");
+    make_repo(s.dir / "own" / ".git", std::string(kSafe) + "[include]\n\tpath = " + s.dir.string() + "/abs.cfg\n");
+    write(s.dir / "mine.cfg", "[core]\n\tpager = less\n[include]\n\tpath = chained.cfg\n");  // the user's own
+    write(s.dir / "target.cfg", "[core]\n\tpager = less\n");
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    write(s.dir / ".gitconfig", "[core]\n\tfsmonitor = touch /tmp/x\n");
+    write(s.dir / "home.cfg", "[core]\n\tsshCommand = x\n");
+    write(s.dir / "chained.cfg", "[alias]\n\tst = !x\n");
+    write(s.dir / "abs.cfg", "[core]\n\teditor = x\n");
+    fs::create_symlink("target.cfg", s.dir / "link.cfg");
+    const auto q = watch->finish();
+    CHECK(paths(q) == std::vector<std::string>{".gitconfig", "abs.cfg", "chained.cfg", "home.cfg", "link.cfg"});
+    for (const auto& x : q) {
+        if (x.path == ".gitconfig") CHECK(x.why.find("is included by .git/config (include.path, line 5)") == 0);
+        if (x.path == "chained.cfg") CHECK(x.why.find("is included by mine.cfg") == 0);
+        if (x.path == "abs.cfg") CHECK(x.why.find("is included by own/.git/config") == 0);
+    }
+    CHECK(fs::exists(s.dir / "mine.cfg"));
+    CHECK(fs::exists(s.dir / "target.cfg"));
+    CHECK(fs::exists(s.dir / ".git" / "config"));
+    if (old_home) {
+        ::setenv("HOME", home.c_str(), 1);
+    } else {
+        ::unsetenv("HOME");
+    }
+}
+
+TEST_CASE("leftovers: copies of configs from before stay within the budget", "[leftovers]") {
+    Scratch s;
+    std::string big;
+    while (big.size() < 1000000) big += "# a comment line of the user's, to make a large config\n";
+    const std::string mine = "[core]\n\tbare = false\n" + big;
+    for (int i = 0; i < 10; ++i) make_repo(s.dir / ("r" + std::to_string(i)) / ".git", mine);
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    for (int i = 0; i < 10; ++i) write(s.dir / ("r" + std::to_string(i)) / ".git" / "config", kUnsafe);
+    const auto q = watch->finish();
+    REQUIRE(q.size() == 10);
+    int restored = 0, over = 0;
+    for (const auto& x : q) {
+        restored += x.restored ? 1 : 0;
+        if (!x.restored && x.why.find("budget for copies (8 MiB) was spent") != std::string::npos) ++over;
+    }
+    CHECK(restored == 8);
+    CHECK(over == 2);
+}
+
+TEST_CASE("leftovers: a rebase's todo list with exec lines the run wrote is moved aside", "[leftovers]") {
+    Scratch s;
+    make_repo(s.dir / ".git", kSafe);
+    make_repo(s.dir / "own" / ".git", kSafe);
+    write(s.dir / "own" / ".git" / "rebase-merge" / "git-rebase-todo", "exec touch /tmp/mine\n");  // the user's
+    auto watch = RepoWatch::start(s.dir, run_start());
+    REQUIRE(watch);
+    write(s.dir / ".git" / "rebase-merge" / "git-rebase-todo", "pick 1234567 one\n# x y\n  x touch /tmp/x\n");
+    write(s.dir / ".git" / "sequencer" / "todo", "pick 1234567 one\nrevert 89abcde two\n");  // nothing to run
+    const auto q = watch->finish();
+    REQUIRE(paths(q) == std::vector<std::string>{".git/rebase-merge/git-rebase-todo"});
+    CHECK(q[0].why.find("has an exec line (line 3)") == 0);
+    CHECK(fs::exists(s.dir / ".git" / "sequencer" / "todo"));
+    CHECK(fs::exists(s.dir / "own" / ".git" / "rebase-merge" / "git-rebase-todo"));
+}
