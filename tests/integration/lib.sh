@@ -109,10 +109,14 @@ GUARD='grep -q "^CapBnd:[[:space:]]*0000000000000000" /proc/self/status && grep 
 
 # jailed SCRIPT [cordon options...]: run SCRIPT with sh inside the jail, behind the guard.
 # A guard failure aborts the whole test file: a broken jail must never reach an escape attempt.
-jailed() {
-  local script=$1
-  shift
-  run "$CORDON" "$@" -- /bin/sh -c "$GUARD; $script"
+jailed() { jailed_behind "$GUARD" "$@"; }
+
+# jailed_behind GUARD SCRIPT [cordon options...]: the same behind another guard, for jails that
+# keep a capability (--cap-add) or see the host's /proc (--rw /proc), which GUARD refuses.
+jailed_behind() {
+  local guard=$1 script=$2
+  shift 2
+  run "$CORDON" "$@" -- /bin/sh -c "$guard; $script"
   if [[ $rc -eq 99 ]]; then
     echo "Bail out! the jail is not working (guard failed); refusing to run escape tests"
     cat "$OUT/err" >&2

@@ -35,17 +35,9 @@ SOFT='grep -q "^Name:[[:space:]]*cordon" /proc/1/status && ! [ -w /etc ] || exit
 # With --rw /proc the jail sees the host's /proc: another mount namespace and a read-only /etc.
 SOFT_PROC="[ \"\$(readlink /proc/self/ns/mnt)\" != '$(readlink /proc/self/ns/mnt)' ] && ! [ -w /etc ] || exit 99"
 guarded() {  # SCRIPT CORDON-OPTIONS...
-  local script=$1
-  shift
   local soft=$SOFT
   [[ " $* " == *" --rw /proc "* || " $* " == *" -p "* ]] && soft=$SOFT_PROC
-  run "$CORDON" "$@" -- /bin/sh -c "$soft; $script"
-  if [[ $rc -eq 99 ]]; then
-    echo "Bail out! the jail is not working (guard failed)"
-    cat "$OUT/err" >&2
-    finish
-    exit 1
-  fi
+  jailed_behind "$soft" "$@"
 }
 
 check_none() {  # DESCRIPTION: nothing under WORK or SCRATCH has host-effective capabilities
