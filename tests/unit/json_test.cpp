@@ -18,11 +18,12 @@ TEST_CASE("json_quote escapes what JSON requires", "[json]") {
     CHECK(json_quote("/tmp/ü \x7f") == "\"/tmp/ü \x7f\"");
     CHECK(json_quote("\xe2\x82\xac \xf0\x9f\x98\x80") == "\"\xe2\x82\xac \xf0\x9f\x98\x80\"");
     // Not UTF-8: each byte outside a valid sequence is U+FFFD, so the text still parses.
-    CHECK(json_quote("a\xff" "b") == R"("a\ufffdb")");
-    CHECK(json_quote("\x80") == R"("\ufffd")");                      // a stray continuation byte
-    CHECK(json_quote("\xc3") == R"("\ufffd")");                      // truncated
-    CHECK(json_quote("\xc0\xaf") == R"("\ufffd\ufffd")");            // overlong
-    CHECK(json_quote("\xed\xa0\x80") == R"("\ufffd\ufffd\ufffd")");  // a surrogate
+    CHECK(json_quote("a\xff"
+                     "b") == R"("a\ufffdb")");
+    CHECK(json_quote("\x80") == R"("\ufffd")");                                // a stray continuation byte
+    CHECK(json_quote("\xc3") == R"("\ufffd")");                                // truncated
+    CHECK(json_quote("\xc0\xaf") == R"("\ufffd\ufffd")");                      // overlong
+    CHECK(json_quote("\xed\xa0\x80") == R"("\ufffd\ufffd\ufffd")");            // a surrogate
     CHECK(json_quote("\xf4\x90\x80\x80") == R"("\ufffd\ufffd\ufffd\ufffd")");  // past U+10FFFF
 }
 
