@@ -44,6 +44,10 @@ Result<std::vector<std::string>> read_argv(pid_t pid, uint64_t addr, const ExecR
 
 // PID (in our pid namespace) as the jail's pid namespace numbers it (0 if unknown).
 pid_t jail_pid_of(pid_t pid);
+// Paths through /proc or /dev, anywhere in them: their links name the jail's pids, which only a
+// walk that knows the process's jail pid can follow (resolve_in_root), and /dev/fd/N names its
+// descriptors.
+bool special_path(const std::string& p);
 
 // The filter that notifies on execve and execveat, as a BPF program for this architecture.
 std::vector<sock_filter> exec_filter();

@@ -30,10 +30,6 @@ std::vector<std::string> with_program(std::vector<std::string> argv, std::string
     return argv;
 }
 
-bool special_path(std::string_view p) {
-    return p.starts_with("/proc/") || p.starts_with("/dev/") || p == "/proc" || p == "/dev";
-}
-
 // What a script or the loader names, resolved in the jail: a path through /proc or /dev (an
 // interpreter "/proc/self/fd/5", "/dev/fd/5") with the process's own jail pid; "" when such a
 // path leads to no regular file there, which the caller then refuses to judge blind.
@@ -41,7 +37,9 @@ std::string resolve_named(const ExecRequest& r, const std::string& path) {
     if (!special_path(path)) return resolve_in_root(r.root.get(), r.cwd, path, true, r.jail_pid);
     const pid_t self = r.jail_pid ? r.jail_pid : jail_pid_of(r.pid);
     std::string real = self > 0 ? resolve_in_root(r.root.get(), r.cwd, path, true, self) : "";
-    if (real.empty() || special_path(real) || read_head_in_root(r.root.get(), real, 1).empty()) return "";
+    // Still in /proc or /dev once resolved (a memfd, a deleted file): nothing to judge it as.
+    const bool unresolved = real.starts_with("/proc/") || real.starts_with("/dev/");
+    if (real.empty() || unresolved || read_head_in_root(r.root.get(), real, 1).empty()) return "";
     return real;
 }
 
@@ -147,21 +145,18 @@ ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r
     j.shown = clip_argv(r.argv.empty() ? std::vector<std::string>{r.path} : r.argv, kRecordArgv);
     const std::string text = clip_text(policy::quote_argv(j.shown.argv), 2 * kRecordArgv.max_total_bytes);
     j.shown.argv.clear();
-    if (!r.error.empty()) {
+    auto unreadable = [&](std::string reason) {
         j.decision.allow = false;
         j.decision.rule_id = "exec-unreadable";
-        j.decision.reason = clip_text(r.error);
+        j.decision.reason = clip_text(reason);
         j.decision.command = text;
         return j;
-    }
+    };
+    if (!r.error.empty()) return unreadable(r.error);
     bool unresolved = false;
     const auto variants = exec_variants(r, identity, &unresolved);
     if (unresolved) {
-        j.decision.allow = false;
-        j.decision.rule_id = "exec-unreadable";
-        j.decision.reason = "its #! interpreter or the loader's program, a path through /proc or /dev, names no file";
-        j.decision.command = text;
-        return j;
+        return unreadable("its #! interpreter or the loader's program, a path through /proc or /dev, names no file");
     }
     bool first = true;
     for (const auto& argv : variants) {

@@ -244,13 +244,11 @@ pid_t jail_pid_of(pid_t pid) {
     return static_cast<pid_t>(std::atoi(line.c_str() + (first == std::string::npos ? 0 : first + 1)));
 }
 
-namespace {
-
-// Paths through /proc or /dev: their links name the jail's pids, which only a walk that knows
-// the process's jail pid can follow (resolve_in_root), and /dev/fd/N names its descriptors.
 bool special_path(const std::string& p) {
     return p.find("/proc") != std::string::npos || p.rfind("/dev", 0) == 0 || p.find("/dev/") != std::string::npos;
 }
+
+namespace {
 
 void unreadable(ExecRequest& r, int err) {
     r.no_access = err == EACCES || err == EPERM;

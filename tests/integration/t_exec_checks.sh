@@ -80,6 +80,8 @@ denied_run "a copy of the loader as a #! interpreter" \
   "for l in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do [ -e \$l ] && cp \$l ./myld; done; printf '#!./myld /bin/rm\n' > l2; chmod +x l2; ./l2 -rf /usr"
 denied_run "a #! interpreter through /proc/self/fd" \
   "printf '#!/proc/self/fd/5 -rf\n' > p1; chmod +x p1; T=/usr; exec 5</bin/rm; ./p1 \$T"
+denied_run "a #! interpreter through /proc, by a relative path" \
+  "printf '#!../../../../../../../../../../proc/self/fd/5 -rf\n' > p3; chmod +x p3; T=/usr; exec 5</bin/rm; ./p3 \$T"
 denied_run "a #! interpreter through /dev/fd" \
   "printf '#!/dev/fd/5 -rf\n' > p2; chmod +x p2; T=/usr; exec 5</bin/rm; ./p2 \$T"
 # A denied argv that is not UTF-8: the status JSON and the audit log still parse.
