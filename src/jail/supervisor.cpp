@@ -163,10 +163,9 @@ Status plan_seccomp(const Spec& spec, Prepared& p) {
         return {};
     }
     CORDON_ASSIGN_OR_RETURN(p.seccomp, load_seccomp(spec.seccomp, p.seccomp_options));
-    if (!p.seccomp_options.deny_xattr_writes && ::geteuid() == 0 && userns_left_open(p.seccomp.rules)) {
-        p.seccomp_options.deny_xattr_writes = true;
-        CORDON_ASSIGN_OR_RETURN(p.seccomp, load_seccomp(spec.seccomp, p.seccomp_options));
-    }
+    // A file that leaves user namespaces open needs the same: close_file_caps() adds what the
+    // built-in rules would have (the file is not read a second time).
+    if (::geteuid() == 0 && userns_left_open(p.seccomp.rules)) p.seccomp_options.deny_xattr_writes = true;
     if (p.seccomp_options.deny_xattr_writes) {
         if (std::string open = close_file_caps(p.seccomp); !open.empty()) {
             return make_error("--seccomp " + spec.seccomp,
