@@ -145,7 +145,7 @@ ExecJudgement judge_exec(const policy::PolicySet& policies, const ExecRequest& r
     j.shown = clip_argv(r.argv.empty() ? std::vector<std::string>{r.path} : r.argv, kRecordArgv);
     const std::string text = clip_text(policy::quote_argv(j.shown.argv), 2 * kRecordArgv.max_total_bytes);
     j.shown.argv.clear();
-    auto unreadable = [&](std::string reason) {
+    auto unreadable = [&](const std::string& reason) {
         j.decision.allow = false;
         j.decision.rule_id = "exec-unreadable";
         j.decision.reason = clip_text(reason);
