@@ -48,6 +48,10 @@ public:
     RepoWatch& operator=(const RepoWatch&) = delete;
     ~RepoWatch();
 
+    // Where the run is watched by events (leftovers_events.cpp): their descriptor, to be polled
+    // while the run goes on (-1 where there is none), and what takes them off the queue.
+    [[nodiscard]] int events_fd() const;
+    void on_events();
     // The jail is gone: judge what the run made or changed and move aside what is unsafe.
     std::vector<Quarantined> finish();
     // The command never ran: judge nothing.

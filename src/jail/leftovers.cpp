@@ -23,6 +23,8 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "cordon/fd.hpp"
@@ -71,6 +73,7 @@ uint32_t RepoWatch::State::add_node(UniqueFd fd, uint32_t parent, const std::str
     n.name = name;
     n.id = id;
     n.ctime = ctime;
+    n.fresh = parent != kNone && nodes[parent].fresh;
     // Found somewhere else than the walk saw it: moved there in the run.
     if (auto old = by_id.find(n.id); old != by_id.end()) nodes[old->second].gone = true;
     by_id[n.id] = i;
@@ -90,14 +93,19 @@ void RepoWatch::State::read_names(int fd, uint32_t i, std::vector<std::string>& 
             if (::strcasecmp(name, ".git") == 0) git = true;
             if (type == DT_UNKNOWN) {
                 auto sx = stat_at(fd, name);
-                type = sx && is_dir(*sx) ? DT_DIR : DT_REG;
+                type = !sx ? DT_REG : is_dir(*sx) ? DT_DIR : S_ISLNK(sx->stx_mode) ? DT_LNK : DT_REG;
             }
             if (type == DT_DIR) subdirs.emplace_back(name);
+            if (type == DT_LNK && watch_links && !symlink_made) {
+                auto sx = stat_at(fd, name);
+                symlink_made = sx && S_ISLNK(sx->stx_mode) && changed(*sx);
+            }
         },
         after, fills_getdents && nodes[i].id.first == nodes[0].id.first);
     nodes[i].has_head = head;
     nodes[i].has_git = git;
     nodes[i].complete = whole;
+    nodes[i].listed = true;
     ++listings_read;
 }
 
@@ -116,8 +124,19 @@ UniqueFd RepoWatch::State::open_subdir(int fd, const std::string& name) {
 // repository's objects/ too: git finds a repository or a .git file there as anywhere else.
 void RepoWatch::State::walk_from(uint32_t first) {
     std::vector<uint32_t> todo{first};
+    walk_list(todo, false);
+}
+
+// The walk of walk_from over TODO. STOPPABLE: it ends when told (stop_walk), once it has read
+// kAlwaysWalk directories, with what is left in TODO: a tree that size is always read whole.
+void RepoWatch::State::walk_list(std::vector<uint32_t>& todo, bool stoppable) {
+    constexpr size_t kAlwaysWalk = 1024;
     std::vector<std::string> subdirs;
     while (!todo.empty()) {
+        if (stoppable && listings_read >= kAlwaysWalk) {
+            if (!head_start.exchange(true)) head_start.notify_all();
+            if (stop_walk.load(std::memory_order_relaxed)) return;
+        }
         const uint32_t i = todo.back();
         todo.pop_back();
         if (!after && nodes[i].cached != kNone && use_cached(i, todo)) continue;
@@ -126,7 +145,7 @@ void RepoWatch::State::walk_from(uint32_t first) {
         if (fd < 0) continue;
         subdirs.clear();
         read_names(fd, i, subdirs);
-        if (nodes[i].has_head && !after) note_before(i, fd);
+        if (nodes[i].has_head && !after && !continuing) note_before(i, fd, false);
         for (const auto& name : subdirs) {
             UniqueFd sub = open_subdir(fd, name);
             auto sx = sub ? stat_at(sub.get(), "") : std::nullopt;
@@ -138,9 +157,15 @@ void RepoWatch::State::walk_from(uint32_t first) {
             }
             if (auto known = by_id.find(id_of(*sx)); known != by_id.end()) {
                 const Node& k = nodes[known->second];
+                const bool here = k.parent == i && k.name == name && !k.gone;
+                // Known but never read (no walk before the run: walk_sparse): read now.
+                if (here && sparse && after && !k.listed) {
+                    todo.push_back(known->second);
+                    continue;
+                }
                 // Read already: there, or before the run anywhere (a bind mount inside the
                 // workdir), or after it (a bind mount that holds itself).
-                if ((k.parent == i && k.name == name && !k.gone) || !after || known->second >= walked) continue;
+                if (here || !after || known->second >= walked) continue;
             }
             const uint32_t j = add_node(std::move(sub), i, name, id_of(*sx), sx->stx_ctime);
             nodes[j].cached = cached_child(i, name, nodes[j].id);
@@ -198,7 +223,7 @@ bool RepoWatch::State::use_cached(uint32_t i, std::vector<uint32_t>& todo) {
     if (c.has_head) {
         UniqueFd tmp;
         const int fd = fd_of(i, tmp);
-        if (fd >= 0) note_before(i, fd);
+        if (fd >= 0) note_before(i, fd, false);
     }
     for (uint32_t cc : cache->children[nodes[i].cached]) {
         const TreeCache::Dir& d = cache->dirs[cc];
@@ -234,8 +259,10 @@ void RepoWatch::State::save_cache() {
 
 // Node I, whose HEAD predates the run, as it was before it (Before). Whether HEAD is valid
 // does not matter: every directory with a HEAD is judged in every run, so what one holds from
-// before is what earlier runs left and were judged on, or the user's own.
-void RepoWatch::State::note_before(uint32_t i, int fd) {
+// before is what earlier runs left and were judged on, or the user's own. AFTER_RUN: noted only
+// now (leftovers_events.cpp), where no directory on its path was made in the run: what is older
+// than the run is from before it, and no copy is kept of what the run changed.
+void RepoWatch::State::note_before(uint32_t i, int fd, bool after_run) {
     // objects/ by its birth: its ctime moves with every commit, of this run or another one.
     for (const char* part : {"HEAD", "refs", "commondir", "objects"}) {
         struct statx sx {};
@@ -253,6 +280,10 @@ void RepoWatch::State::note_before(uint32_t i, int fd) {
     // configs hard links to one large file, and a later run's copies would grow with them.
     auto snapshot = [&](const char* name, Snapshot& into) {
         auto sx = stat_at(fd, name);
+        if (after_run) {  // judged only where the run changed it: then there is no copy
+            into.lost = "cordon had not read this repository before the run";
+            return;
+        }
         if (!sx) {
             into.text = std::string();
             return;
@@ -287,7 +318,12 @@ void RepoWatch::State::note_before(uint32_t i, int fd) {
     snapshot("config.worktree", b.config_worktree);
     UniqueFd hooks = open_dir_at(fd, "hooks");
     auto hsx = hooks ? stat_at(hooks.get(), "") : std::nullopt;
-    if (hsx && !changed(*hsx)) {
+    bool hooks_before = hsx && !changed(*hsx);
+    if (hsx && after_run) {  // the same directory unless it was made or moved there in the run
+        const auto made = by_rel.find(join(rel(i), "hooks"));
+        hooks_before = made == by_rel.end() || !nodes[made->second].fresh;
+    }
+    if (hooks_before) {
         b.hooks = id_of(*hsx);
         for_each_entry(
             hooks.get(), buf, sizeof buf,
@@ -369,7 +405,36 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct t
         s->nodes[0].cached = 0;
     }
     State* state = s.get();
-    state->walk_from(0);
+    // With events (leftovers_events.cpp) only a first run in the workdir reads the tree, and
+    // that on a thread while the run goes on.
+    const bool events = state->open_events();
+    if (events && state->nodes[0].cached == 0) {
+        state->sparse = true;
+        state->note_cached_repos();
+    } else if (events) {
+        // The descriptor table grown now: grown beside a thread, each doubling would wait for an
+        // RCU grace period. The walker keeps fewer descriptors than fit.
+        constexpr int kTable = 1024;
+        constexpr size_t kWalkerFds = 640;
+        if (int high = ::fcntl(state->root_fd.get(), F_DUPFD_CLOEXEC, kTable - 1); high >= 0) ::close(high);
+        state->fd_budget = std::min(state->fd_budget, kWalkerFds);
+        state->walk_todo = {0};
+        try {
+            state->walker = std::thread([state] {
+                state->walk_list(state->walk_todo, true);
+                state->head_start.store(true);
+                state->head_start.notify_all();
+            });
+            // The command starts only once the walk has a head start of kAlwaysWalk directories
+            // (a tree that size is read whole before the command can change it); the rest it
+            // races, and only what is older than the run counts as from before (note_before).
+            state->head_start.wait(false);
+        } catch (const std::system_error&) {
+            state->walk_list(state->walk_todo, false);
+        }
+    } else {
+        state->walk_from(0);
+    }
     return std::unique_ptr<RepoWatch>(new RepoWatch(std::move(s)));
 }
 
@@ -377,17 +442,47 @@ std::vector<Quarantined> RepoWatch::finish() {
     State& s = *state_;
     s.after = true;
     ::clock_gettime(CLOCK_REALTIME_COARSE, &s.listed_at);
-    s.reread_changed();
-    s.judge_all();
-    s.save_cache();
+    if (s.fan) {
+        s.stop_walker();
+        s.drain_events();
+        if (!s.events_lost) s.judge_events();
+        if (s.events_lost || s.symlink_made) {
+            if (s.sparse) {
+                s.walk_sparse();
+            } else {
+                s.reread_changed();
+            }
+        }
+        // Moved or removed since they were noted (a move is found where it led, as new).
+        for (uint32_t i = 1; i < s.nodes.size(); ++i) {
+            if (!s.nodes[i].gone && (s.nodes[i].has_head || s.nodes[i].has_git) && !s.reopen(i)) s.nodes[i].gone = true;
+        }
+        if (!s.events_lost) s.infer_before();
+        s.judge_all();
+        if (!s.cut) s.save_sparse_cache();  // else the helper does, once it has read the rest
+    } else {
+        s.reread_changed();
+        s.judge_all();
+        s.save_cache();
+    }
     s.drop_marks(true);
     std::vector<Quarantined> out = std::move(s.out);
     cancel();
     return out;
 }
 
+int RepoWatch::events_fd() const {
+    return state_ && state_->fan ? state_->fan.get() : -1;
+}
+
+void RepoWatch::on_events() {
+    if (state_) state_->drain_events();
+}
+
 void RepoWatch::cancel() {
     if (!state_) return;
+    state_->stop_walker();
+    state_->release_events();
     state_->nodes.clear();
     state_->drop_marks(false);
     if (state_->raised_nofile) ::setrlimit(RLIMIT_NOFILE, &state_->old_nofile);

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <ctime>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -157,6 +159,9 @@ struct Node {
     bool has_head = false;            // an entry named HEAD, in any case (see read_names)
     bool has_git = false;             // an entry named .git, in any case
     bool complete = false;            // its listing was read whole (or taken from the tree cache)
+    bool listed = false;              // its listing was read in this run
+    bool fresh = false;               // made or moved where it is in the run, or below one that was (events)
+    bool probed = false;              // HEAD and .git were looked for (events)
     uint32_t cached = kNone;          // its entry in the tree cache, if any
     struct statx_timestamp ctime {};  // as last seen
 };
@@ -210,6 +215,31 @@ struct RepoWatch::State {
     std::string cache_path;
     struct timespec listed_at {};
     size_t listings_read = 0;  // directories read, not taken from the cache
+    // Events (leftovers_events.cpp): a fanotify group marking the workdir's file system, which
+    // reports each directory where an entry was made, removed, renamed, written or changed.
+    struct EventDir {
+        std::string handle;             // its file handle: type, then the bytes
+        std::vector<std::string> made;  // entries made or moved there
+    };
+    UniqueFd fan;
+    bool events_lost = false;   // the queue overflowed, or past the bounds: the walk judges
+    bool sparse = false;        // no walk before the run: the nodes are the cache's repositories
+    bool symlink_made = false;  // a symlink was made or moved in the run: every .git file is judged
+    bool watch_links = false;   // read_names looks for such symlinks
+    std::map<std::string, uint32_t, std::less<>> event_index;  // by handle
+    std::vector<EventDir> event_dirs;
+    size_t event_names = 0;
+    size_t queue_max = 0;  // the kernel's bound on a group's queue (max_queued_events)
+    // A first run in the workdir with events reads the tree on a thread while the run goes on,
+    // cut at finish (past kAlwaysWalk directories); a helper reads the rest after (release_events).
+    std::thread walker;
+    std::atomic<bool> stop_walk{false};
+    std::atomic<bool> head_start{false};  // the walker has read kAlwaysWalk directories, or all
+    std::vector<uint32_t> walk_todo;
+    bool cut = false;                                     // the walk before the run was cut: WALK_TODO is left
+    bool continuing = false;                              // the helper reading what the cut walk left
+    alignas(8) char ebuf[32768];                          // the events' own: the walker has BUF
+    std::map<std::string, uint32_t, std::less<>> by_rel;  // nodes found by their path (events)
     alignas(8) char buf[32768];
 
     // Changed in the run: ctime at or after T0.
@@ -228,8 +258,23 @@ struct RepoWatch::State {
     void read_names(int fd, uint32_t i, std::vector<std::string>& subdirs);
     UniqueFd open_subdir(int fd, const std::string& name);
     void walk_from(uint32_t first);
-    void note_before(uint32_t i, int fd);
+    void walk_list(std::vector<uint32_t>& todo, bool stoppable);
+    void stop_walker();
+    void note_before(uint32_t i, int fd, bool after_run);
     void reread_changed();
+    // Events (leftovers_events.cpp).
+    bool open_events();
+    void drain_events();
+    void release_events();
+    void note_event(const struct file_handle* fh, const char* name, uint64_t mask);
+    void judge_events();
+    void walk_sparse();
+    void infer_before();
+    void note_cached_repos();
+    void save_sparse_cache();
+    uint32_t node_for(const std::string& rel);
+    [[nodiscard]] bool made_in_run(uint32_t i) const;
+    [[nodiscard]] bool mounts_below() const;
     void judge_all();
     void judge_gitdir(int fd, const std::string& rel, uint32_t node);
     void judge_common(int gitdir, const std::string& rel, bool strict);

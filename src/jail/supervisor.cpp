@@ -500,16 +500,37 @@ private:
     ExecChecks exec_;
 };
 
+namespace {
+
+int64_t monotonic_ms() {
+    struct timespec t {};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<int64_t>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+}
+
+}  // namespace
+
 Status Supervision::loop() {
     timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
     if (!timer_) return sys_error("timerfd_create");
     if (run_.spec.timeout_ms) arm(timer_.get(), *run_.spec.timeout_ms);
+    // RepoWatch's events are taken off their queue at most every kEventsRestMs: the host's own
+    // writes to the file system come there too, and need not wake cordon for each one.
+    constexpr int64_t kEventsRestMs = 100;
+    int64_t events_rest_until = 0;
     while (!over()) {
-        struct pollfd fds[4] = {{run_.sync.get(), POLLIN, 0},
+        const int events = run_.repos ? run_.repos->events_fd() : -1;
+        const int64_t rest = events < 0 ? 0 : events_rest_until - monotonic_ms();
+        struct pollfd fds[5] = {{run_.sync.get(), POLLIN, 0},
                                 {run_.sigfd.get(), POLLIN, 0},
                                 {timer_.get(), POLLIN, 0},
-                                {exec_.fd(), POLLIN, 0}};
-        if (::poll(fds, 4, -1) < 0 && errno != EINTR) break;
+                                {exec_.fd(), POLLIN, 0},
+                                {rest > 0 ? -1 : events, POLLIN, 0}};
+        if (::poll(fds, 5, rest > 0 ? static_cast<int>(rest) : -1) < 0 && errno != EINTR) break;
+        if (fds[4].revents & POLLIN) {
+            run_.repos->on_events();
+            events_rest_until = monotonic_ms() + kEventsRestMs;
+        }
         on_sync(fds[0].revents);
         if (fds[3].revents) on_exec(fds[3].revents);
         if (fds[1].revents & POLLIN) {

@@ -1,0 +1,403 @@
+// RepoWatch by events (leftovers.hpp). Where the caller may watch the workdir's whole file system
+// (fanotify with directory-entry events needs CAP_SYS_ADMIN in the initial user namespace: root on
+// the host), the kernel reports every directory in which the run made, removed, renamed, wrote or
+// changed an entry, and a run costs what it changed instead of what the tree holds:
+//
+//   start    no walk: the repositories the last run left (the tree cache) are looked up by their
+//            paths and noted as they are; only a first run in the workdir reads the tree
+//   finish   the directories reported that lie in the workdir are read, with the subtrees made
+//            or moved into them (whole), and the repositories around them are found by their
+//            HEAD; a repository no run noted before this one is taken as from before where its
+//            HEAD, refs and objects predate the run and no directory on its path was made or
+//            moved in it (its config is then moved aside, not put back, when the run changed it)
+//
+// The walk (leftovers.cpp) judges instead where the events may be incomplete: the queue
+// overflowed or passed the bounds, another file system is mounted below the workdir, a killed
+// run's changes are to be judged, or the run made a symlink (a .git file or commondir the host
+// made since the last run may lead through it, and only the walk finds those).
+#include <sys/fanotify.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cordon/fd.hpp"
+#include "leftovers_state.hpp"
+
+namespace cordon {
+
+using namespace watch;  // NOLINT(google-build-using-namespace): this module's own helpers
+
+namespace {
+
+constexpr uint64_t kEventMask =
+    FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ATTRIB | FAN_MODIFY | FAN_ONDIR;
+// What one run's events may make the supervisor hold (cordon(1), BOUNDS); past it, the walk.
+constexpr size_t kMaxEventDirs = size_t{1} << 15;
+constexpr size_t kMaxMadeNames = size_t{1} << 16;
+
+// A field of /proc/self/mountinfo with its octal escapes (\040 for a space) undone.
+std::string unescape(std::string_view s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])) != 0) {
+            out += static_cast<char>(((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) | (s[i + 3] - '0'));
+            i += 3;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+// Whether a file system is mounted anywhere below the workdir (its events are not the mark's).
+bool RepoWatch::State::mounts_below() const {
+    if (root_real.empty() || root_real == "/") return true;
+    UniqueFd fd(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+    if (!fd) return true;
+    std::string text;
+    char chunk[8192];
+    for (;;) {
+        const ssize_t n = retry_eintr([&] { return ::read(fd.get(), chunk, sizeof chunk); });
+        if (n < 0) return true;
+        if (n == 0) break;
+        text.append(chunk, static_cast<size_t>(n));
+    }
+    const std::string prefix = root_real + "/";
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string_view line(text.data() + at, end - at);
+        at = end + 1;
+        // ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...
+        size_t field = 0, pos = 0;
+        for (; field < 4 && pos != std::string_view::npos; ++field) {
+            pos = line.find(' ', pos);
+            if (pos != std::string_view::npos) ++pos;
+        }
+        if (pos == std::string_view::npos) continue;
+        const std::string point = unescape(line.substr(pos, line.find(' ', pos) - pos));
+        if (point.compare(0, prefix.size(), prefix) == 0) return true;
+    }
+    return false;
+}
+
+// The fanotify group, where the kernel and the caller allow one and its events can be complete.
+bool RepoWatch::State::open_events() {
+    if (!taken.empty() || mounts_below()) return false;
+    UniqueFd fd(::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
+                                O_RDONLY | O_CLOEXEC));
+    if (!fd) return false;
+    if (::fanotify_mark(fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM, kEventMask, root_fd.get(), nullptr) != 0)
+        return false;
+    fan = std::move(fd);
+    UniqueFd knob(::open("/proc/sys/fs/fanotify/max_queued_events", O_RDONLY | O_CLOEXEC));
+    char text[32] = {};
+    if (knob && ::read(knob.get(), text, sizeof text - 1) > 0) queue_max = std::strtoull(text, nullptr, 10);
+    if (queue_max == 0) queue_max = 16384;
+    return true;
+}
+
+// One event: directory FH had entry NAME (nullptr: itself) made, removed or changed.
+void RepoWatch::State::note_event(const struct file_handle* fh, const char* name, uint64_t mask) {
+    if (events_lost) return;
+    std::string key(sizeof fh->handle_type + fh->handle_bytes, '\0');
+    std::memcpy(key.data(), &fh->handle_type, sizeof fh->handle_type);
+    std::memcpy(key.data() + sizeof fh->handle_type, fh->f_handle, fh->handle_bytes);
+    auto it = event_index.find(key);
+    if (it == event_index.end()) {
+        if (event_dirs.size() >= kMaxEventDirs) {
+            events_lost = true;
+            return;
+        }
+        it = event_index.emplace(key, static_cast<uint32_t>(event_dirs.size())).first;
+        event_dirs.push_back(EventDir{key, {}});
+    }
+    // A directory made or moved there: read whole afterwards. Other entries are seen in the listing.
+    if (name == nullptr || (mask & FAN_ONDIR) == 0 || (mask & (FAN_CREATE | FAN_MOVED_TO)) == 0) return;
+    auto& made = event_dirs[it->second].made;
+    if (std::find(made.begin(), made.end(), name) != made.end()) return;
+    if (++event_names > kMaxMadeNames) {
+        events_lost = true;
+        return;
+    }
+    made.emplace_back(name);
+}
+
+// The events queued (the poll loop calls this as they come, so that the queue does not overflow
+// in a long run; finish once more). At most as many as the queue holds: the queue is in order,
+// so those are all that were there when this began, and the host's own writes to the file
+// system cannot keep it here.
+void RepoWatch::State::drain_events() {
+    if (!fan) return;
+    for (size_t read_now = 0; read_now <= queue_max;) {
+        const ssize_t n = ::read(fan.get(), ebuf, sizeof ebuf);
+        if (n <= 0) return;  // EAGAIN: none left
+        const auto len = static_cast<size_t>(n);
+        for (size_t off = 0; off + sizeof(struct fanotify_event_metadata) <= len;) {
+            struct fanotify_event_metadata m {};
+            std::memcpy(&m, ebuf + off, sizeof m);
+            if (m.event_len < sizeof m || off + m.event_len > len) break;
+            ++read_now;
+            if (m.fd >= 0) ::close(m.fd);
+            if (m.vers != FANOTIFY_METADATA_VERSION || (m.mask & FAN_Q_OVERFLOW) != 0) events_lost = true;
+            for (size_t at = off + m.metadata_len;
+                 at + sizeof(struct fanotify_event_info_header) <= off + m.event_len;) {
+                struct fanotify_event_info_header h {};
+                std::memcpy(&h, ebuf + at, sizeof h);
+                if (h.len == 0 || at + h.len > off + m.event_len) break;
+                const size_t handle_at = at + sizeof(struct fanotify_event_info_fid);
+                struct file_handle fh {};
+                if ((h.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME || h.info_type == FAN_EVENT_INFO_TYPE_DFID) &&
+                    handle_at + sizeof fh <= at + h.len) {
+                    std::memcpy(&fh, ebuf + handle_at, sizeof fh);
+                    const size_t bytes_at = handle_at + sizeof fh;
+                    if (bytes_at + fh.handle_bytes <= at + h.len && fh.handle_bytes <= MAX_HANDLE_SZ) {
+                        alignas(struct file_handle) char whole[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+                        std::memcpy(whole, ebuf + handle_at, sizeof fh + fh.handle_bytes);
+                        const char* name = nullptr;
+                        if (h.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME && bytes_at + fh.handle_bytes < at + h.len &&
+                            std::memchr(ebuf + bytes_at + fh.handle_bytes, '\0',
+                                        at + h.len - bytes_at - fh.handle_bytes))
+                            name = ebuf + bytes_at + fh.handle_bytes;
+                        note_event(reinterpret_cast<const struct file_handle*>(whole), name, m.mask);
+                    }
+                }
+                at += h.len;
+            }
+            off += m.event_len;
+        }
+    }
+}
+
+// The node of directory REL (from the workdir) as it is now, opened without following a symlink
+// (kNone when it is not there).
+uint32_t RepoWatch::State::node_for(const std::string& rel) {
+    if (rel.empty()) return 0;
+    if (auto k = by_rel.find(rel); k != by_rel.end()) return k->second;
+    const size_t slash = rel.rfind('/');
+    const uint32_t parent = node_for(slash == std::string::npos ? std::string() : rel.substr(0, slash));
+    if (parent == kNone) return kNone;
+    const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+    UniqueFd tmp;
+    const int pfd = fd_of(parent, tmp);
+    if (pfd < 0) return kNone;
+    UniqueFd fd = open_dir_at(pfd, name.c_str());
+    auto sx = fd ? stat_at(fd.get(), "") : std::nullopt;
+    if (!sx) return kNone;
+    uint32_t i = kNone;
+    if (auto k = by_id.find(id_of(*sx)); k != by_id.end()) {
+        const Node& n = nodes[k->second];
+        if (n.parent == parent && n.name == name && !n.gone) i = k->second;
+    }
+    if (i == kNone) i = add_node(std::move(fd), parent, name, id_of(*sx), sx->stx_ctime);
+    by_rel[rel] = i;
+    return i;
+}
+
+// Node I, or a directory above it, was made or moved where it is in the run.
+bool RepoWatch::State::made_in_run(uint32_t i) const {
+    for (; i != kNone; i = nodes[i].parent) {
+        if (nodes[i].fresh) return true;
+    }
+    return false;
+}
+
+// Before the run, without a walk: the repositories and .git files the tree cache holds, where
+// the same directory is still at the same path.
+void RepoWatch::State::note_cached_repos() {
+    const auto& dirs = cache->dirs;
+    for (uint32_t c = 1; c < dirs.size(); ++c) {
+        if (!dirs[c].has_head && !dirs[c].has_git) continue;
+        std::string r;
+        bool ok = true;
+        for (uint32_t k = c; k != 0; k = dirs[k].parent) {
+            if (dirs[k].parent == TreeCache::kNoParent || dirs[k].parent >= k) {
+                ok = false;
+                break;
+            }
+            r = r.empty() ? dirs[k].name : dirs[k].name + "/" + r;
+        }
+        if (!ok) continue;
+        const uint32_t i = node_for(r);
+        if (i == kNone || nodes[i].id != Id{dirs[c].dev, dirs[c].ino}) continue;
+        nodes[i].has_head = dirs[c].has_head;
+        nodes[i].has_git = dirs[c].has_git;
+        nodes[i].cached = c;
+        if (nodes[i].has_head) {
+            UniqueFd tmp;
+            const int fd = fd_of(i, tmp);
+            if (fd >= 0) note_before(i, fd, false);
+        }
+    }
+    if (dirs[0].has_git) nodes[0].has_git = true;
+}
+
+// After the run: each directory reported in the workdir read again, what was made in it read
+// whole, and the directories above it probed for a HEAD (a change in .git/hooks is one to
+// .git's repository).
+void RepoWatch::State::judge_events() {
+    by_rel.clear();
+    for (Node& n : nodes) n.listed = false;  // a listing from before the run is not this one
+    watch_links = true;
+    walked = static_cast<uint32_t>(nodes.size());
+    const std::string prefix = root_real + "/";
+    std::vector<uint32_t> touched;
+    std::vector<std::string> subdirs;
+    alignas(struct file_handle) char whole[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+    for (const EventDir& e : event_dirs) {
+        auto* fh = reinterpret_cast<struct file_handle*>(whole);
+        const size_t bytes = e.handle.size() - sizeof fh->handle_type;
+        fh->handle_bytes = static_cast<unsigned int>(bytes);
+        std::memcpy(&fh->handle_type, e.handle.data(), sizeof fh->handle_type);
+        std::memcpy(fh->f_handle, e.handle.data() + sizeof fh->handle_type, bytes);
+        UniqueFd dir(::open_by_handle_at(root_fd.get(), fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!dir) continue;  // removed since
+        char proc[40];
+        std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", dir.get());
+        char path[4096];
+        const ssize_t n = ::readlink(proc, path, sizeof path);
+        if (n <= 0 || static_cast<size_t>(n) >= sizeof path) continue;
+        const std::string p(path, static_cast<size_t>(n));
+        std::string r;
+        if (p != root_real) {
+            if (p.compare(0, prefix.size(), prefix) != 0) continue;  // not in the workdir
+            r = p.substr(prefix.size());
+        }
+        const uint32_t i = node_for(r);
+        auto sx = stat_at(dir.get(), "");
+        if (i == kNone || !sx || id_of(*sx) != nodes[i].id) continue;
+        touched.push_back(i);
+        if (!nodes[i].listed) {
+            UniqueFd tmp;
+            const int fd = fd_of(i, tmp);
+            if (fd < 0) continue;
+            subdirs.clear();
+            read_names(fd, i, subdirs);
+        }
+        for (const auto& name : e.made) {
+            const uint32_t c = node_for(join(r, name));
+            if (c == kNone) continue;
+            nodes[c].fresh = true;
+            if (!nodes[c].listed) walk_from(c);
+        }
+    }
+    for (uint32_t i : touched) {
+        for (uint32_t j = i; j != kNone && !nodes[j].probed; j = nodes[j].parent) {
+            nodes[j].probed = true;
+            if (nodes[j].listed) continue;
+            UniqueFd tmp;
+            const int fd = fd_of(j, tmp);
+            if (fd >= 0 && stat_at(fd, "HEAD")) nodes[j].has_head = true;
+        }
+    }
+}
+
+// The group let go. Its last close waits out an RCU grace period (10 to 20 ms on this kernel,
+// longer than a whole run): a helper process holds it until this one has closed its copy, and
+// closes it then, out of the run's time.
+void RepoWatch::State::release_events() {
+    if (!fan) return;
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return fan.reset();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        for (Node& n : nodes) (void)n.fd.release();  // closed below
+        (void)root_fd.release();
+        close_fds_from(0, fan.get(), p[0]);
+        char c = 0;
+        while (::read(p[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        // A walk cut at finish: the rest read now, for the next run's cache (leftovers.cpp).
+        if (cut && !walk_todo.empty()) {
+            root_fd = open_dir_at(AT_FDCWD, root.c_str());
+            auto sx = root_fd ? stat_at(root_fd.get(), "") : std::nullopt;
+            if (sx && id_of(*sx) == nodes[0].id) {
+                after = false;
+                continuing = true;
+                fd_budget = 0;
+                walk_list(walk_todo, false);
+                save_sparse_cache();
+            }
+        }
+        ::_exit(0);
+    }
+    ::close(p[0]);
+    fan.reset();
+    ::close(p[1]);
+}
+
+// The walk before the run, told to end (after kAlwaysWalk directories) and waited for.
+void RepoWatch::State::stop_walker() {
+    if (!walker.joinable()) return;
+    stop_walk.store(true, std::memory_order_relaxed);
+    walker.join();
+    if (!walk_todo.empty()) cut = sparse = true;
+}
+
+// Where the events cannot be trusted to be complete and there was no walk before the run: the
+// whole tree, read now.
+void RepoWatch::State::walk_sparse() {
+    for (Node& n : nodes) n.listed = false;
+    walked = static_cast<uint32_t>(nodes.size());
+    walk_from(0);
+}
+
+// Each repository found after the run that none noted before it: as from before where it is
+// (Before), else made in the run.
+void RepoWatch::State::infer_before() {
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i].gone || !nodes[i].has_head || before.count(i) != 0 || made_in_run(i)) continue;
+        UniqueFd tmp;
+        const int fd = fd_of(i, tmp);
+        if (fd >= 0) note_before(i, fd, true);
+    }
+}
+
+// The tree cache as events runs keep it: the repositories and .git files, and the directories
+// on their way. Written only when it changes.
+void RepoWatch::State::save_sparse_cache() {
+    if (cache_path.empty()) return;
+    std::vector<bool> keep(nodes.size(), false);
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i].gone || (!nodes[i].has_head && !nodes[i].has_git)) continue;
+        for (uint32_t j = i; j != kNone && !keep[j]; j = nodes[j].parent) keep[j] = true;
+    }
+    keep[0] = true;
+    TreeCache c;
+    c.root = root;
+    c.listed_at = listed_at;
+    std::vector<uint32_t> index(nodes.size(), kNone);
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+        const Node& n = nodes[i];
+        if (!keep[i] || n.gone || (n.parent != kNone && index[n.parent] == kNone)) continue;
+        index[i] = static_cast<uint32_t>(c.dirs.size());
+        c.dirs.push_back(TreeCache::Dir{n.parent == kNone ? TreeCache::kNoParent : index[n.parent], n.name,
+                                        static_cast<uint64_t>(n.id.first), static_cast<uint64_t>(n.id.second),
+                                        static_cast<int64_t>(n.ctime.tv_sec), n.ctime.tv_nsec, n.has_head, n.has_git,
+                                        false});
+    }
+    if (cache && cache->dirs.size() == c.dirs.size()) {
+        bool same = true;
+        for (size_t k = 0; k < c.dirs.size() && same; ++k) {
+            const auto &a = cache->dirs[k], &b = c.dirs[k];
+            same = a.parent == b.parent && a.name == b.name && a.ino == b.ino && a.dev == b.dev &&
+                   a.has_head == b.has_head && a.has_git == b.has_git && !a.complete;
+        }
+        if (same) return;
+    }
+    (void)save_tree_cache(cache_path, c);
+}
+
+}  // namespace cordon

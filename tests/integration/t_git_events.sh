@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# RepoWatch across runs (issue 24): whichever way cordon learns what a run changed (fanotify
+# events for root on the host, the walk for others: cordon(1), WHAT THE JAIL MAY LEAVE BEHIND),
+# a warm run in a workdir judges what the first did not see, and what breaks the events' view
+# (a symlink made in the run, more events than the queue holds, the host writing all along, a
+# file system mounted below the workdir) falls back to the walk rather than to trust.
+source "$TESTLIB"
+
+marker="$SCRATCH/git-ran"
+G=(git -c user.name=t -c user.email=t@t -c init.defaultBranch=main)
+evil="$SCRATCH/evil.sh"
+printf '#!/bin/sh\ntouch %s\n' "$marker" > "$evil" && chmod +x "$evil"
+host_git_runs_nothing() {  # DESCRIPTION DIR
+  rm -f "$marker"
+  (cd "$2" && { git status; git diff; git log -1; git -c user.name=t -c user.email=t@t commit -q --allow-empty -m host; } >/dev/null 2>&1; true)
+  [[ ! -e $marker ]] && ok "$1: the host's git runs nothing planted" || not_ok "$1: the host's git ran the planted command"
+}
+moved() {  # DESCRIPTION PATH: PATH was moved aside, with a warning
+  [[ -e $WORK/p/$2.cordon-unsafe || -L $WORK/p/$2.cordon-unsafe ]] && ok "$1: $2 is moved aside" ||
+    not_ok "$1: $2 not moved: $(ls -la "$WORK/p/$(dirname "$2")" 2>&1 | head -12)"
+  expect_err "^cordon: warning: $2, left by the command" "$1: a warning names $2"
+}
+fresh_project() {
+  rm -rf "$WORK/p" && mkdir -p "$WORK/p" && cd "$WORK/p"
+  "${G[@]}" init -q . && echo a > a && "${G[@]}" add a && "${G[@]}" commit -qm one
+  mkdir -p node_modules/x/y && "${G[@]}" init -q own && "${G[@]}" -C own config core.pager cat &&
+    printf '#!/bin/sh\nexit 0\n' > own/.git/hooks/pre-commit && chmod +x own/.git/hooks/pre-commit
+  sleep 0.2
+  jailed "echo first"  # the first run in the workdir: the tree is read once
+  expect_out "^first$" "a first run in the project"
+  sleep 0.2
+}
+
+# 1. A warm run: the user's nested repository, known from the first run, has its config put
+#    back when the command plants an editor in it; its own hook stays.
+fresh_project
+jailed "${G[*]} -C own commit -q --allow-empty -m agent && ${G[*]} -C own config core.editor $evil && echo done"
+expect_out "^done$" "warm: the command commits in the user's nested repository"
+moved "warm: the user's repository" "own/.git/config"
+[[ $(git -C own config core.pager) == cat && -z $(git -C own config core.editor) ]] &&
+  ok "warm: the user's pager is back, the planted editor is not" || not_ok "own config: $(cat own/.git/config)"
+[[ -x own/.git/hooks/pre-commit ]] && ok "warm: the user's own hook stays" || not_ok "hooks: $(ls own/.git/hooks)"
+
+# 2. A repository the host made after the first run (no run saw it before this one), which the
+#    command turns: moved aside; the user's hook in it stays.
+fresh_project
+"${G[@]}" init -q node_modules/x/y/late && printf '#!/bin/sh\nexit 0\n' > node_modules/x/y/late/.git/hooks/pre-push &&
+  chmod +x node_modules/x/y/late/.git/hooks/pre-push
+sleep 0.2
+jailed "${G[*]} -C node_modules/x/y/late config core.fsmonitor $evil &&
+  printf '#!/bin/sh\n$evil\n' > node_modules/x/y/late/.git/hooks/post-commit && chmod +x node_modules/x/y/late/.git/hooks/post-commit && echo done"
+expect_out "^done$" "host-made: the command plants a fsmonitor and a hook"
+moved "host-made repository" "node_modules/x/y/late/.git/config"
+moved "host-made repository" "node_modules/x/y/late/.git/hooks/post-commit"
+[[ -x node_modules/x/y/late/.git/hooks/pre-push ]] && ok "host-made: the user's own hook stays" ||
+  not_ok "late hooks: $(ls node_modules/x/y/late/.git/hooks | grep -v sample)"
+host_git_runs_nothing "host-made repository" "$WORK/p/node_modules/x/y/late"
+
+# 3. A repository planted deep in a tree the first run read, and one in a directory moved in.
+fresh_project
+jailed "mkdir -p node_modules/x/y/z && cd node_modules/x/y/z && ${G[*]} init -q . && ${G[*]} config core.pager $evil &&
+  mkdir -p $WORK/p/.stage/a/b && ${G[*]} init -q $WORK/p/.stage/a/b/r && ${G[*]} -C $WORK/p/.stage/a/b/r config core.fsmonitor $evil &&
+  mv $WORK/p/.stage $WORK/p/node_modules/x/moved && echo done"
+expect_out "^done$" "deep: repositories planted deep and moved in"
+moved "planted deep" "node_modules/x/y/z/.git/config"
+moved "moved in" "node_modules/x/moved/a/b/r/.git/config"
+host_git_runs_nothing "planted deep" "$WORK/p/node_modules/x/y/z"
+host_git_runs_nothing "moved in" "$WORK/p/node_modules/x/moved/a/b/r"
+
+# 4. A .git file the host made after the first run, which the command turns by putting a
+#    symlink on its way to a repository of its own.
+fresh_project
+"${G[@]}" init -q --bare mods/real && echo "gitdir: ../../mods/real" > node_modules/x/.git
+sleep 0.2
+jailed "mkdir evild && ${G[*]} init -q --bare evild/real && ${G[*]} --git-dir=evild/real config core.fsmonitor $evil &&
+  mv mods mods.old && ln -s evild mods && echo done"
+expect_out "^done$" "symlink: the command puts a symlink on a .git file's way"
+moved "a .git file turned by a symlink" "node_modules/x/.git"
+host_git_runs_nothing "a .git file turned by a symlink" "$WORK/p/node_modules/x"
+
+# 5. More than the events may make cordon hold (changes in 33,000 directories, past its bound of
+#    32,768: cordon(1), BOUNDS), or than a queue holds, with a repository planted among them.
+fresh_project
+jailed "mkdir many && cd many && python3 -c 'import os
+for i in range(33000):
+    os.mkdir(\"d%d\" % i); open(\"d%d/a\" % i, \"w\").close()' && ${G[*]} init -q d32999/r && ${G[*]} -C d32999/r config core.pager $evil && echo done"
+expect_out "^done$" "flood: 33,000 directories written and a planted repository"
+moved "flood" "many/d32999/r/.git/config"
+
+# 6. The host writes to the file system all along: the run still ends, and what it planted is
+#    still found.
+fresh_project
+( end=$((SECONDS + 30)); while ((SECONDS < end)) && [[ ! -e $SCRATCH/stop ]]; do echo x >> "$SCRATCH/busy"; done ) &
+writer=$!
+jailed "sleep 0.3 && ${G[*]} init -q w && ${G[*]} -C w config core.pager $evil && echo done"
+touch "$SCRATCH/stop"
+wait "$writer" 2>/dev/null || true
+expect_out "^done$" "busy host: the run ends while the host writes"
+moved "busy host" "w/.git/config"
+
+# 7. A file system mounted below the workdir (root only: mounts): what is planted in it is found.
+if [[ $(id -u) -eq 0 ]]; then
+  fresh_project
+  mkdir -p mnt && mount -t tmpfs cordon-test mnt
+  jailed "${G[*]} init -q mnt/r && ${G[*]} -C mnt/r config core.pager $evil && echo done"
+  expect_out "^done$" "mount below: a repository planted in a tmpfs below the workdir"
+  moved "mount below" "mnt/r/.git/config"
+  umount mnt
+else
+  echo "# [$RUN_AS] a file system mounted below the workdir: a root-only case (the user cannot mount one)"
+fi
+
+finish
