@@ -130,13 +130,9 @@ void RepoWatch::State::walk_from(uint32_t first) {
 // The walk of walk_from over TODO. STOPPABLE: it ends when told (stop_walk), once it has read
 // kAlwaysWalk directories, with what is left in TODO: a tree that size is always read whole.
 void RepoWatch::State::walk_list(std::vector<uint32_t>& todo, bool stoppable) {
-    constexpr size_t kAlwaysWalk = 1024;
     std::vector<std::string> subdirs;
     while (!todo.empty()) {
-        if (stoppable && listings_read >= kAlwaysWalk) {
-            if (!head_start.exchange(true)) head_start.notify_all();
-            if (stop_walk.load(std::memory_order_relaxed)) return;
-        }
+        if (stoppable && listings_read >= kAlwaysWalk && stop_walk.load(std::memory_order_relaxed)) return;
         const uint32_t i = todo.back();
         todo.pop_back();
         if (!after && nodes[i].cached != kNone && use_cached(i, todo)) continue;
@@ -406,30 +402,33 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct t
     }
     State* state = s.get();
     // With events (leftovers_events.cpp) only a first run in the workdir reads the tree, and
-    // that on a thread while the run goes on.
-    const bool events = state->open_events();
-    if (events && state->nodes[0].cached == 0) {
+    // that on a thread while the run goes on, after a head start. A tree no larger than the
+    // head start is read (or checked against its cache) instead: that costs less than a group.
+    const bool cached = state->nodes[0].cached == 0;
+    const bool small = cached && state->cache->dirs[0].complete && state->cache->dirs.size() <= kAlwaysWalk;
+    if (cached && !small && state->open_events()) {
         state->sparse = true;
         state->note_cached_repos();
-    } else if (events) {
-        // The descriptor table grown now: grown beside a thread, each doubling would wait for an
-        // RCU grace period. The walker keeps fewer descriptors than fit.
-        constexpr int kTable = 1024;
-        constexpr size_t kWalkerFds = 640;
-        if (int high = ::fcntl(state->root_fd.get(), F_DUPFD_CLOEXEC, kTable - 1); high >= 0) ::close(high);
-        state->fd_budget = std::min(state->fd_budget, kWalkerFds);
+    } else if (!cached) {
+        // The first kAlwaysWalk directories read now, before the command can change them; the
+        // rest it races, and only what is older than the run counts as from before (note_before).
         state->walk_todo = {0};
-        try {
-            state->walker = std::thread([state] {
-                state->walk_list(state->walk_todo, true);
-                state->head_start.store(true);
-                state->head_start.notify_all();
-            });
-            // The command starts only once the walk has a head start of kAlwaysWalk directories
-            // (a tree that size is read whole before the command can change it); the rest it
-            // races, and only what is older than the run counts as from before (note_before).
-            state->head_start.wait(false);
-        } catch (const std::system_error&) {
+        state->stop_walk.store(true, std::memory_order_relaxed);
+        state->walk_list(state->walk_todo, true);
+        state->stop_walk.store(false, std::memory_order_relaxed);
+        if (!state->walk_todo.empty() && state->open_events()) {
+            // The descriptor table grown now: grown beside a thread, each doubling would wait
+            // for an RCU grace period. The walker keeps fewer descriptors than fit.
+            constexpr int kTable = 2048;
+            constexpr size_t kWalkerFds = 512;
+            if (int high = ::fcntl(state->root_fd.get(), F_DUPFD_CLOEXEC, kTable - 1); high >= 0) ::close(high);
+            state->fd_budget = std::min(state->fd_budget, kWalkerFds);
+            try {
+                state->walker = std::thread([state] { state->walk_list(state->walk_todo, true); });
+            } catch (const std::system_error&) {
+                state->walk_list(state->walk_todo, false);
+            }
+        } else {
             state->walk_list(state->walk_todo, false);
         }
     } else {
@@ -471,6 +470,25 @@ std::vector<Quarantined> RepoWatch::finish() {
     return out;
 }
 
+// The nodes' descriptors closed in runs of consecutive numbers, one close_range each: a walk
+// leaves thousands, and one close each is a system call each.
+void RepoWatch::State::close_node_fds() {
+    std::vector<unsigned> fds;
+    fds.reserve(nodes.size());
+    for (Node& n : nodes) {
+        if (n.fd) fds.push_back(static_cast<unsigned>(n.fd.release()));
+    }
+    std::sort(fds.begin(), fds.end());
+    for (size_t a = 0; a < fds.size();) {
+        size_t b = a;
+        while (b + 1 < fds.size() && fds[b + 1] == fds[b] + 1) ++b;
+        if (::close_range(fds[a], fds[b], 0) != 0) {
+            for (size_t k = a; k <= b; ++k) ::close(static_cast<int>(fds[k]));
+        }
+        a = b + 1;
+    }
+}
+
 int RepoWatch::events_fd() const {
     return state_ && state_->fan ? state_->fan.get() : -1;
 }
@@ -483,6 +501,7 @@ void RepoWatch::cancel() {
     if (!state_) return;
     state_->stop_walker();
     state_->release_events();
+    state_->close_node_fds();
     state_->nodes.clear();
     state_->drop_marks(false);
     if (state_->raised_nofile) ::setrlimit(RLIMIT_NOFILE, &state_->old_nofile);

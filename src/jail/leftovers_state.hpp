@@ -34,6 +34,10 @@ constexpr size_t kMaxFile = size_t{1} << 20;  // a config or a .git file git wou
 // All the copies of configs from before one run keeps (cordon(1), BOUNDS): past it, none.
 constexpr size_t kSnapshotBudget = size_t{8} << 20;
 constexpr uint32_t kNone = UINT32_MAX;
+// A tree this many directories large is read whole before the command starts; a larger one,
+// with events (leftovers_events.cpp), is watched instead, its first run reading the rest while
+// the command runs.
+constexpr size_t kAlwaysWalk = 256;
 // File systems stamp times with the coarse clock, and may lag it by a tick: a change is the
 // run's when its ctime is at or after its start less this.
 constexpr long kSlackNs = 20L * 1000 * 1000;
@@ -234,7 +238,6 @@ struct RepoWatch::State {
     // cut at finish (past kAlwaysWalk directories); a helper reads the rest after (release_events).
     std::thread walker;
     std::atomic<bool> stop_walk{false};
-    std::atomic<bool> head_start{false};  // the walker has read kAlwaysWalk directories, or all
     std::vector<uint32_t> walk_todo;
     bool cut = false;                                     // the walk before the run was cut: WALK_TODO is left
     bool continuing = false;                              // the helper reading what the cut walk left
@@ -299,6 +302,7 @@ struct RepoWatch::State {
     void restore(int dirfd, const std::string& name, const std::string& content);
     void take_over_killed();
     void drop_marks(bool done);
+    void close_node_fds();
     void drop_others(int dfd, const std::vector<std::string>& others);
 };
 

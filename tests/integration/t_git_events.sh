@@ -3,7 +3,8 @@
 # events for root on the host, the walk for others: cordon(1), WHAT THE JAIL MAY LEAVE BEHIND),
 # a warm run in a workdir judges what the first did not see, and what breaks the events' view
 # (a symlink made in the run, more events than the queue holds, the host writing all along, a
-# file system mounted below the workdir) falls back to the walk rather than to trust.
+# file system mounted below the workdir) falls back to the walk rather than to trust. Each
+# project holds more directories than are read whole before each run (256).
 source "$TESTLIB"
 
 marker="$SCRATCH/git-ran"
@@ -23,7 +24,8 @@ moved() {  # DESCRIPTION PATH: PATH was moved aside, with a warning
 fresh_project() {
   rm -rf "$WORK/p" && mkdir -p "$WORK/p" && cd "$WORK/p"
   "${G[@]}" init -q . && echo a > a && "${G[@]}" add a && "${G[@]}" commit -qm one
-  mkdir -p node_modules/x/y && "${G[@]}" init -q own && "${G[@]}" -C own config core.pager cat &&
+  # More directories than cordon reads before each run (256: the events are used past that).
+  mkdir -p node_modules/x/y node_modules/p{1..1100} && "${G[@]}" init -q own && "${G[@]}" -C own config core.pager cat &&
     printf '#!/bin/sh\nexit 0\n' > own/.git/hooks/pre-commit && chmod +x own/.git/hooks/pre-commit
   sleep 0.2
   jailed "echo first"  # the first run in the workdir: the tree is read once
