@@ -96,8 +96,8 @@ bool RepoWatch::State::mounts_below() const {
 // The fanotify group, where the kernel and the caller allow one and its events can be complete.
 bool RepoWatch::State::open_events() {
     if (!taken.empty() || mounts_below()) return false;
-    UniqueFd fd(::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
-                                O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(
+        ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME, O_RDONLY | O_CLOEXEC));
     if (!fd) return false;
     if (::fanotify_mark(fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM, kEventMask, root_fd.get(), nullptr) != 0)
         return false;
