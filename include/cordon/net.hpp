@@ -19,6 +19,11 @@ namespace cordon {
 
 // The ports an --allow-host entry without :PORT allows.
 inline constexpr uint16_t kDefaultAllowedPorts[] = {80, 443};
+// Sets "lo" up in the caller's network namespace (a new one has it down); the kernel gives it
+// 127.0.0.1/8 and ::1. 0, or -1 with errno. The one call here that talks to the kernel
+// (src/util/netif.cpp): the jail's and bwrap mode's --unshare-net, as bubblewrap does.
+int bring_loopback_up();
+
 // Inside the jail: the proxy for proxy-aware tools (HTTP_PROXY ...) listens on 127.0.0.1 at the
 // first of these ports that no --allow-host entry names (the forwarders hold those), the fake
 // resolver on 127.0.0.1:53, and an allowed name resolves to an address of kFakeNet/16.

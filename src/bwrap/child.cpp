@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "cordon/fd.hpp"
+#include "cordon/net.hpp"
 #include "setup.hpp"
 
 namespace cordon::bwrap {
@@ -206,6 +207,8 @@ void child_main(const Plan& plan) {
     ::close(plan.proceed_fd);
     if (o.block_fd >= 0) (void)read_byte(o.block_fd);  // data or EOF: either ends the wait
     if (o.disable_userns) limit_userns(plan);
+    // As bubblewrap: a new network namespace's loopback up (servers and proxies on 127.0.0.1).
+    if (o.unshare_net && bring_loopback_up() != 0) die(plan, "loopback: Failed to bring up lo", errno);
     std::vector<int> locks;
     ChildError error;
     if (!setup_mounts(plan, locks, error)) die(plan, error.text, error.err);

@@ -37,10 +37,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
-#include <net/if.h>
 #include <sched.h>
 #include <sys/capability.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -63,6 +61,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/net.hpp"
 #include "cordon/net_proxy.hpp"
 #include "cordon/paths.hpp"
 
@@ -104,16 +103,6 @@ pid_t g_supervisor = 0;
 void note_signal(int sig, siginfo_t* si, void*) {
     if (!g_early) g_early = sig;
     if (si->si_code == SI_USER && si->si_pid == g_supervisor) g_relay = g_relay | (1 << sig);
-}
-
-int bring_loopback_up() {
-    UniqueFd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    if (!s) return -1;
-    struct ifreq ifr {};
-    std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-    if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) return -1;
-    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
-    return ::ioctl(s.get(), SIOCSIFFLAGS, &ifr);
 }
 
 bool keep_cap(const Spec& spec, int cap) {

@@ -53,6 +53,23 @@ run "$bw" --ro-bind / / -- readlink /proc/self/ns/net
   not_ok "network namespace without --unshare-net: $(cat "$OUT/out")"
 run "$bw" --ro-bind / / --unshare-net -- readlink /proc/self/ns/net
 [[ $rc -eq 0 && $(cat "$OUT/out") != "$(readlink /proc/self/ns/net)" ]] && ok "--unshare-net: a new one" || not_ok "--unshare-net"
+# bubblewrap brings the new namespace's loopback up: a server on 127.0.0.1 answers (srt's proxy
+# listens there). Checked against Debian's bwrap where it runs.
+lo_echo='import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c = socket.create_connection(s.getsockname(), timeout=5); a, _ = s.accept(); c.sendall(b"lo-up"); print(a.recv(5).decode())'
+for args in "--unshare-net" "--unshare-all" "--unshare-all --share-net"; do
+  # shellcheck disable=SC2086 # the options, split
+  run "$bw" --ro-bind / / --dev /dev $args -- python3 -c "$lo_echo"
+  [[ $rc -eq 0 && $(cat "$OUT/out") == lo-up ]] && ok "$args: a server on 127.0.0.1 answers" ||
+    not_ok "$args: loopback: rc=$rc $(cat "$OUT/out" "$OUT/err")"
+  # shellcheck disable=SC2086
+  if real=$(bwrap --ro-bind / / --dev /dev $args -- python3 -c "$lo_echo" 2>/dev/null); then
+    [[ $real == lo-up ]] && ok "$args: the same with Debian's bwrap" || not_ok "$args: Debian's bwrap gave: $real"
+  else
+    echo "# [$RUN_AS] $args: Debian's bwrap does not run here, no comparison"
+  fi
+done
 run "$bw" --ro-bind / / --proc /proc --unshare-pid --as-pid-1 -- sh -c 'echo $$'
 [[ $(cat "$OUT/out") == 1 ]] && ok "--as-pid-1: the command is pid 1" || not_ok "--as-pid-1: $(cat "$OUT/out")"
 rc=0
