@@ -211,7 +211,10 @@ void child_main(const Plan& plan) {
     if (o.unshare_net && bring_loopback_up() != 0) die(plan, "loopback: Failed to bring up lo", errno);
     std::vector<int> locks;
     ChildError error;
+    // What the ops make has their modes exactly, as with bubblewrap (which clears its umask).
+    const mode_t umask_was = ::umask(0);
     if (!setup_mounts(plan, locks, error)) die(plan, error.text, error.err);
+    ::umask(umask_was);
     std::vector<std::string> env = o.env;
     isolate_identity(plan, env);
     drop_capabilities(plan);

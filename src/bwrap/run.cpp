@@ -264,6 +264,7 @@ int run(const Options& o) {
     }
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd) != nullptr) plan.cwd = cwd;
+    if (const char* tty = ::ttyname(STDOUT_FILENO); tty != nullptr && tty[0] == '/') plan.host_tty = tty;
     if (o.die_with_parent) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     // The outer half of a nested run (/proc/self/exe inside the jail) finds bwrap mode by this name.
     (void)::prctl(PR_SET_NAME, "bwrap", 0, 0, 0);

@@ -200,9 +200,10 @@ bool make_symlink(const std::string& target, const std::string& dest, ChildError
     return failed(error, "Can't make symlink at " + dest, err);
 }
 
-// --dev: a tmpfs with the host's harmless devices bound in, the standard links, and a private
-// devpts.
-bool mount_dev(const std::string& dest, ChildError& error) {
+// --dev: a tmpfs with the host's harmless devices bound in, the standard links, a private
+// devpts, and, where stdout is a terminal, that terminal as console (as bubblewrap: the command
+// holds it already, and ttyname(3) and tty(1) then find it).
+bool mount_dev(const Plan& plan, const std::string& dest, ChildError& error) {
     if (!mount_fs(dest, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755", error)) return false;
     for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
         if (!bind_onto(std::string("/oldroot/dev/") + node, dest + "/" + node, Node::File, true, false, error)) {
@@ -217,7 +218,11 @@ bool mount_dev(const std::string& dest, ChildError& error) {
     }
     UniqueFd shm(make_dest(dest + "/shm", Node::Dir, 0755, std::nullopt));
     if (!shm) return failed(error, "Can't mkdir " + dest + "/shm");
-    return mount_fs(dest + "/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620", error);
+    if (!mount_fs(dest + "/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620", error)) {
+        return false;
+    }
+    if (plan.host_tty.empty()) return true;
+    return bind_onto("/oldroot" + plan.host_tty, dest + "/console", Node::File, true, false, error);
 }
 
 // --file, --bind-data, --ro-bind-data: FD's contents in a new file, at DEST or bound onto it.
@@ -305,8 +310,33 @@ bool tmpfs_op(const Op& op, ChildError& error) {
     return mount_fs(op.dest, "tmpfs", MS_NOSUID | MS_NODEV, options, error);
 }
 
-// One op; SOURCES are its resolved host paths (empty for a skipped -try op).
+// The mode bubblewrap takes an op to have for the parents it makes (parent_mode): --perms, or
+// the default of an op that takes one, else 0 (parents 0700).
+mode_t op_perms(const Op& op) {
+    if (op.perms) return *op.perms;
+    switch (op.kind) {
+        case K::Dir:
+        case K::Tmpfs:
+            return 0755;
+        case K::File:
+            return 0666;
+        case K::BindData:
+        case K::RoBindData:
+            return 0600;
+        default:
+            return 0;
+    }
+}
+
+// One op; SOURCES are its resolved host paths (empty for a skipped -try op). The parents of its
+// destination are made first, as bubblewrap makes them (not for the ops that make nothing).
 bool apply_op(const Plan& plan, const Op& op, const std::vector<std::string>& sources, int serial, ChildError& error) {
+    const bool skipped = (op.kind == K::Bind || op.kind == K::RoBind || op.kind == K::DevBind) && sources.empty();
+    if (!skipped && op.kind != K::RemountRo && op.kind != K::Chmod && op.kind != K::LockFile) {
+        std::string name;
+        UniqueFd parent(open_parent(op.dest, parent_mode(op_perms(op)), name));
+        if (!parent) return failed(error, "Can't mkdir parents for " + op.dest);
+    }
     switch (op.kind) {
         case K::Bind:
         case K::RoBind:
@@ -323,7 +353,7 @@ bool apply_op(const Plan& plan, const Op& op, const std::vector<std::string>& so
         case K::Proc:
             return mount_proc(op.dest, error);
         case K::Dev:
-            return mount_dev(op.dest, error);
+            return mount_dev(plan, op.dest, error);
         case K::Tmpfs:
             return tmpfs_op(op, error);
         case K::Mqueue:

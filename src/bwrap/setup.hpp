@@ -23,6 +23,7 @@ struct Plan {
     bool need_init = false;                     // a process that waits for the payload (pid 1 of a new pid namespace)
     std::vector<int> keep_caps;                 // the capabilities the payload keeps
     std::string cwd;                            // the caller's working directory
+    std::string host_tty;                       // stdout's terminal (ttyname): --dev's /dev/console
     std::vector<std::string> seccomp_programs;  // compiled BPF (struct sock_filter[]), in order
     int proceed_fd = -1;                        // the child reads one byte here once its id maps are written
     int report_fd = -1;                         // close-on-exec: 'S' + text on a setup failure, 'E' on exec failure

@@ -47,6 +47,31 @@ expect_err "^bwrap: labeling not supported" "the label refusal says so"
 run "$bw" --ro-bind / / --bind-try /nonexistent-src /x -- true
 expect_rc 0 "--bind-try skips a missing source"
 
+# --dev with stdout on a terminal: that terminal as /dev/console, so that tty(1) finds it (as
+# bubblewrap does); on a pipe, no console. script(1) gives the run a terminal.
+con=$(script -qec "$bw --ro-bind / / --dev /dev -- tty" /dev/null </dev/null | tr -d '\r')
+real=$(script -qec "bwrap --ro-bind / / --dev /dev -- tty" /dev/null </dev/null | tr -d '\r')
+[[ $con == /dev/console && $con == "$real" ]] && ok "--dev on a terminal: tty says /dev/console, as Debian's bwrap" ||
+  not_ok "--dev on a terminal: tty said '$con', Debian's bwrap '$real'"
+run "$bw" --ro-bind / / --dev /dev -- sh -c 'ls /dev/console'
+[[ $rc -ne 0 ]] && ok "--dev on a pipe: no /dev/console" || not_ok "--dev on a pipe: $(cat "$OUT/out")"
+
+# The modes of what the ops make, and of the parents they make, under two umasks: as Debian's
+# bwrap makes them (its umask is cleared; a parent's mode follows the op's --perms or default).
+for ops in "--bind /etc /tmp/m/n/o" "--symlink /x /tmp/s/l/k" "--perms 0700 --dir /tmp/x/y" \
+  "--perms 0600 --tmpfs /tmp/t/u" "--tmpfs /tmp/t/u" "--perms 0640 --file 3 /tmp/f/g" "--file 3 /tmp/f/g" \
+  "--ro-bind-data 3 /tmp/d/e" "--dir /tmp/q/r" "--proc /tmp/p/q" "--dev /tmp/v/w" "--bind /etc/hostname /tmp/h/i"; do
+  last=${ops##* } && parent=${last%/*}
+  for mask in 022 077; do
+    # shellcheck disable=SC2086 # the op's words
+    got=$(umask $mask && "$bw" --ro-bind / / --tmpfs /tmp $ops -- stat -c %a "${parent%/*}" "$parent" "$last" 3</dev/null 2>&1 | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    want=$(umask $mask && bwrap --ro-bind / / --tmpfs /tmp $ops -- stat -c %a "${parent%/*}" "$parent" "$last" 3</dev/null 2>&1 | tr '\n' ' ')
+    [[ -n $got && $got == "$want" ]] && ok "modes of $ops (umask $mask): $got, as Debian's bwrap" ||
+      not_ok "modes of $ops (umask $mask): $got, Debian's bwrap $want"
+  done
+done
+
 # Namespaces: only what is asked (bubblewrap's semantics), --as-pid-1, the JSON reports.
 run "$bw" --ro-bind / / -- readlink /proc/self/ns/net
 [[ $(cat "$OUT/out") == "$(readlink /proc/self/ns/net)" ]] && ok "no --unshare-net: the host's network namespace" ||
