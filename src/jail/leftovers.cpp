@@ -141,7 +141,8 @@ void RepoWatch::State::walk_list(std::vector<uint32_t>& todo, bool stoppable) {
         if (fd < 0) continue;
         subdirs.clear();
         read_names(fd, i, subdirs);
-        if (nodes[i].has_head && !after && !continuing) note_before(i, fd, false);
+        if (after) nodes[i].whole = true;
+        if (nodes[i].has_head && !after) note_before(i, fd, false);
         for (const auto& name : subdirs) {
             UniqueFd sub = open_subdir(fd, name);
             auto sx = sub ? stat_at(sub.get(), "") : std::nullopt;
@@ -154,8 +155,9 @@ void RepoWatch::State::walk_list(std::vector<uint32_t>& todo, bool stoppable) {
             if (auto known = by_id.find(id_of(*sx)); known != by_id.end()) {
                 const Node& k = nodes[known->second];
                 const bool here = k.parent == i && k.name == name && !k.gone;
-                // Known but never read (no walk before the run: walk_sparse): read now.
-                if (here && sparse && after && !k.listed) {
+                // Known but not read whole since the run (no walk before it: walk_sparse,
+                // judge_events): read now.
+                if (here && sparse && after && !k.whole) {
                     todo.push_back(known->second);
                     continue;
                 }
@@ -439,13 +441,20 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct t
 
 std::vector<Quarantined> RepoWatch::finish() {
     State& s = *state_;
+    s.stop_walker();  // before AFTER changes: the walker reads it
     s.after = true;
     ::clock_gettime(CLOCK_REALTIME_COARSE, &s.listed_at);
     if (s.fan) {
-        s.stop_walker();
         s.drain_events();
+        // A walk before the run that did not reach the end: what it left is read now, and the
+        // repositories there are judged as ones no run saw (infer_before), whatever their events.
+        if (s.cut) {
+            s.walked = static_cast<uint32_t>(s.nodes.size());
+            s.walk_list(s.walk_todo, false);
+            s.walk_todo.clear();
+        }
         if (!s.events_lost) s.judge_events();
-        if (s.events_lost || s.symlink_made) {
+        if (s.events_lost || s.symlink_made || s.link_made) {
             if (s.sparse) {
                 s.walk_sparse();
             } else {
@@ -458,7 +467,7 @@ std::vector<Quarantined> RepoWatch::finish() {
         }
         if (!s.events_lost) s.infer_before();
         s.judge_all();
-        if (!s.cut) s.save_sparse_cache();  // else the helper does, once it has read the rest
+        s.save_sparse_cache();
     } else {
         s.reread_changed();
         s.judge_all();

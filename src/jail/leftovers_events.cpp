@@ -39,8 +39,10 @@ using namespace watch;  // NOLINT(google-build-using-namespace): this module's o
 
 namespace {
 
+// FAN_CLOSE_WRITE: a write through a shared mapping reports no FAN_MODIFY, but its file was
+// opened for writing, and is closed by the end of the run at the latest.
 constexpr uint64_t kEventMask =
-    FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ATTRIB | FAN_MODIFY | FAN_ONDIR;
+    FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ATTRIB | FAN_MODIFY | FAN_CLOSE_WRITE | FAN_ONDIR;
 // What one run's events may make the supervisor hold (cordon(1), BOUNDS); past it, the walk.
 constexpr size_t kMaxEventDirs = size_t{1} << 15;
 constexpr size_t kMaxMadeNames = size_t{1} << 16;
@@ -96,8 +98,8 @@ bool RepoWatch::State::mounts_below() const {
 // The fanotify group, where the kernel and the caller allow one and its events can be complete.
 bool RepoWatch::State::open_events() {
     if (!taken.empty() || mounts_below()) return false;
-    UniqueFd fd(
-        ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME, O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_FID,
+                                O_RDONLY | O_CLOEXEC));
     if (!fd) return false;
     if (::fanotify_mark(fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM, kEventMask, root_fd.get(), nullptr) != 0)
         return false;
@@ -109,30 +111,69 @@ bool RepoWatch::State::open_events() {
     return true;
 }
 
-// One event: directory FH had entry NAME (nullptr: itself) made, removed or changed.
-void RepoWatch::State::note_event(const struct file_handle* fh, const char* name, uint64_t mask) {
+// One event: directory DIR (a handle's key) had entry NAME (nullptr: itself) made, removed or
+// changed; OBJECT is the entry's own handle (empty if none came).
+void RepoWatch::State::note_event(const std::string& dir, const char* name, uint64_t mask, const std::string& object) {
     if (events_lost) return;
-    std::string key(sizeof fh->handle_type + fh->handle_bytes, '\0');
-    std::memcpy(key.data(), &fh->handle_type, sizeof fh->handle_type);
-    std::memcpy(key.data() + sizeof fh->handle_type, fh->f_handle, fh->handle_bytes);
-    auto it = event_index.find(key);
+    auto it = event_index.find(dir);
     if (it == event_index.end()) {
         if (event_dirs.size() >= kMaxEventDirs) {
             events_lost = true;
             return;
         }
-        it = event_index.emplace(key, static_cast<uint32_t>(event_dirs.size())).first;
-        event_dirs.push_back(EventDir{key, {}});
+        it = event_index.emplace(dir, static_cast<uint32_t>(event_dirs.size())).first;
+        event_dirs.push_back(EventDir{dir, {}, {}});
     }
-    // A directory made or moved there: read whole afterwards. Other entries are seen in the listing.
-    if (name == nullptr || (mask & FAN_ONDIR) == 0 || (mask & (FAN_CREATE | FAN_MOVED_TO)) == 0) return;
-    auto& made = event_dirs[it->second].made;
-    if (std::find(made.begin(), made.end(), name) != made.end()) return;
-    if (++event_names > kMaxMadeNames) {
-        events_lost = true;
+    // A directory made or moved there is read whole afterwards; another entry named is looked
+    // at for other names (a hard link reaches a repository's files from anywhere).
+    if (name == nullptr) return;
+    const bool dir_made = (mask & FAN_ONDIR) != 0 && (mask & (FAN_CREATE | FAN_MOVED_TO)) != 0;
+    if ((mask & FAN_ONDIR) != 0 && !dir_made) return;
+    std::string key(name);
+    if (!dir_made) key.append(1, '\0').append(object);
+    if (event_names.size() >= kMaxMadeNames) {
+        if (event_names.count({it->second, key}) == 0) events_lost = true;
         return;
     }
-    made.emplace_back(name);
+    if (!event_names.emplace(it->second, key).second) return;
+    if (dir_made) {
+        event_dirs[it->second].made.emplace_back(name);
+    } else {
+        event_dirs[it->second].files.emplace_back(name, object);
+    }
+}
+
+namespace {
+
+// The key of the handle in a DFID, DFID_NAME or FID record at BUF[AT, END) (type, then bytes),
+// and where its name begins (DFID_NAME): empty if the record is malformed.
+std::string handle_key(const char* buf, size_t at, size_t end, size_t& name_at) {
+    const size_t handle_at = at + sizeof(struct fanotify_event_info_fid);
+    struct file_handle fh {};
+    if (handle_at + sizeof fh > end) return {};
+    std::memcpy(&fh, buf + handle_at, sizeof fh);
+    const size_t bytes_at = handle_at + sizeof fh;
+    if (fh.handle_bytes > MAX_HANDLE_SZ || bytes_at + fh.handle_bytes > end) return {};
+    std::string key(sizeof fh.handle_type + fh.handle_bytes, '\0');
+    std::memcpy(key.data(), &fh.handle_type, sizeof fh.handle_type);
+    std::memcpy(key.data() + sizeof fh.handle_type, buf + bytes_at, fh.handle_bytes);
+    name_at = bytes_at + fh.handle_bytes;
+    return key;
+}
+
+}  // namespace
+
+// The object of handle KEY opened with FLAGS (not followed: it is what the kernel named).
+UniqueFd RepoWatch::State::open_handle(const std::string& key, int flags) const {
+    alignas(struct file_handle) char whole[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+    struct file_handle fh {};
+    const size_t bytes = key.size() - sizeof fh.handle_type;
+    if (key.size() < sizeof fh.handle_type || bytes > MAX_HANDLE_SZ) return UniqueFd();
+    fh.handle_bytes = static_cast<unsigned int>(bytes);
+    std::memcpy(&fh.handle_type, key.data(), sizeof fh.handle_type);
+    std::memcpy(whole, &fh, sizeof fh);
+    std::copy_n(key.begin() + sizeof fh.handle_type, bytes, whole + sizeof fh);
+    return UniqueFd(::open_by_handle_at(root_fd.get(), reinterpret_cast<struct file_handle*>(whole), flags));
 }
 
 // The events queued (the poll loop calls this as they come, so that the queue does not overflow
@@ -152,30 +193,25 @@ void RepoWatch::State::drain_events() {
             ++read_now;
             if (m.fd >= 0) ::close(m.fd);
             if (m.vers != FANOTIFY_METADATA_VERSION || (m.mask & FAN_Q_OVERFLOW) != 0) events_lost = true;
-            for (size_t at = off + m.metadata_len;
-                 at + sizeof(struct fanotify_event_info_header) <= off + m.event_len;) {
+            const size_t end = off + m.event_len;
+            std::string dir, object;
+            const char* name = nullptr;
+            for (size_t at = off + m.metadata_len; at + sizeof(struct fanotify_event_info_header) <= end;) {
                 struct fanotify_event_info_header h {};
                 std::memcpy(&h, ebuf + at, sizeof h);
-                if (h.len == 0 || at + h.len > off + m.event_len) break;
-                const size_t handle_at = at + sizeof(struct fanotify_event_info_fid);
-                struct file_handle fh {};
-                if ((h.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME || h.info_type == FAN_EVENT_INFO_TYPE_DFID) &&
-                    handle_at + sizeof fh <= at + h.len) {
-                    std::memcpy(&fh, ebuf + handle_at, sizeof fh);
-                    const size_t bytes_at = handle_at + sizeof fh;
-                    if (bytes_at + fh.handle_bytes <= at + h.len && fh.handle_bytes <= MAX_HANDLE_SZ) {
-                        alignas(struct file_handle) char whole[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-                        std::memcpy(whole, ebuf + handle_at, sizeof fh + fh.handle_bytes);
-                        const char* name = nullptr;
-                        if (h.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME && bytes_at + fh.handle_bytes < at + h.len &&
-                            std::memchr(ebuf + bytes_at + fh.handle_bytes, '\0',
-                                        at + h.len - bytes_at - fh.handle_bytes))
-                            name = ebuf + bytes_at + fh.handle_bytes;
-                        note_event(reinterpret_cast<const struct file_handle*>(whole), name, m.mask);
-                    }
+                if (h.len == 0 || at + h.len > end) break;
+                size_t name_at = 0;
+                if (h.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME || h.info_type == FAN_EVENT_INFO_TYPE_DFID) {
+                    dir = handle_key(ebuf, at, at + h.len, name_at);
+                    if (!dir.empty() && h.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME && name_at < at + h.len &&
+                        std::memchr(ebuf + name_at, '\0', at + h.len - name_at) != nullptr)
+                        name = ebuf + name_at;
+                } else if (h.info_type == FAN_EVENT_INFO_TYPE_FID) {
+                    object = handle_key(ebuf, at, at + h.len, name_at);
                 }
                 at += h.len;
             }
+            if (!dir.empty()) note_event(dir, name, m.mask, object);
             off += m.event_len;
         }
     }
@@ -244,25 +280,64 @@ void RepoWatch::State::note_cached_repos() {
     if (dirs[0].has_git) nodes[0].has_git = true;
 }
 
+// An entry NAME of node I that the run made, wrote or changed, OBJECT its handle. One with
+// another name (a hard link) sends the judging to the walk (LINK_MADE); one that is no longer
+// there by that name (renamed, or a link removed) is looked for where it is now, and the
+// directory that holds it is judged as one the events named (into TOUCHED).
+void RepoWatch::State::judge_event_file(uint32_t i, const std::string& name, const std::string& object,
+                                        std::vector<uint32_t>& touched) {
+    UniqueFd tmp;
+    const int fd = fd_of(i, tmp);
+    if (fd < 0) return;
+    auto fx = stat_at(fd, name.c_str());
+    if (fx && !is_dir(*fx) && fx->stx_nlink > 1 && changed(*fx)) {
+        link_made = true;
+        return;
+    }
+    if (object.empty()) return;
+    UniqueFd obj = open_handle(object, O_PATH | O_CLOEXEC);
+    if (!obj) return;  // removed: no name leads to it
+    auto ox = stat_at(obj.get(), "");
+    if (!ox) return;
+    if (fx && id_of(*fx) == id_of(*ox)) return;  // still there by that name, its only one
+    if (ox->stx_nlink > 1 && changed(*ox)) {
+        link_made = true;
+        return;
+    }
+    char proc[40];
+    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", obj.get());
+    char path[4096];
+    const ssize_t n = ::readlink(proc, path, sizeof path);
+    const std::string prefix = root_real + "/";
+    const std::string p =
+        n > 0 && static_cast<size_t>(n) < sizeof path ? std::string(path, static_cast<size_t>(n)) : "";
+    if (p.compare(0, prefix.size(), prefix) != 0) {
+        link_made = true;  // not found in the workdir by its path: the walk finds it
+        return;
+    }
+    const size_t slash = p.rfind('/');
+    const std::string rel = slash + 1 > prefix.size() ? p.substr(prefix.size(), slash - prefix.size()) : "";
+    const uint32_t d = node_for(rel);
+    if (d == kNone) {
+        link_made = true;
+        return;
+    }
+    touched.push_back(d);
+}
+
 // After the run: each directory reported in the workdir read again, what was made in it read
 // whole, and the directories above it probed for a HEAD (a change in .git/hooks is one to
 // .git's repository).
 void RepoWatch::State::judge_events() {
     by_rel.clear();
-    for (Node& n : nodes) n.listed = false;  // a listing from before the run is not this one
+    for (Node& n : nodes) n.listed = n.whole = false;  // a listing from before the run is not this one
     watch_links = true;
     walked = static_cast<uint32_t>(nodes.size());
     const std::string prefix = root_real + "/";
     std::vector<uint32_t> touched;
     std::vector<std::string> subdirs;
-    alignas(struct file_handle) char whole[sizeof(struct file_handle) + MAX_HANDLE_SZ];
     for (const EventDir& e : event_dirs) {
-        auto* fh = reinterpret_cast<struct file_handle*>(whole);
-        const size_t bytes = e.handle.size() - sizeof fh->handle_type;
-        fh->handle_bytes = static_cast<unsigned int>(bytes);
-        std::memcpy(&fh->handle_type, e.handle.data(), sizeof fh->handle_type);
-        std::memcpy(fh->f_handle, e.handle.data() + sizeof fh->handle_type, bytes);
-        UniqueFd dir(::open_by_handle_at(root_fd.get(), fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        UniqueFd dir = open_handle(e.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (!dir) continue;  // removed since
         char proc[40];
         std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", dir.get());
@@ -286,11 +361,15 @@ void RepoWatch::State::judge_events() {
             subdirs.clear();
             read_names(fd, i, subdirs);
         }
+        // Read whole even where its own events listed it already (moved in, then written in).
         for (const auto& name : e.made) {
             const uint32_t c = node_for(join(r, name));
             if (c == kNone) continue;
             nodes[c].fresh = true;
-            if (!nodes[c].listed) walk_from(c);
+            if (!nodes[c].whole) walk_from(c);
+        }
+        for (const auto& [name, object] : e.files) {
+            if (!link_made) judge_event_file(i, name, object, touched);
         }
     }
     for (uint32_t i : touched) {
@@ -319,18 +398,6 @@ void RepoWatch::State::release_events() {
         char c = 0;
         while (::read(p[0], &c, 1) < 0 && errno == EINTR) {
         }
-        // A walk cut at finish: the rest read now, for the next run's cache (leftovers.cpp).
-        if (cut && !walk_todo.empty()) {
-            root_fd = open_dir_at(AT_FDCWD, root.c_str());
-            auto sx = root_fd ? stat_at(root_fd.get(), "") : std::nullopt;
-            if (sx && id_of(*sx) == nodes[0].id) {
-                after = false;
-                continuing = true;
-                fd_budget = 0;
-                walk_list(walk_todo, false);
-                save_sparse_cache();
-            }
-        }
         ::_exit(0);
     }
     ::close(p[0]);
@@ -349,7 +416,7 @@ void RepoWatch::State::stop_walker() {
 // Where the events cannot be trusted to be complete and there was no walk before the run: the
 // whole tree, read now.
 void RepoWatch::State::walk_sparse() {
-    for (Node& n : nodes) n.listed = false;
+    for (Node& n : nodes) n.listed = n.whole = false;
     walked = static_cast<uint32_t>(nodes.size());
     walk_from(0);
 }

@@ -17,6 +17,7 @@
 #include <ctime>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -164,6 +165,7 @@ struct Node {
     bool has_git = false;             // an entry named .git, in any case
     bool complete = false;            // its listing was read whole (or taken from the tree cache)
     bool listed = false;              // its listing was read in this run
+    bool whole = false;               // read by a walk after the run, with what is below it
     bool fresh = false;               // made or moved where it is in the run, or below one that was (events)
     bool probed = false;              // HEAD and .git were looked for (events)
     uint32_t cached = kNone;          // its entry in the tree cache, if any
@@ -222,25 +224,26 @@ struct RepoWatch::State {
     // Events (leftovers_events.cpp): a fanotify group marking the workdir's file system, which
     // reports each directory where an entry was made, removed, renamed, written or changed.
     struct EventDir {
-        std::string handle;             // its file handle: type, then the bytes
-        std::vector<std::string> made;  // entries made or moved there
+        std::string handle;                                      // its file handle: type, then the bytes
+        std::vector<std::string> made;                           // directories made or moved there
+        std::vector<std::pair<std::string, std::string>> files;  // other entries named, with their handles
     };
     UniqueFd fan;
     bool events_lost = false;   // the queue overflowed, or past the bounds: the walk judges
     bool sparse = false;        // no walk before the run: the nodes are the cache's repositories
     bool symlink_made = false;  // a symlink was made or moved in the run: every .git file is judged
+    bool link_made = false;     // a file the run touched has another name: the walk judges
     bool watch_links = false;   // read_names looks for such symlinks
     std::map<std::string, uint32_t, std::less<>> event_index;  // by handle
     std::vector<EventDir> event_dirs;
-    size_t event_names = 0;
+    std::set<std::pair<uint32_t, std::string>, std::less<>> event_names;  // (event dir, name), each once
     size_t queue_max = 0;  // the kernel's bound on a group's queue (max_queued_events)
     // A first run in the workdir with events reads the tree on a thread while the run goes on,
-    // cut at finish (past kAlwaysWalk directories); a helper reads the rest after (release_events).
+    // cut at finish (past kAlwaysWalk directories); the rest is read after the run (walk_sparse).
     std::thread walker;
     std::atomic<bool> stop_walk{false};
     std::vector<uint32_t> walk_todo;
     bool cut = false;                                     // the walk before the run was cut: WALK_TODO is left
-    bool continuing = false;                              // the helper reading what the cut walk left
     alignas(8) char ebuf[32768];                          // the events' own: the walker has BUF
     std::map<std::string, uint32_t, std::less<>> by_rel;  // nodes found by their path (events)
     alignas(8) char buf[32768];
@@ -269,7 +272,10 @@ struct RepoWatch::State {
     bool open_events();
     void drain_events();
     void release_events();
-    void note_event(const struct file_handle* fh, const char* name, uint64_t mask);
+    void note_event(const std::string& dir, const char* name, uint64_t mask, const std::string& object);
+    [[nodiscard]] UniqueFd open_handle(const std::string& key, int flags) const;
+    void judge_event_file(uint32_t i, const std::string& name, const std::string& object,
+                          std::vector<uint32_t>& touched);
     void judge_events();
     void walk_sparse();
     void infer_before();

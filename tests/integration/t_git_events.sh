@@ -100,6 +100,58 @@ wait "$writer" 2>/dev/null || true
 expect_out "^done$" "busy host: the run ends while the host writes"
 moved "busy host" "w/.git/config"
 
+# A config rewritten in place through a shared mapping (no write(2), so no FAN_MODIFY): the
+# python run in the jail. The file needs room for the new text (a long comment).
+mmap_plant="python3 -c 'import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR); n = os.fstat(fd).st_size; m = mmap.mmap(fd, n)
+t = b\"[core]\\n\\tfsmonitor = $evil\\n\"; m[:n] = t + b\"#\" * (n - len(t) - 1) + b\"\\n\"; m.close()'"
+padded() { printf '# %0200d\n' 0 >> "$1"; }
+
+# 8. A repository a run made, rewritten through a mapping in the next, its directory written in
+#    (so that its events list it) and then moved: what was moved in is read whole.
+fresh_project
+jailed "${G[*]} init -q node_modules/p40/r && printf '# %0200d\n' 0 >> node_modules/p40/r/.git/config && echo done"
+expect_out "^done$" "moved after a write: a first run makes a harmless repository"
+sleep 0.2
+jailed "$mmap_plant node_modules/p40/r/.git/config && touch node_modules/p40/x && mv node_modules/p40 node_modules/p41/B && echo done"
+expect_out "^done$" "moved after a write: the config rewritten through a mapping, its directory moved"
+moved "moved after a write" "node_modules/p41/B/r/.git/config"
+host_git_runs_nothing "moved after a write" "$WORK/p/node_modules/p41/B/r"
+
+# 9. A repository the host made since the last run, its config rewritten through a mapping and
+#    nothing else touched (the file's close names it), and two whose configs the command writes
+#    through a hard link it made elsewhere (one link kept, one removed after).
+fresh_project
+"${G[@]}" init -q node_modules/p7/late && padded node_modules/p7/late/.git/config
+"${G[@]}" init -q node_modules/p8/late && "${G[@]}" init -q node_modules/p9/late
+sleep 0.2
+jailed "$mmap_plant node_modules/p7/late/.git/config && ln node_modules/p8/late/.git/config linked &&
+  printf '[core]\n\tpager = $evil\n' >> linked && ln node_modules/p9/late/.git/config gone &&
+  printf '[core]\n\tpager = $evil\n' >> gone && rm gone && echo done"
+expect_out "^done$" "host-made, mapped or linked: the configs planted"
+moved "host-made, mapped" "node_modules/p7/late/.git/config"
+moved "host-made, linked" "node_modules/p8/late/.git/config"
+moved "host-made, linked and unlinked" "node_modules/p9/late/.git/config"
+host_git_runs_nothing "host-made, mapped" "$WORK/p/node_modules/p7/late"
+host_git_runs_nothing "host-made, linked" "$WORK/p/node_modules/p8/late"
+host_git_runs_nothing "host-made, linked and unlinked" "$WORK/p/node_modules/p9/late"
+
+# 10. The first run in a large workdir (the walk before the run cannot reach the end in time):
+#     the user's own repository, in a directory the walk reads last, rewritten through a mapping
+#     in that run, is judged in it, and the next run does not take it as the user's.
+rm -rf "$WORK/p" && mkdir -p "$WORK/p" && cd "$WORK/p" && "${G[@]}" init -q . && mkdir -p node_modules &&
+  (cd node_modules && seq -f p%g 1 20000 | xargs mkdir)
+for c in vendor lib src tools docs a b c d e f g h i j k; do  # the first listed: the walk's stack reads it last
+  mkdir "$c" && [[ $(ls -f | grep -vx -e . -e .. -e .git | head -1) == "$c" ]] && break
+  rmdir "$c"
+done
+"${G[@]}" init -q "$c/u" && padded "$c/u/.git/config"
+sleep 0.2
+jailed "$mmap_plant $c/u/.git/config && echo done"
+expect_out "^done$" "cold, large: the user's config rewritten through a mapping in the first run"
+moved "cold, large" "$c/u/.git/config"
+host_git_runs_nothing "cold, large" "$WORK/p/$c/u"
+
 # 7. A file system mounted below the workdir (root only: mounts): what is planted in it is found.
 if [[ $(id -u) -eq 0 ]]; then
   fresh_project
