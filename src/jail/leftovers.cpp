@@ -233,25 +233,32 @@ bool RepoWatch::State::use_cached(uint32_t i, std::vector<uint32_t>& todo) {
     return true;
 }
 
-// The tree as this run leaves it, for the next (every node still there, parents first).
-void RepoWatch::State::save_cache() {
-    // A few listings read again (the workdir's top and .git, where placeholders come and go)
-    // are cheaper than a new cache each run: renaming a file over the old one costs more.
-    constexpr size_t kReadsWorthSaving = 16;
-    if (cache_path.empty() || (cache && listings_read <= kReadsWorthSaving)) return;
+// The nodes still there (those KEEP marks, where given) as a tree cache, parents first; the
+// listings of a sparse one (KEEP) are not complete.
+TreeCache RepoWatch::State::tree_of(const std::vector<bool>* keep) const {
     TreeCache c;
     c.root = root;
     c.listed_at = listed_at;
     std::vector<uint32_t> index(nodes.size(), kNone);
     for (uint32_t i = 0; i < nodes.size(); ++i) {
         const Node& n = nodes[i];
-        if (n.gone || (n.parent != kNone && index[n.parent] == kNone)) continue;
+        if ((keep && !(*keep)[i]) || n.gone || (n.parent != kNone && index[n.parent] == kNone)) continue;
         index[i] = static_cast<uint32_t>(c.dirs.size());
         c.dirs.push_back(TreeCache::Dir{n.parent == kNone ? TreeCache::kNoParent : index[n.parent], n.name,
                                         static_cast<uint64_t>(n.id.first), static_cast<uint64_t>(n.id.second),
                                         static_cast<int64_t>(n.ctime.tv_sec), n.ctime.tv_nsec, n.has_head, n.has_git,
-                                        n.complete});
+                                        keep == nullptr && n.complete});
     }
+    return c;
+}
+
+// The tree as this run leaves it, for the next (every node still there, parents first).
+void RepoWatch::State::save_cache() {
+    // A few listings read again (the workdir's top and .git, where placeholders come and go)
+    // are cheaper than a new cache each run: renaming a file over the old one costs more.
+    constexpr size_t kReadsWorthSaving = 16;
+    if (cache_path.empty() || (cache && listings_read <= kReadsWorthSaving)) return;
+    const TreeCache c = tree_of(nullptr);
     (void)save_tree_cache(cache_path, c);
 }
 
@@ -454,7 +461,7 @@ std::vector<Quarantined> RepoWatch::finish() {
             s.walk_todo.clear();
         }
         if (!s.events_lost) s.judge_events();
-        if (s.events_lost || s.symlink_made || s.link_made) {
+        if (s.events_lost || s.symlink_made || s.link_made || s.unsafe_written) {
             if (s.sparse) {
                 s.walk_sparse();
             } else {

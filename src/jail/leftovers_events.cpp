@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cordon/fd.hpp"
+#include "cordon/git_config.hpp"
 #include "leftovers_state.hpp"
 
 namespace cordon {
@@ -294,6 +295,22 @@ void RepoWatch::State::judge_event_file(uint32_t i, const std::string& name, con
         link_made = true;
         return;
     }
+    // A file written that reads as a git config that runs code: a repository the host made
+    // since the last run (no run saw it, and the events name nothing in it) may include it, or
+    // have its config linked to it; only the walk finds that repository. Past the budget, the
+    // walk too.
+    if (fx && S_ISREG(fx->stx_mode) && changed(*fx) && !unsafe_written) {
+        if (fx->stx_size > kMaxFile || fx->stx_size > written_budget) {
+            unsafe_written = true;
+            return;
+        }
+        written_budget -= fx->stx_size;
+        auto text = read_small(fd, name.c_str());
+        if (text && !git_config_unsafe(*text).empty()) {
+            unsafe_written = true;
+            return;
+        }
+    }
     if (object.empty()) return;
     UniqueFd obj = open_handle(object, O_PATH | O_CLOEXEC);
     if (!obj) return;  // removed: no name leads to it
@@ -442,19 +459,7 @@ void RepoWatch::State::save_sparse_cache() {
         for (uint32_t j = i; j != kNone && !keep[j]; j = nodes[j].parent) keep[j] = true;
     }
     keep[0] = true;
-    TreeCache c;
-    c.root = root;
-    c.listed_at = listed_at;
-    std::vector<uint32_t> index(nodes.size(), kNone);
-    for (uint32_t i = 0; i < nodes.size(); ++i) {
-        const Node& n = nodes[i];
-        if (!keep[i] || n.gone || (n.parent != kNone && index[n.parent] == kNone)) continue;
-        index[i] = static_cast<uint32_t>(c.dirs.size());
-        c.dirs.push_back(TreeCache::Dir{n.parent == kNone ? TreeCache::kNoParent : index[n.parent], n.name,
-                                        static_cast<uint64_t>(n.id.first), static_cast<uint64_t>(n.id.second),
-                                        static_cast<int64_t>(n.ctime.tv_sec), n.ctime.tv_nsec, n.has_head, n.has_git,
-                                        false});
-    }
+    const TreeCache c = tree_of(&keep);
     if (cache && cache->dirs.size() == c.dirs.size()) {
         bool same = true;
         for (size_t k = 0; k < c.dirs.size() && same; ++k) {

@@ -92,7 +92,24 @@ void RepoWatch::State::judge_common(int gitdir, const std::string& rel, bool str
 void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const char* name, bool strict,
                                     const Snapshot* was) {
     auto sx = stat_at(gitdir, name);
-    if (!sx || (!strict && !changed(*sx))) return;
+    if (!sx) return;
+    // The user's own symlink: git reads what it leads to, judged as a file the config includes.
+    if (S_ISLNK(sx->stx_mode) && !strict && !changed(*sx)) {
+        char target[4096];
+        const ssize_t n = ::readlinkat(gitdir, name, target, sizeof target);
+        if (n <= 0 || static_cast<size_t>(n) >= sizeof target) return;
+        std::string path(target, static_cast<size_t>(n));
+        if (path[0] == '/') {
+            auto in = in_workdir(path);
+            if (!in) return;  // outside: not the command's to write
+            path = *in;
+        } else {
+            path = join(rel, path);
+        }
+        judge_included(join(rel, name), "", 0, path, 1);
+        return;
+    }
+    if (!strict && !changed(*sx)) return;
     std::string why;
     if (S_ISLNK(sx->stx_mode)) {
         why = "is a symlink, which the host's git would follow to read another file";
@@ -370,10 +387,12 @@ void RepoWatch::State::judge_includes(int dirfd, const std::string& rel, const c
     }
 }
 
-// PATH (from the workdir, as git would open it), included by the config FROM (KEY at LINE).
+// PATH (from the workdir, as git would open it), included by the config FROM (KEY at LINE), or
+// what FROM leads to when it is a symlink (KEY empty).
 void RepoWatch::State::judge_included(const std::string& from, const std::string& key, int line,
                                       const std::string& path, int depth) {
-    const std::string by = "is included by " + from + " (" + key + ", line " + std::to_string(line) + ")";
+    const std::string by = key.empty() ? "is what " + from + " (a symlink) leads to"
+                                       : "is included by " + from + " (" + key + ", line " + std::to_string(line) + ")";
     const Way way = walk_way(path);
     if (way.turned) {
         const size_t slash = way.link.rfind('/');

@@ -229,11 +229,13 @@ struct RepoWatch::State {
         std::vector<std::pair<std::string, std::string>> files;  // other entries named, with their handles
     };
     UniqueFd fan;
-    bool events_lost = false;   // the queue overflowed, or past the bounds: the walk judges
-    bool sparse = false;        // no walk before the run: the nodes are the cache's repositories
-    bool symlink_made = false;  // a symlink was made or moved in the run: every .git file is judged
-    bool link_made = false;     // a file the run touched has another name: the walk judges
-    bool watch_links = false;   // read_names looks for such symlinks
+    bool events_lost = false;     // the queue overflowed, or past the bounds: the walk judges
+    bool sparse = false;          // no walk before the run: the nodes are the cache's repositories
+    bool symlink_made = false;    // a symlink was made or moved in the run: every .git file is judged
+    bool link_made = false;       // a file the run touched has another name: the walk judges
+    bool unsafe_written = false;  // a file the run wrote reads as an unsafe git config: the walk judges
+    uint64_t written_budget = uint64_t{16} << 20;              // bytes of the run's files that judge_event_file reads
+    bool watch_links = false;                                  // read_names looks for such symlinks
     std::map<std::string, uint32_t, std::less<>> event_index;  // by handle
     std::vector<EventDir> event_dirs;
     std::set<std::pair<uint32_t, std::string>, std::less<>> event_names;  // (event dir, name), each once
@@ -261,6 +263,7 @@ struct RepoWatch::State {
     bool use_cached(uint32_t i, std::vector<uint32_t>& todo);
     uint32_t cached_child(uint32_t i, const std::string& name, Id id) const;
     void save_cache();
+    [[nodiscard]] TreeCache tree_of(const std::vector<bool>* keep) const;
     void read_names(int fd, uint32_t i, std::vector<std::string>& subdirs);
     UniqueFd open_subdir(int fd, const std::string& name);
     void walk_from(uint32_t first);

@@ -152,6 +152,25 @@ expect_out "^done$" "cold, large: the user's config rewritten through a mapping 
 moved "cold, large" "$c/u/.git/config"
 host_git_runs_nothing "cold, large" "$WORK/p/$c/u"
 
+# 11. Repositories the host made after the last run, one with its config a symlink to a file
+#     elsewhere in the workdir, one including such a file; the command rewrites only those files
+#     (git reads them as the configs): judged as files the configs include, in a small project
+#     (the walk) and in a large one (the events, which name nothing in those repositories).
+for size in small large; do
+  if [[ $size == large ]]; then fresh_project; else
+    rm -rf "$WORK/p" && mkdir -p "$WORK/p" && cd "$WORK/p" && "${G[@]}" init -q . && jailed "echo first"; fi
+  mkdir -p shared && "${G[@]}" init -q linkrepo && mv linkrepo/.git/config shared/linked.cfg &&
+    ln -s ../../shared/linked.cfg linkrepo/.git/config
+  : > shared/inc.cfg && "${G[@]}" init -q increpo && "${G[@]}" -C increpo config include.path ../../shared/inc.cfg
+  sleep 0.2
+  jailed "printf '[core]\n\tfsmonitor = $evil\n' >> shared/linked.cfg && printf '[core]\n\tpager = $evil\n' >> shared/inc.cfg && echo done"
+  expect_out "^done$" "$size, host-made: the files its configs lead to rewritten"
+  moved "$size, symlinked config" "shared/linked.cfg"
+  moved "$size, included config" "shared/inc.cfg"
+  host_git_runs_nothing "$size, symlinked config" "$WORK/p/linkrepo"
+  host_git_runs_nothing "$size, included config" "$WORK/p/increpo"
+done
+
 # 7. A file system mounted below the workdir (root only: mounts): what is planted in it is found.
 if [[ $(id -u) -eq 0 ]]; then
   fresh_project
