@@ -183,6 +183,7 @@ UniqueFd RepoWatch::State::open_handle(const std::string& key, int flags) const 
 // system cannot keep it here.
 void RepoWatch::State::drain_events() {
     if (!fan) return;
+    const pid_t self = ::getpid();
     for (size_t read_now = 0; read_now <= queue_max;) {
         const ssize_t n = ::read(fan.get(), ebuf, sizeof ebuf);
         if (n <= 0) return;  // EAGAIN: none left
@@ -195,6 +196,11 @@ void RepoWatch::State::drain_events() {
             if (m.fd >= 0) ::close(m.fd);
             if (m.vers != FANOTIFY_METADATA_VERSION || (m.mask & FAN_Q_OVERFLOW) != 0) events_lost = true;
             const size_t end = off + m.event_len;
+            // cordon's own (its placeholders, made and removed around the run) are not the run's.
+            if (m.pid == self && (m.mask & FAN_Q_OVERFLOW) == 0) {
+                off += m.event_len;
+                continue;
+            }
             std::string dir, object;
             const char* name = nullptr;
             for (size_t at = off + m.metadata_len; at + sizeof(struct fanotify_event_info_header) <= end;) {
