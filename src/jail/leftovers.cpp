@@ -461,7 +461,7 @@ std::vector<Quarantined> RepoWatch::finish() {
             s.walk_todo.clear();
         }
         if (!s.events_lost) s.judge_events();
-        if (s.events_lost || s.symlink_made || s.link_made || s.unsafe_written) {
+        if (s.events_lost || s.symlink_made || s.link_made || s.unsafe_written || s.common_seen) {
             if (s.sparse) {
                 s.walk_sparse();
             } else {

@@ -395,13 +395,20 @@ void RepoWatch::State::judge_events() {
             if (!link_made) judge_event_file(i, name, object, touched);
         }
     }
+    // A directory with objects/ and refs/ but no HEAD may be the common directory of a
+    // repository elsewhere (its commondir, or a worktree's) that no run saw: only the walk finds
+    // the repository whose config and hooks it holds.
     for (uint32_t i : touched) {
         for (uint32_t j = i; j != kNone && !nodes[j].probed; j = nodes[j].parent) {
             nodes[j].probed = true;
-            if (nodes[j].listed) continue;
             UniqueFd tmp;
             const int fd = fd_of(j, tmp);
-            if (fd >= 0 && stat_at(fd, "HEAD")) nodes[j].has_head = true;
+            if (fd < 0) continue;
+            if (!nodes[j].listed && stat_at(fd, "HEAD")) nodes[j].has_head = true;
+            if (nodes[j].has_head || common_seen) continue;
+            auto ox = stat_at(fd, "objects");
+            auto rx = ox && is_dir(*ox) ? stat_at(fd, "refs") : std::nullopt;
+            common_seen = rx && is_dir(*rx);
         }
     }
 }

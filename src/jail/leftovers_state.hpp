@@ -233,6 +233,7 @@ struct RepoWatch::State {
     bool sparse = false;          // no walk before the run: the nodes are the cache's repositories
     bool symlink_made = false;    // a symlink was made or moved in the run: every .git file is judged
     bool link_made = false;       // a file the run touched has another name: the walk judges
+    bool common_seen = false;     // a directory the run touched may be a common dir: the walk judges
     bool unsafe_written = false;  // a file the run wrote reads as an unsafe git config: the walk judges
     uint64_t written_budget = uint64_t{16} << 20;              // bytes of the run's files that judge_event_file reads
     bool watch_links = false;                                  // read_names looks for such symlinks

@@ -171,6 +171,18 @@ for size in small large; do
   host_git_runs_nothing "$size, included config" "$WORK/p/increpo"
 done
 
+# 12. A repository the host made after the last run whose common directory (commondir: its
+#     config, hooks, objects and refs) lies elsewhere in the workdir, with no HEAD of its own:
+#     the command adds a hook there that reads as a harmless config too.
+fresh_project
+"${G[@]}" init -q h && "${G[@]}" -C h commit -q --allow-empty -m one && mkdir common &&
+  mv h/.git/objects h/.git/refs h/.git/config h/.git/hooks common/ && echo ../../common > h/.git/commondir
+sleep 0.2
+jailed "printf '#!/bin/sh\n[core]\nabbrev=7;$evil\n' > common/hooks/pre-commit && chmod +x common/hooks/pre-commit && echo done"
+expect_out "^done$" "common dir: a hook that reads as a config too"
+moved "common dir" "common/hooks/pre-commit"
+host_git_runs_nothing "common dir" "$WORK/p/h"
+
 # 7. A file system mounted below the workdir (root only: mounts): what is planted in it is found.
 if [[ $(id -u) -eq 0 ]]; then
   fresh_project
