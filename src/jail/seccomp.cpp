@@ -11,6 +11,7 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -55,8 +56,24 @@ void deny_tracing(Rules& r) {
     }
 }
 
-void deny_mounting(Rules& r) {
-    for (const char* n : kMountSyscalls) r.push_back(deny(n, "mounting"));
+// mount(2)'s flags (argument 3) that make it a propagation change and nothing else: the kernel
+// takes MS_REMOUNT and MS_BIND before them, and a call with one of them never reaches a file
+// system's code, so it can neither make a mount nor copy a file up.
+constexpr uint64_t kPropagationFlags = MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE;
+constexpr ArgCond kMountRules[] = {{3, MS_REMOUNT, MS_REMOUNT}, {3, MS_BIND, MS_BIND}, {3, kPropagationFlags, 0}};
+
+// Mounting is refused. With --allow-userns, mount(2) may still change propagation (what a nested
+// sandbox does first in its own mount namespace, `mount --make-rprivate /`); it cannot mount.
+void deny_mounting(Rules& r, bool allow_propagation) {
+    for (const char* n : kMountSyscalls) {
+        if (allow_propagation && std::string_view(n) == "mount") {
+            for (const ArgCond& c : kMountRules) {
+                r.push_back(SyscallRule{n, A::Errno, EPERM, {c}, "mounting (a propagation change is allowed)"});
+            }
+            continue;
+        }
+        r.push_back(deny(n, "mounting"));
+    }
     for (const char* n : {"umount2", "pivot_root", "chroot"}) r.push_back(deny(n, "mounting"));
 }
 
@@ -197,7 +214,7 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
     p.name = "default";
     deny_kernel_surface(p.rules);
     if (!options.allow_ptrace) deny_tracing(p.rules);
-    deny_mounting(p.rules);
+    deny_mounting(p.rules, options.allow_userns);
     deny_administration(p.rules);
     deny_clock_setting(p.rules);
     deny_weakening_personas(p.rules);
@@ -214,11 +231,21 @@ SeccompPolicy default_seccomp(const SeccompOptions& options) {
 namespace {
 
 bool refuses(const std::vector<SyscallRule>& rules, std::string_view name, uint64_t flag = 0) {
-    return std::ranges::any_of(rules, [&](const SyscallRule& r) {
-        if (r.syscall != name || r.action == A::Allow) return false;
-        return r.conds.empty() || (flag != 0 && r.conds.size() == 1 && r.conds[0].arg == 0 &&
-                                   (r.conds[0].mask & flag) == flag && r.conds[0].datum == r.conds[0].mask);
-    });
+    auto refusing = [&](const SyscallRule& r) { return r.syscall == name && r.action != A::Allow; };
+    if (std::ranges::any_of(rules, [&](const SyscallRule& r) {
+            return refusing(r) &&
+                   (r.conds.empty() || (flag != 0 && r.conds.size() == 1 && r.conds[0].arg == 0 &&
+                                        (r.conds[0].mask & flag) == flag && r.conds[0].datum == r.conds[0].mask));
+        })) {
+        return true;
+    }
+    // mount(2) left open to propagation changes only (deny_mounting) makes no mount.
+    return name == "mount" && flag == 0 && std::ranges::all_of(kMountRules, [&](const ArgCond& c) {
+               return std::ranges::any_of(rules, [&](const SyscallRule& r) {
+                   return refusing(r) && r.conds.size() == 1 && r.conds[0].arg == c.arg && r.conds[0].mask == c.mask &&
+                          r.conds[0].datum == c.datum;
+               });
+           });
 }
 
 }  // namespace

@@ -58,6 +58,11 @@ elif name == 'nested_mount':
     if r[0] == 0:
         os.makedirs('/tmp/x', exist_ok=True)
         r = call('mount', b'none', b'/tmp/x', b'tmpfs', 0, 0)
+elif name == 'nested_propagation':
+    # the same namespaces, then mount(2) with FLAGS on / (a propagation change, or not)
+    r = call('unshare', 0x10000000 | 0x00020000)
+    if r[0] == 0:
+        r = call('mount', 0, b'/', 0, int(a[0], 0), 0)
 elif name == 'unshare':
     r = call('unshare', int(a[0], 0))
 elif name == 'clone':
@@ -240,6 +245,16 @@ jailed "$P setns badfd" --allow-userns
 expect_out "^setns -1 $EBADF\$" "--allow-userns: setns reaches the kernel (EBADF for fd -1)"
 jailed "$P nested_mount" --allow-userns
 expect_out "^nested_mount -1 $EPERM\$" "--allow-userns: mount(2) still fails with EPERM in a nested user+mount namespace"
+# A propagation change is the one mount(2) a nested sandbox may make (srt's apply-seccomp and
+# unshare -m begin with it); with MS_BIND or MS_REMOUNT beside it, it is refused.
+jailed "$P nested_propagation 0x44000" --allow-userns
+expect_out '^nested_propagation 0 0$' "--allow-userns: mount(MS_REC|MS_PRIVATE) of / in a nested namespace succeeds"
+for flags in 0x45000 0x44020 0x1000; do
+  jailed "$P nested_propagation $flags" --allow-userns
+  expect_out "^nested_propagation -1 $EPERM\$" "--allow-userns: mount(2) with flags $flags (bind or remount) is refused"
+done
+jailed "$P nested_propagation 0x44000"
+expect_out "^nested_propagation -1 $EPERM\$" "without --allow-userns: no nested namespace to change"
 if [[ $RUN_AS == user ]]; then
   # Mapping the caller's own (non-root) id as root in a nested namespace is allowed by the kernel.
   jailed 'unshare -Ur id -u' --allow-userns
