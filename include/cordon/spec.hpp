@@ -36,11 +36,14 @@ struct CgroupLimits {
 // profile is parsed, as bubblewrap's setup ops are: the planner replays them in order, after
 // everything else.
 struct MountRequest {
-    enum class Kind { Bind, RoBind, DevBind, Proc, Dev, Dir, Symlink, RemountRo };
+    // Perms is bubblewrap's --perms OCTAL (in DEST): the command line's and profile's parsers
+    // keep it in order, and the spec builder folds it into the Dir or Tmpfs that follows.
+    enum class Kind { Bind, RoBind, DevBind, Proc, Dev, Dir, Symlink, RemountRo, Tmpfs, Perms };
     Kind kind = Kind::Dir;
-    std::string source;     // the binds: the host path; Symlink: the link's target; else empty
-    std::string dest;       // inside the jail
-    bool optional = false;  // the binds' -try forms: nothing happens when SOURCE does not exist
+    std::string source;            // the binds: the host path; Symlink: the link's target; else empty
+    std::string dest;              // inside the jail
+    bool optional = false;         // the binds' -try forms: nothing happens when SOURCE does not exist
+    std::optional<mode_t> mode{};  // Dir, Tmpfs: --perms before it (default 0755, as bubblewrap)
     bool operator==(const MountRequest&) const = default;
 };
 
@@ -64,6 +67,10 @@ constexpr std::string_view mount_request_name(MountRequest::Kind kind) {
             return "symlink";
         case K::RemountRo:
             return "remount-ro";
+        case K::Tmpfs:
+            return "mount-tmpfs";
+        case K::Perms:
+            return "perms";
     }
     return "?";
 }
@@ -140,6 +147,7 @@ struct Spec {
     bool allow_userns = false;
     bool allow_ptrace = false;
     bool new_session = false;
+    std::optional<std::string> argv0;  // --argv0: what the command sees as argv[0] (bubblewrap's)
     std::vector<int> cap_keep;
     std::vector<std::string> cap_keep_names;
     std::string seccomp = "default";

@@ -46,6 +46,9 @@ const std::vector<KeyInfo>& all_keys() {  // NOLINT(readability-function-size)
         {"dir", T::Ops, "DEST", "create directory DEST", kProfile, 1},
         {"symlink", T::Ops, "SRC DEST", "create symlink DEST pointing to SRC", kProfile, 2},
         {"remount-ro", T::Ops, "DEST", "remount DEST read-only", kProfile, 1},
+        {"mount-tmpfs", T::Ops, "DEST",
+         "mount an empty tmpfs on DEST, in order with the other primitives (bwrap's --tmpfs)", kProfile, 1},
+        {"perms", T::Ops, "OCTAL", "mode of the next --dir or --mount-tmpfs (default 0755)", kProfile, 1},
         {"chdir", T::String, "DIR", "working directory inside the jail (default: the current directory)", kProfile, 1},
         // network and identity
         {"net", T::String, "none|host", "network: none (loopback only, default) or host", kProfile, 1},
@@ -92,6 +95,7 @@ const std::vector<KeyInfo>& all_keys() {  // NOLINT(readability-function-size)
         {"cap-add", T::List, "CAP",
          "keep capability CAP inside the jail's user namespace (CAP_SETFCAP: no xattr is written)", kProfile, 1},
         {"new-session", T::Bool, "", "run the command in a new session (no controlling terminal)", kProfile, 0},
+        {"argv0", T::String, "NAME", "argv[0] the command is given (COMMAND is still the program run)", kCliOnly, 1},
         {"seccomp", T::String, "NAME|PATH", "syscall policy (default: default)", kProfile, 1},
         // policy
         {"policy", T::List, "NAME|PATH", "command policy to check the command against (repeatable; default: default)",
@@ -119,7 +123,8 @@ MountRequest mount_request(const std::string& key, std::vector<std::string> args
     std::string_view name = key;
     r.optional = name.size() > 4 && name.substr(name.size() - 4) == "-try";
     if (r.optional) name.remove_suffix(4);
-    for (K kind : {K::Bind, K::RoBind, K::DevBind, K::Proc, K::Dev, K::Dir, K::Symlink, K::RemountRo}) {
+    for (K kind :
+         {K::Bind, K::RoBind, K::DevBind, K::Proc, K::Dev, K::Dir, K::Symlink, K::RemountRo, K::Tmpfs, K::Perms}) {
         if (mount_request_name(kind) == name) r.kind = kind;
     }
     r.dest = std::move(args.back());

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <utility>
 
 #include "cordon/env_filter.hpp"
 #include "cordon/net.hpp"
@@ -327,10 +328,33 @@ Status set_private_dirs(const SettingsLayer& merged, const HostInfo& host, Spec&
     return {};
 }
 
-// The bwrap-style primitives, in order.
+// --perms OCTAL: a mode of at most 07777, as bubblewrap reads it.
+Result<mode_t> perms_mode(const std::string& text, const std::string& origin) {
+    if (text.empty() || text.size() > 5 || text.find_first_not_of("01234567") != std::string::npos) {
+        return make_error("--perms",
+                          "invalid value '" + text + "': expected an octal mode such as 0700 (" + origin + ")");
+    }
+    const unsigned long mode = std::stoul(text, nullptr, 8);
+    if (mode > 07777) return make_error("--perms", "invalid value '" + text + "': at most 07777 (" + origin + ")");
+    return static_cast<mode_t>(mode);
+}
+
+// The bwrap-style primitives, in order; a --perms becomes the mode of the op after it.
 Status set_mount_requests(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
+    std::optional<mode_t> perms;
+    std::string perms_origin;
     for (auto& [request, origin] : get_ops(merged)) {
         using K = MountRequest::Kind;
+        if (perms && request.kind != K::Dir && request.kind != K::Tmpfs) {
+            return make_error("--perms", "applies to the --dir or --mount-tmpfs right after it, not to --" +
+                                             mount_request_option(request) + " (" + perms_origin + ")");
+        }
+        if (request.kind == K::Perms) {
+            CORDON_ASSIGN_OR_RETURN(perms, perms_mode(request.dest, origin));
+            perms_origin = origin;
+            continue;
+        }
+        request.mode = std::exchange(perms, std::nullopt);
         if (request.dest.empty() || (mount_request_has_source(request.kind) && request.source.empty())) {
             return make_error("--" + mount_request_option(request), "empty path (" + origin + ")");
         }
@@ -342,6 +366,7 @@ Status set_mount_requests(const SettingsLayer& merged, const HostInfo& host, Spe
         }
         s.mount_requests.push_back(std::move(request));
     }
+    if (perms) return make_error("--perms", "is not followed by --dir or --mount-tmpfs (" + perms_origin + ")");
     return {};
 }
 
@@ -444,6 +469,7 @@ Status set_security(const SettingsLayer& merged, Spec& s) {
     s.allow_userns = get_bool(merged, "allow-userns");
     s.allow_ptrace = get_bool(merged, "allow-ptrace");
     s.new_session = get_bool(merged, "new-session");
+    s.argv0 = get_string(merged, "argv0");
     CORDON_TRY(add_capabilities(merged, s));
     s.seccomp = get_string(merged, "seccomp").value_or("default");
     return {};

@@ -182,6 +182,7 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     p.report_fd = report_fd;
     p.sync_fd = ctx.sync_fd;
     for (const auto& a : spec.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
+    if (spec.argv0) p.argv[0] = const_cast<char*>(spec.argv0->c_str());
     p.argv.push_back(nullptr);
     for (const auto& e : ctx.env ? *ctx.env : spec.env) p.envp.push_back(const_cast<char*>(e.c_str()));
     p.envp.push_back(nullptr);

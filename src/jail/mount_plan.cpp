@@ -553,7 +553,16 @@ void Planner::plan_mount_request(const MountRequest& req) {
             plan_.ops.push_back(MountOp{.kind = K::Dev, .dest = req.dest, .why = why});
             break;
         case R::Dir:
-            plan_.ops.push_back(MountOp{.kind = K::Dir, .dest = req.dest, .mode = 0755, .why = why});
+            plan_.ops.push_back(MountOp{.kind = K::Dir, .dest = req.dest, .mode = req.mode.value_or(0755), .why = why});
+            break;
+        case R::Tmpfs:
+            plan_.ops.push_back(MountOp{.kind = K::Tmpfs,
+                                        .dest = req.dest,
+                                        .size = spec_.tmpfs_size,
+                                        .mode = req.mode.value_or(0755),
+                                        .why = why});
+            break;
+        case R::Perms:  // folded into the op after it by the spec builder
             break;
         case R::Symlink:
             plan_.ops.push_back(MountOp{.kind = K::Symlink, .source = req.source, .dest = req.dest, .why = why});

@@ -45,6 +45,10 @@ expect_exit 0 "--chdir" "$CORDON" --chdir /usr -- /bin/pwd
 expect_out "^/usr$" "--chdir moves the working directory"
 expect_exit 0 "--hostname" "$CORDON" --hostname jailhost -- /bin/cat /proc/sys/kernel/hostname
 expect_out "^jailhost$" "--hostname is set inside"
+expect_exit 0 "--argv0" "$CORDON" --argv0 renamed -- /usr/bin/python3 -c 'import sys, os; print(open("/proc/self/cmdline").read().split("\0")[0], os.path.basename(os.readlink("/proc/self/exe")))'
+expect_out "^renamed python3" "--argv0 is the command's argv[0]; the program run is still COMMAND's"
+expect_exit 0 "--argv0 with a PATH search" "$CORDON" --argv0 other-name -- sh -c 'echo "$0"'
+expect_out "^other-name$" "the shell found on PATH sees its argv[0] as --argv0"
 expect_exit 0 "--uid/--gid" "$CORDON" --uid 4242 --gid 4343 -- /bin/sh -c 'echo $(id -u) $(id -g)'
 expect_out "^4242 4343$" "the ids inside are the requested ones"
 expect_exit 0 "--rlimit" "$CORDON" --rlimit nofile=64:128 -- /bin/sh -c 'ulimit -n; ulimit -Hn'

@@ -219,7 +219,9 @@ TEST_CASE("mount_request: every primitive's key is typed, and named back", "[set
         CHECK(r.source == (two ? "s" : ""));
         CHECK(r.dest == "d");
     }
-    CHECK(primitives == 11);
+    CHECK(primitives == 13);
+    CHECK(mount_request("mount-tmpfs", {"/t"}) == MountRequest{K::Tmpfs, "", "/t", false});
+    CHECK(mount_request("perms", {"0700"}) == MountRequest{K::Perms, "", "0700", false});
     CHECK(mount_request("ro-bind-try", {"/a", "/b"}) == MountRequest{K::RoBind, "/a", "/b", true});
     CHECK(mount_request("dev-bind", {"/a", "/b"}) == MountRequest{K::DevBind, "/a", "/b", false});
     CHECK(mount_request("remount-ro", {"/a"}) == MountRequest{K::RemountRo, "", "/a", false});

@@ -340,6 +340,26 @@ TEST_CASE("build_spec: hostname, capabilities, status-json, tmpfs-size", "[spec]
     CHECK(build({"--tmpfs-size", "1K", "ls"}, SettingsLayer{}, host).error().what == "--tmpfs-size");
 }
 
+TEST_CASE("build_spec: --perms is the mode of the --dir or --mount-tmpfs after it", "[spec]") {
+    TempTree t;
+    auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
+    using K = MountRequest::Kind;
+    Spec s = build_ok(
+        {"--perms", "0700", "--dir", "/a", "--mount-tmpfs", "/b", "--perms", "000", "--mount-tmpfs", "/c", "ls"},
+        SettingsLayer{}, host);
+    REQUIRE(s.mount_requests.size() == 3);
+    CHECK(s.mount_requests[0] == MountRequest{K::Dir, "", "/a", false, 0700});
+    CHECK(s.mount_requests[1] == MountRequest{K::Tmpfs, "", "/b", false, std::nullopt});
+    CHECK(s.mount_requests[2] == MountRequest{K::Tmpfs, "", "/c", false, 0});
+    for (const Strings& bad :
+         {Strings{"--perms", "0700", "--bind", "/a", "/b", "ls"}, Strings{"--perms", "9", "--dir", "/a", "ls"},
+          Strings{"--perms", "077777", "--dir", "/a", "ls"}, Strings{"--dir", "/a", "--perms", "0700", "ls"}}) {
+        auto r = build(bad, SettingsLayer{}, host);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().what == "--perms");
+    }
+}
+
 TEST_CASE("build_spec: paths", "[spec]") {
     TempTree t;
     std::string proj = t.root + "/home/u/proj";
