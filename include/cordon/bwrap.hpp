@@ -103,8 +103,14 @@ int main_subcommand(const std::vector<std::string>& args);
 // Run the jail; returns the exit status (bubblewrap's: 1 for its own failures).
 int run(const Options& options);
 
+// The capabilities the command keeps, as bubblewrap computes them: a PRIVILEGED (root) caller's
+// effective set, else none, then each --cap-add/--cap-drop in order.
+Result<std::vector<int>> capabilities(const Options& options, bool privileged);
+
 // The extras (CORDON_BWRAP_EXTRAS): the cordon command line that runs OPTIONS in cordon's jail
 // with the extra options appended, or an error naming what bwrap mode cannot carry over.
-Result<std::vector<std::string>> cordon_command_line(const Options& options, const std::string& extras);
+// PRIVILEGED: the caller is root (the capabilities' starting set).
+Result<std::vector<std::string>> cordon_command_line(const Options& options, const std::string& extras,
+                                                     bool privileged);
 
 }  // namespace cordon::bwrap

@@ -2,10 +2,15 @@
 // policy with exec-time checks, the audit log) runs in cordon's jail instead: the ops become
 // cordon's bwrap-style primitives on an empty root (--no-profile), and the extra options follow.
 // An op or option that cordon's jail cannot carry over is an error, never dropped.
+#include <sys/capability.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
+#include <string_view>
 
 #include "cordon/bwrap.hpp"
+#include "cordon/paths.hpp"
 
 namespace cordon::bwrap {
 namespace {
@@ -16,10 +21,18 @@ Error unsupported(const std::string& option) {
     return make_error("bwrap", option + " is not supported with CORDON_BWRAP_EXTRAS (cordon's jail has no such step)");
 }
 
+// OP as cordon's primitives: a --perms before it stays before it (cordon takes it on --dir and
+// --mount-tmpfs, the two ops here that have a mode).
 Result<std::vector<std::string>> translate_op(const Op& op) {
     const std::string try_suffix = op.optional ? "-try" : "";
-    if (op.perms && op.kind != K::Chmod) return unsupported("--perms");
+    if (op.perms && op.kind != K::Chmod && op.kind != K::Dir && op.kind != K::Tmpfs) return unsupported("--perms");
     if (op.size) return unsupported("--size");
+    if (op.perms && op.kind != K::Chmod) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(*op.perms));
+        const std::string_view name = op.kind == K::Dir ? "--dir" : "--mount-tmpfs";
+        return std::vector<std::string>{"--perms", mode, std::string(name), op.dest};
+    }
     switch (op.kind) {
         case K::Bind:
             return std::vector<std::string>{"--bind" + try_suffix, op.source, op.dest};
@@ -37,8 +50,8 @@ Result<std::vector<std::string>> translate_op(const Op& op) {
             return std::vector<std::string>{"--dev", op.dest};
         case K::Dir:
             return std::vector<std::string>{"--dir", op.dest};
-        case K::Tmpfs:
-            return std::vector<std::string>{"--tmpfs", op.dest};
+        case K::Tmpfs:  // in order with the others, as bubblewrap's (cordon's --tmpfs is planned first)
+            return std::vector<std::string>{"--mount-tmpfs", op.dest};
         case K::BindFd:
             return unsupported("--bind-fd");
         case K::RoBindFd:
@@ -70,32 +83,69 @@ Status check_run_options(const Options& o) {
         {o.pidns_fd >= 0, "--pidns"},          {o.sync_fd >= 0, "--sync-fd"},
         {o.block_fd >= 0, "--block-fd"},       {o.userns_block_fd >= 0, "--userns-block-fd"},
         {o.info_fd >= 0, "--info-fd"},         {o.json_status_fd >= 0, "--json-status-fd"},
-        {!o.seccomp_fds.empty(), "--seccomp"}, {o.as_pid_1, "--as-pid-1"},
-        {o.argv0.has_value(), "--argv0"},      {o.assert_userns_disabled, "--assert-userns-disabled"},
+        {!o.seccomp_fds.empty(), "--seccomp"}, {o.assert_userns_disabled, "--assert-userns-disabled"},
     };
     for (const auto& [given, option] : refused) {
         if (given) return unsupported(option);
     }
-    for (const CapChange& c : o.caps) {
-        if (!c.add) return unsupported("--cap-drop");
-    }
     return {};
+}
+
+bool identity_bind(const Op& op) {
+    return (op.kind == K::Bind || op.kind == K::RoBind) && !op.source.empty() &&
+           normalize_path(op.source, "/") == normalize_path(op.dest, "/");
+}
+
+// The identity binds before OPS[I] that it covers, when OPS[I] is an identity bind of a directory
+// above them (srt binds its proxy socket, then --ro-bind / /): bubblewrap shows the same host
+// file through OPS[I] then, so binding it again right after shows what bubblewrap shows. In
+// cordon's jail that is not the same for a root caller, whose jail sees root's own files, outside
+// the system's trees, only through a bind of their own (cordon(1), ROOT CALLERS): the socket
+// would be nobody's and refuse the connection.
+std::vector<Op> covered_identity_binds(const std::vector<Op>& ops, size_t i) {
+    std::vector<Op> covered;
+    if (!identity_bind(ops[i])) return covered;
+    const std::string above = normalize_path(ops[i].dest, "/");
+    for (size_t j = 0; j < i; ++j) {
+        const std::string dest = normalize_path(ops[j].dest, "/");
+        if (!identity_bind(ops[j]) || dest == above || !path_at_or_under(dest, above)) continue;
+        // Only the last bind of a path counts, and only if nothing after it, up to OPS[I], changed
+        // the path (a later op on it, or one above it, is what bubblewrap covered instead).
+        const bool superseded = std::any_of(ops.begin() + static_cast<long>(j) + 1, ops.begin() + static_cast<long>(i),
+                                            [&](const Op& later) {
+                                                const std::string d = normalize_path(later.dest, "/");
+                                                return path_at_or_under(dest, d) || path_at_or_under(d, dest);
+                                            });
+        if (!superseded) covered.push_back(ops[j]);
+    }
+    return covered;
 }
 
 }  // namespace
 
-Result<std::vector<std::string>> cordon_command_line(const Options& o, const std::string& extras) {
+Result<std::vector<std::string>> cordon_command_line(const Options& o, const std::string& extras, bool privileged) {
     CORDON_TRY(check_run_options(o));
+    // --cap-add/--cap-drop: the set bubblewrap would leave (a root caller's starts full), kept in
+    // cordon's jail, whose user namespace is the one they apply to. Without them, nothing.
+    std::vector<int> keep;
+    if (!o.caps.empty()) {
+        CORDON_ASSIGN_OR_RETURN(keep, capabilities(o, privileged));
+    }
     std::vector<std::string> extra_words;
     std::istringstream in(extras);
     for (std::string w; in >> w;) extra_words.push_back(w);
     std::vector<std::string> out{"--no-profile"};
     const bool has_policy = std::find(extra_words.begin(), extra_words.end(), "--policy") != extra_words.end();
     if (!has_policy) out.emplace_back("--no-policy");
-    for (const Op& op : o.ops) {
-        auto words = translate_op(op);
+    for (size_t i = 0; i < o.ops.size(); ++i) {
+        auto words = translate_op(o.ops[i]);
         if (!words) return words.error();
         out.insert(out.end(), words->begin(), words->end());
+        for (const Op& earlier : covered_identity_binds(o.ops, i)) {
+            const bool readonly = o.ops[i].kind == K::RoBind;  // shown as the bind that covers it shows it
+            out.insert(out.end(), {std::string(readonly ? "--ro-bind" : "--bind") + (earlier.optional ? "-try" : ""),
+                                   earlier.source, earlier.dest});
+        }
     }
     // cordon's jail always has its own pid, ipc and uts namespaces; only the network is a choice.
     // An allowlist among the extras narrows a shared network to its hosts (cordon(1), NETWORK);
@@ -115,7 +165,12 @@ Result<std::vector<std::string>> cordon_command_line(const Options& o, const std
     if (o.hostname) out.insert(out.end(), {"--hostname", *o.hostname});
     if (o.chdir) out.insert(out.end(), {"--chdir", *o.chdir});
     if (o.new_session) out.emplace_back("--new-session");
-    for (const CapChange& c : o.caps) out.insert(out.end(), {"--cap-add", c.name});
+    if (o.argv0) out.insert(out.end(), {"--argv0", *o.argv0});
+    for (int cap : keep) {
+        char* name = ::cap_to_name(cap);
+        out.insert(out.end(), {"--cap-add", name});
+        ::cap_free(name);
+    }
     out.insert(out.end(), extra_words.begin(), extra_words.end());
     out.emplace_back("--");
     out.insert(out.end(), o.argv.begin(), o.argv.end());

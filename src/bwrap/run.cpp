@@ -45,6 +45,8 @@ std::optional<std::string> check_options(const Options& o, bool privileged) {
     return std::nullopt;
 }
 
+}  // namespace
+
 // What the payload keeps: a root caller's effective set and nothing otherwise, then
 // --cap-add/--cap-drop in order.
 Result<std::vector<int>> capabilities(const Options& o, bool privileged) {
@@ -78,6 +80,8 @@ Result<std::vector<int>> capabilities(const Options& o, bool privileged) {
     }
     return caps;
 }
+
+namespace {
 
 int clone_flags(const Options& o, const Plan& plan) {
     int flags = CLONE_NEWNS;
@@ -210,6 +214,8 @@ Status guard_file_caps(const Options& o, Plan& plan) {
     return {};
 }
 
+}  // namespace
+
 bool has_sys_admin() {
     cap_t caps = cap_get_proc();
     cap_flag_value_t value = CAP_CLEAR;
@@ -217,8 +223,6 @@ bool has_sys_admin() {
     cap_free(caps);
     return value == CAP_SET;
 }
-
-}  // namespace
 
 void print_error(const Options& options, const std::string& text, int err) {
     std::string line = options.level_prefix ? "<3>bwrap: " : "bwrap: ";

@@ -33,6 +33,9 @@ struct Plan {
 // Leaves lock files' descriptors in LOCKS.
 bool setup_mounts(const Plan& plan, std::vector<int>& locks, ChildError& error);
 
+// Whether this process has CAP_SYS_ADMIN in its effective set (with uid 0: bubblewrap's "privileged").
+bool has_sys_admin();
+
 // The child: mounts, identity, capabilities, then the payload (and its waiting parent).
 [[noreturn]] void child_main(const Plan& plan);
 

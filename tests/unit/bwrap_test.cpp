@@ -1,6 +1,7 @@
 // bwrap mode's command line: bubblewrap's ordered ops, its arities and checks, --args FD, the
 // environment ops, and the extras' translation into cordon's command line.
 #include <unistd.h>
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -135,24 +136,77 @@ TEST_CASE("bwrap: --args FD splices NUL-separated words in place", "[bwrap]") {
 TEST_CASE("bwrap: the extras become cordon's command line, or a refusal", "[bwrap]") {
     auto o = parsed(
         {"--ro-bind", "/", "/", "--proc", "/proc", "--unshare-all", "--share-net", "--chdir", "/tmp", "--", "make"});
-    auto line = bwrap::cordon_command_line(o, " --memory 1G  --policy default ");
+    auto line = bwrap::cordon_command_line(o, " --memory 1G  --policy default ", false);
     REQUIRE(line.ok());
     const std::vector<std::string> want{
         "--no-profile", "--ro-bind", "/",        "/",  "--proc",   "/proc",   "--net", "host", "--allow-userns",
         "--chdir",      "/tmp",      "--memory", "1G", "--policy", "default", "--",    "make"};
     CHECK(*line == want);
-    auto no_policy = bwrap::cordon_command_line(parsed({"--unshare-net", "--disable-userns", "true"}), "--pids 5");
+    auto no_policy =
+        bwrap::cordon_command_line(parsed({"--unshare-net", "--disable-userns", "true"}), "--pids 5", false);
     REQUIRE(no_policy.ok());
     CHECK(*no_policy ==
           std::vector<std::string>{"--no-profile", "--no-policy", "--net", "none", "--pids", "5", "--", "true"});
     for (const auto& args : std::vector<std::vector<std::string>>{{"--file", "0", "/x", "true"},
                                                                   {"--info-fd", "3", "true"},
-                                                                  {"--cap-drop", "ALL", "true"},
-                                                                  {"--perms", "0700", "--dir", "/x", "true"}}) {
-        auto refused = bwrap::cordon_command_line(parsed(args), "--memory 1G");
+                                                                  {"--size", "4096", "--tmpfs", "/x", "true"},
+                                                                  {"--json-status-fd", "3", "true"}}) {
+        auto refused = bwrap::cordon_command_line(parsed(args), "--memory 1G", false);
         REQUIRE_FALSE(refused.ok());
         CHECK(refused.error().why.find("not supported with CORDON_BWRAP_EXTRAS") != std::string::npos);
     }
+}
+
+TEST_CASE("bwrap: the extras keep the ops' order, --perms and the capabilities bubblewrap leaves", "[bwrap]") {
+    // Codex's command line: a --tmpfs after --ro-bind / / must stay after it (cordon's own --tmpfs
+    // is planned before every primitive), with its --perms.
+    auto codex = bwrap::cordon_command_line(
+        parsed({"--as-pid-1",    "--ro-bind",    "/",      "/",       "--perms", "000",   "--tmpfs",
+                "/tmp/d",        "--remount-ro", "/tmp/d", "--perms", "0700",    "--dir", "/x",
+                "--unshare-net", "--cap-drop",   "ALL",    "--argv0", "helper",  "true"}),
+        "--pids 50", false);
+    REQUIRE(codex.ok());
+    const std::vector<std::string> want{
+        "--no-profile", "--no-policy",    "--ro-bind", "/",       "/",      "--perms", "0000", "--mount-tmpfs",
+        "/tmp/d",       "--remount-ro",   "/tmp/d",    "--perms", "0700",   "--dir",   "/x",   "--net",
+        "none",         "--allow-userns", "--argv0",   "helper",  "--pids", "50",      "--",   "true"};
+    CHECK(*codex == want);
+    // srt binds its proxy socket, then covers it with --ro-bind / /: bubblewrap shows the same
+    // file through /, read-only; so does the bind made again after it, as the cover shows it (which a root caller's
+    // jail needs to own the socket). A path bound elsewhere, or changed in between, is not repeated.
+    auto socket = bwrap::cordon_command_line(
+        parsed({"--bind", "/tmp/s.sock", "/tmp/s.sock", "--bind", "/srv", "/data", "--bind", "/a/b", "/a/b", "--tmpfs",
+                "/a", "--ro-bind", "/", "/", "--tmpfs", "/tmp/x", "true"}),
+        "", false);
+    REQUIRE(socket.ok());
+    const std::vector<std::string> socket_want{
+        "--no-profile", "--no-policy",   "--bind", "/tmp/s.sock", "/tmp/s.sock", "--bind",
+        "/srv",         "/data",         "--bind", "/a/b",        "/a/b",        "--mount-tmpfs",
+        "/a",           "--ro-bind",     "/",      "/",           "--ro-bind",   "/tmp/s.sock",
+        "/tmp/s.sock",  "--mount-tmpfs", "/tmp/x", "--net",       "host",        "--allow-userns",
+        "--",           "true"};
+    CHECK(*socket == socket_want);
+    // Covered by a writable bind, it is writable again (as in bubblewrap, which shows it through that).
+    auto rw = bwrap::cordon_command_line(parsed({"--ro-bind", "/w/.git", "/w/.git", "--bind", "/w", "/w", "true"}), "",
+                                         false);
+    REQUIRE(rw.ok());
+    const std::vector<std::string> again{"--bind", "/w", "/w", "--bind", "/w/.git", "/w/.git"};
+    CHECK(std::search(rw->begin(), rw->end(), again.begin(), again.end()) != rw->end());
+    // srt's, for a root caller: everything dropped, then CAP_SETFCAP.
+    auto srt = bwrap::cordon_command_line(
+        parsed({"--unshare-user", "--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "true"}), "", true);
+    REQUIRE(srt.ok());
+    CHECK(std::count(srt->begin(), srt->end(), "--cap-add") == 1);
+    CHECK(std::find(srt->begin(), srt->end(), "cap_setfcap") != srt->end());
+    // Not root: nothing to start from, so only what is added; a drop of what was never held is nothing.
+    auto user = bwrap::cordon_command_line(parsed({"--cap-add", "CAP_NET_RAW", "--cap-drop", "CAP_SYS_ADMIN", "true"}),
+                                           "", false);
+    REQUIRE(user.ok());
+    CHECK(std::count(user->begin(), user->end(), "--cap-add") == 1);
+    CHECK(std::find(user->begin(), user->end(), "cap_net_raw") != user->end());
+    auto bad = bwrap::cordon_command_line(parsed({"--cap-add", "CAP_NO_SUCH", "true"}), "", false);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().why.find("CAP_NO_SUCH is not a valid capability") != std::string::npos);
 }
 
 TEST_CASE("bwrap: the mode is found by argv[0]'s name", "[bwrap]") {
