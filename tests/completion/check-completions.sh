@@ -64,7 +64,7 @@ expect() {
 }
 
 help=$(cordon --help)
-mapfile -t longs < <(sed -nE 's/^  (-[a-zA-Z],)?(--[a-z][a-z-]*).*/\2/p' <<<"$help")
+mapfile -t longs < <(sed -nE 's/^  (-[a-zA-Z],)?(--[a-z][a-z0-9-]*).*/\2/p' <<<"$help")
 mapfile -t shorts < <(sed -nE 's/^  (-[a-zA-Z])[ ,].*/\1/p' <<<"$help")
 mapfile -t subcommands < <(sed -nE 's/^  cordon ([a-z]+) .*/\1/p' <<<"$help" | sort -u)
 mapfile -t profiles < <(cordon profile list | awk '/^[^ ]/ { print $1 }')

@@ -72,6 +72,37 @@ for ops in "--bind /etc /tmp/m/n/o" "--symlink /x /tmp/s/l/k" "--perms 0700 --di
   done
 done
 
+# The state bubblewrap leaves the command in, beside Debian's bwrap for four command lines: the
+# umask, no_new_privs, the capability sets, the blocked and ignored signals, the groups, the
+# session, process group and terminal, oom_score_adj, the ids, the working directory, the types
+# and flags of /, /dev, /proc and /tmp, what /dev holds, the environment's names and the rlimits.
+# A root caller's sandbox that can hold CAP_SETFCAP has cordon's xattr filter besides (SECCOMP in
+# cordon(1)): the Seccomp lines are left out as root.
+cat >"$OUT/probe.sh" <<'EOF'
+grep -E "^(Umask|NoNewPrivs|Seccomp|Seccomp_filters|CapInh|CapPrm|CapEff|CapBnd|CapAmb|SigBlk|SigIgn|Groups):" /proc/self/status
+id; pwd; cat /proc/self/oom_score_adj
+awk '{print "session leader:", ($6==$1), "group leader:", ($5==$1), "tty:", $7}' /proc/self/stat
+findmnt -n -o TARGET,FSTYPE,OPTIONS / /dev /proc /tmp 2>/dev/null |
+  sed -E 's/,?(size|nr_inodes|mode|uid|gid|inode64|nsdelegate|memory_recursiveprot)=[^,]*//g'
+ls /dev | tr '\n' ' '; echo
+env | cut -d= -f1 | sort | tr '\n' ' '; echo
+ulimit -a
+EOF
+for line in "${agent[*]}" "--ro-bind / / --dev /dev --proc /proc --unshare-user --unshare-pid --new-session" \
+  "--ro-bind / / --dev /dev --unshare-user --uid 1234 --gid 1234 --cap-add CAP_NET_RAW" \
+  "--dev-bind / / --as-pid-1 --unshare-pid --proc /proc"; do
+  # shellcheck disable=SC2086 # the command line's words
+  got=$("$bw" $line -- sh "$OUT/probe.sh" </dev/null 2>&1)
+  # shellcheck disable=SC2086
+  want=$(bwrap $line -- sh "$OUT/probe.sh" </dev/null 2>&1)
+  if [[ $RUN_AS == root ]]; then
+    got=$(grep -v '^Seccomp' <<<"$got")
+    want=$(grep -v '^Seccomp' <<<"$want")
+  fi
+  [[ -n $got && $got == "$want" ]] && ok "the command's state under '$line' is Debian's bwrap's" ||
+    not_ok "the command's state under '$line': $(diff <(echo "$want") <(echo "$got") | tr '\n' ' ')"
+done
+
 # Namespaces: only what is asked (bubblewrap's semantics), --as-pid-1, the JSON reports.
 run "$bw" --ro-bind / / -- readlink /proc/self/ns/net
 [[ $(cat "$OUT/out") == "$(readlink /proc/self/ns/net)" ]] && ok "no --unshare-net: the host's network namespace" ||
