@@ -18,6 +18,8 @@ struct ArgCond {
     unsigned arg;   // 0..5
     uint64_t mask;  // (value & mask) == datum
     uint64_t datum;
+    bool at_least = false;  // instead: value >= datum (mask unused)
+    bool operator==(const ArgCond&) const = default;
 };
 
 struct SyscallRule {

@@ -92,15 +92,31 @@ void add_cut(JsonObject& o, const ArgvRecord& a) {
 
 }  // namespace
 
+std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0,
+                                                     const std::string& program) {
+    std::vector<std::vector<std::string>> out;
+    if (argv.empty() || argv0.empty()) return out;
+    out.push_back(with_program(argv, argv0));
+    const std::string_view name = path_basename(argv0);
+    const std::string prefix = std::string(path_basename(program)) + "-";
+    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) {
+        std::vector<std::string> sub{program, std::string(name.substr(prefix.size()))};
+        sub.insert(sub.end(), argv.begin() + 1, argv.end());
+        out.push_back(std::move(sub));
+    }
+    return out;
+}
+
 std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity, bool* unresolved) {
     std::vector<std::vector<std::string>> out;
     std::vector<std::string> given = r.argv;
     if (given.empty()) given.push_back(r.path);
     out.push_back(given);
-    if (!r.exe.empty() && !multicall(r.exe) && path_basename(r.exe) != path_basename(given[0])) {
-        auto real = given;
-        real[0] = r.exe;
-        out.push_back(std::move(real));
+    if (!r.exe.empty() && path_basename(r.exe) != path_basename(given[0])) {
+        if (!multicall(r.exe)) out.push_back(with_program(given, r.exe));
+        // argv[0] as git reads it: git-clean is git's clean.
+        auto named = argv0_variants(given, given[0], r.exe);
+        if (named.size() > 1) out.push_back(std::move(named[1]));
     }
     if (r.root.valid()) {
         auto resolved = given;

@@ -34,7 +34,9 @@ std::string suggestion(const std::string& key) {
     std::string best;
     size_t best_d = 3;
     std::vector<std::string> names = {"description", "extends"};
-    for (const auto& k : all_keys()) names.emplace_back(k.name);
+    for (const auto& k : all_keys()) {
+        if (k.profile_ok) names.emplace_back(k.name);
+    }
     for (const auto& n : names) {
         size_t d = edit_distance(key, n);
         if (d < best_d) {
@@ -200,7 +202,11 @@ Status ProfileReader::read_extends(const TomlValue& node, const std::string& at,
 Status ProfileReader::read_setting(const TomlValue::Key& k, const TomlValue& node, const std::string& at) {
     const std::string& key = k.name;
     const KeyInfo* info = find_key(key);
-    if (!info || !info->profile_ok) {
+    if (info != nullptr && !info->profile_ok) {
+        return make_error(where(path_, k.line, k.column),
+                          "'" + key + "' is a command-line option (--" + key + "), not a profile key");
+    }
+    if (!info) {
         return make_error(where(path_, k.line, k.column), "unknown key '" + key + "'" + suggestion(key));
     }
     layer_.where[key] = at;

@@ -339,12 +339,29 @@ Result<mode_t> perms_mode(const std::string& text, const std::string& origin) {
     return static_cast<mode_t>(mode);
 }
 
-// The bwrap-style primitives, in order; a --perms becomes the mode of the op after it.
+// Which file (or the command line) ORIGIN is in: "dir/p.toml:3:1" is "dir/p.toml".
+std::string_view origin_source(std::string_view origin) {
+    for (int field = 0; field < 2; ++field) {
+        const size_t colon = origin.rfind(':');
+        if (colon == std::string_view::npos ||
+            origin.find_first_not_of("0123456789", colon + 1) != std::string_view::npos || colon + 1 == origin.size()) {
+            return origin;
+        }
+        origin = origin.substr(0, colon);
+    }
+    return origin;
+}
+
+// The bwrap-style primitives, in order; a --perms becomes the mode of the op after it, in the
+// same file or on the command line.
 Status set_mount_requests(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
     std::optional<mode_t> perms;
     std::string perms_origin;
     for (auto& [request, origin] : get_ops(merged)) {
         using K = MountRequest::Kind;
+        if (perms && origin_source(origin) != origin_source(perms_origin)) {
+            return make_error("--perms", "is not followed by --dir or --mount-tmpfs (" + perms_origin + ")");
+        }
         if (perms && request.kind != K::Dir && request.kind != K::Tmpfs) {
             return make_error("--perms", "applies to the --dir or --mount-tmpfs right after it, not to --" +
                                              mount_request_option(request) + " (" + perms_origin + ")");

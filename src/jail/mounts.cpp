@@ -36,7 +36,20 @@ int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode)
     if (dest == "/") return -1;
     UniqueFd parent(ensure_dir(root, std::string(path_parent(dest)), resolve, 0755));
     if (!parent) return -1;
-    if (::mkdirat(parent.get(), std::string(path_basename(dest)).c_str(), mode) != 0 && errno != EEXIST) return -1;
+    const std::string name(path_basename(dest));
+    if (::mkdirat(parent.get(), name.c_str(), mode) != 0) {
+        if (errno != EEXIST) return -1;
+    } else {
+        // What it makes has MODE as mkdir(2) takes it (no set-id bits) whatever the umask (--perms),
+        // as bubblewrap's, whose umask is cleared. No process of the jail's runs yet that could
+        // put something else under NAME.
+        struct stat st {};
+        if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            (st.st_mode & 01777) != (mode & 01777)) {
+            // (A set-gid bit it inherited stays, as mkdir(2) leaves it.)
+            (void)::fchmodat(parent.get(), name.c_str(), (st.st_mode & S_ISGID) | (mode & 01777), 0);
+        }
+    }
     return openat2_at(root, dest, O_PATH | O_DIRECTORY, resolve);
 }
 

@@ -56,18 +56,31 @@ void deny_tracing(Rules& r) {
     }
 }
 
-// mount(2)'s flags (argument 3) that make it a propagation change and nothing else: the kernel
-// takes MS_REMOUNT and MS_BIND before them, and a call with one of them never reaches a file
-// system's code, so it can neither make a mount nor copy a file up.
+// mount(2) whose flags (argument 3) are a propagation change and nothing else: a propagation
+// flag, at most MS_REC and MS_SILENT beside it, and no other bit. The kernel takes such a call to
+// do_change_type, which touches no file system, so it can neither make a mount nor copy a file
+// up. Each refusal below is one way to be anything else: no propagation flag; a bit from 1 << 21
+// up (MS_MGC_VAL, whose 16 high bits the kernel drops before it reads the flags, or MS_NOUSER);
+// or one of the other low bits (MS_BIND, MS_MOVE, MS_REMOUNT, ...).
 constexpr uint64_t kPropagationFlags = MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE;
-constexpr ArgCond kMountRules[] = {{3, MS_REMOUNT, MS_REMOUNT}, {3, MS_BIND, MS_BIND}, {3, kPropagationFlags, 0}};
+constexpr uint64_t kPropagationChange = kPropagationFlags | MS_REC | MS_SILENT;
+static_assert(kPropagationChange < (uint64_t{1} << 21));
+
+std::vector<ArgCond> mount_refusals() {
+    std::vector<ArgCond> conds{{3, kPropagationFlags, 0}, {3, 0, uint64_t{1} << 21, true}};
+    for (unsigned bit = 0; bit < 21; ++bit) {
+        const uint64_t flag = uint64_t{1} << bit;
+        if ((kPropagationChange & flag) == 0) conds.push_back({3, flag, flag});
+    }
+    return conds;
+}
 
 // Mounting is refused. With --allow-userns, mount(2) may still change propagation (what a nested
 // sandbox does first in its own mount namespace, `mount --make-rprivate /`); it cannot mount.
 void deny_mounting(Rules& r, bool allow_propagation) {
     for (const char* n : kMountSyscalls) {
         if (allow_propagation && std::string_view(n) == "mount") {
-            for (const ArgCond& c : kMountRules) {
+            for (const ArgCond& c : mount_refusals()) {
                 r.push_back(SyscallRule{n, A::Errno, EPERM, {c}, "mounting (a propagation change is allowed)"});
             }
             continue;
@@ -240,11 +253,9 @@ bool refuses(const std::vector<SyscallRule>& rules, std::string_view name, uint6
         return true;
     }
     // mount(2) left open to propagation changes only (deny_mounting) makes no mount.
-    return name == "mount" && flag == 0 && std::ranges::all_of(kMountRules, [&](const ArgCond& c) {
-               return std::ranges::any_of(rules, [&](const SyscallRule& r) {
-                   return refusing(r) && r.conds.size() == 1 && r.conds[0].arg == c.arg && r.conds[0].mask == c.mask &&
-                          r.conds[0].datum == c.datum;
-               });
+    return name == "mount" && flag == 0 && std::ranges::all_of(mount_refusals(), [&](const ArgCond& c) {
+               return std::ranges::any_of(
+                   rules, [&](const SyscallRule& r) { return refusing(r) && r.conds.size() == 1 && r.conds[0] == c; });
            });
 }
 
@@ -385,7 +396,7 @@ std::string seccomp_key(const SeccompPolicy& policy) {
         for (const auto& c : r.conds) {
             num(c.arg, ':');
             num(c.mask, ':');
-            num(c.datum, ' ');
+            num(c.datum, c.at_least ? '+' : ' ');
         }
         key += '\n';
     }
@@ -496,7 +507,10 @@ Result<std::vector<sock_filter>> compile_seccomp_fresh(const SeccompPolicy& poli
                 continue;
         }
         std::vector<scmp_arg_cmp> cmps;
-        for (const auto& c : rule.conds) cmps.push_back(SCMP_CMP64(c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.datum));
+        for (const auto& c : rule.conds) {
+            cmps.push_back(c.at_least ? SCMP_CMP64(c.arg, SCMP_CMP_GE, c.datum)
+                                      : SCMP_CMP64(c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.datum));
+        }
         int rc = seccomp_rule_add_array(ctx.get(), action, nr, static_cast<unsigned>(cmps.size()),
                                         cmps.empty() ? nullptr : cmps.data());
         if (rc < 0) return make_error("seccomp rule for " + rule.syscall, "libseccomp refused it", -rc);

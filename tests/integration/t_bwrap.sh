@@ -226,6 +226,16 @@ else
 fi
 run "$bw" "${agent[@]}" -- python3 -c 'import os; print(os.system("rm -rf / 2>/dev/null") == 0 or "no-deny")'
 grep -q "denied" "$OUT/err" && not_ok "without extras there is no policy" || ok "without extras: no command policy"
+# The extras keep --tmpfs in the ops' order and --perms exact whatever the umask, as bubblewrap.
+mkdir -p "$SCRATCH/covered" && echo "host's" >"$SCRATCH/covered/file"
+for m in 0777 6777 0700; do
+  got=$(umask 077 && CORDON_BWRAP_EXTRAS="--audit $OUT/perms.jsonl" "$bw" --ro-bind / / --perms $m --tmpfs "$SCRATCH/covered" \
+    --perms $m --dir "$SCRATCH/covered/d" -- sh -c "stat -c %a '$SCRATCH/covered' '$SCRATCH/covered/d'; ls '$SCRATCH/covered'" 2>&1 | tr '\n' ' ')
+  want=$(umask 077 && bwrap --ro-bind / / --perms $m --tmpfs "$SCRATCH/covered" \
+    --perms $m --dir "$SCRATCH/covered/d" -- sh -c "stat -c %a '$SCRATCH/covered' '$SCRATCH/covered/d'; ls '$SCRATCH/covered'" 2>&1 | tr '\n' ' ')
+  [[ $got == "$want" ]] && ok "extras: --perms $m --tmpfs after --ro-bind / /, and --dir: $got, as Debian's bwrap" ||
+    not_ok "extras: --perms $m --tmpfs/--dir: '$got', Debian's bwrap '$want'"
+done
 expect_exit 1 "extras: an op cordon's jail lacks is refused, not dropped" \
   env CORDON_BWRAP_EXTRAS="--memory 64M" "$bw" --ro-bind / / --file 0 /x true
 expect_err "^bwrap: --file is not supported with CORDON_BWRAP_EXTRAS" "the refusal names the op"

@@ -88,6 +88,28 @@ write_policy "curl http://example.test/"
 expect_exit 125 "breaking it again is caught despite the cache" "$CORDON" --policy "$SCRATCH/examples.toml" -- true
 
 # cordon check never runs anything.
+# --argv0 and argv[0] inside the jail: a name is what it makes the program. busybox named rm is
+# rm; git named git-clean is git clean. (HOME is the test's, and private in the jail.)
+mkdir -p "$WORK/victim" && touch "$WORK/victim/untracked"
+cat > "$SCRATCH/no-clean.toml" <<TOML
+description = "no git clean, no rm -r of HOME"
+[[rule]]
+id = "no-git-clean"
+decision = "deny"
+reason = "git clean"
+program = ["git"]
+subcommand = ["clean"]
+must-match = ["git clean -fdx"]
+must-not-match = ["git status"]
+TOML
+expect_exit 126 "--argv0 rm -- busybox -rf HOME is judged as rm" "$CORDON" --exec-checks off --argv0 rm -- busybox -rf "$HOME"
+expect_err "^cordon: denied: rm -rf $HOME" "the denial names it as rm"
+expect_exit 126 "--argv0 git-clean -- git -fdx is judged as git clean" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" --argv0 git-clean -- git -fdx
+expect_exit 126 "exec -a git-clean git inside the jail is judged as git clean" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --chdir "$WORK/victim" -- bash -c "$GUARD; exec -a git-clean git -fdx"
+[[ -e $WORK/victim/untracked ]] && ok "git clean did not run" || not_ok "git clean ran under another name"
+expect_exit 0 "--argv0 under another name that is allowed runs" "$CORDON" --argv0 lister -- ls "$WORK/victim"
 expect_exit 126 "cordon check denies" "$CORDON" check -c "rm -rf / ; touch $marker"  # check never executes
 expect_out "^deny" "check prints the decision"
 expect_exit 0 "cordon check allows" "$CORDON" check -- ls -la

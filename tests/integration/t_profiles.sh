@@ -57,6 +57,16 @@ expect_err "badvar.toml:1:7: .*unknown variable \\\$\{NOPE\}" "the error names t
 printf 'extends = ["default"]\nnetw = "host"\n' > "$P/typo.toml"
 expect_exit 125 "an unknown key" "$CORDON" -p typo -- touch "$WORK/ran"
 expect_err "typo.toml:2:1: unknown key 'netw' \(did you mean 'net'\?\)" "unknown key with a suggestion, at the key"
+printf 'extends = ["default"]\nargv0 = "ls"\n' > "$P/clionly.toml"
+expect_exit 125 "a command-line-only option in a profile" "$CORDON" -p clionly -- touch "$WORK/ran"
+expect_err "clionly.toml:2:1: 'argv0' is a command-line option \(--argv0\), not a profile key" "it says so"
+printf 'extends = ["default"]\nperms = ["0701"]\n' > "$P/perms.toml"
+expect_exit 125 "a profile's last perms does not apply to the command line's --dir" \
+  "$CORDON" -p perms --dir /tmp/made -- touch "$WORK/ran"
+expect_err "^cordon: --perms: is not followed by --dir or --mount-tmpfs \(.*perms.toml:2:10\)" "the perms is named"
+printf 'extends = ["default"]\nperms = ["0701"]\ndir = ["/tmp/made"]\n' > "$P/permsdir.toml"
+run "$CORDON" -p permsdir -- stat -c %a /tmp/made
+expect_out "^701$" "perms then dir in a profile: the dir has that mode"
 printf 'net = 5\n' > "$P/type.toml"
 expect_exit 125 "a wrong type" "$CORDON" -p type -- true
 expect_err "type.toml:1:7: 'net' must be a string" "wrong type names the key"

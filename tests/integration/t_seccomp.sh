@@ -61,7 +61,10 @@ elif name == 'nested_mount':
 elif name == 'nested_propagation':
     # the same namespaces, then mount(2) with FLAGS on / (a propagation change, or not)
     r = call('unshare', 0x10000000 | 0x00020000)
-    if r[0] == 0:
+    if r[0] == 0 and a[1:] == ['tmpfs']:
+        os.makedirs('/tmp/x', exist_ok=True)
+        r = call('mount', b'none', b'/tmp/x', b'tmpfs', int(a[0], 0), 0)
+    elif r[0] == 0:
         r = call('mount', 0, b'/', 0, int(a[0], 0), 0)
 elif name == 'unshare':
     r = call('unshare', int(a[0], 0))
@@ -249,9 +252,18 @@ expect_out "^nested_mount -1 $EPERM\$" "--allow-userns: mount(2) still fails wit
 # unshare -m begin with it); with MS_BIND or MS_REMOUNT beside it, it is refused.
 jailed "$P nested_propagation 0x44000" --allow-userns
 expect_out '^nested_propagation 0 0$' "--allow-userns: mount(MS_REC|MS_PRIVATE) of / in a nested namespace succeeds"
-for flags in 0x45000 0x44020 0x1000; do
+jailed "$P nested_propagation 0x4c000" --allow-userns
+expect_out '^nested_propagation 0 0$' "--allow-userns: MS_REC|MS_SILENT beside MS_PRIVATE is still a propagation change"
+# Anything beside: MS_BIND, MS_REMOUNT, MS_MOVE, MS_NOSUID, MS_POSIXACL, no propagation flag, and
+# MS_MGC_VAL (0xc0ed0000: its high bits, which hold MS_PRIVATE and MS_SLAVE, are dropped by the
+# kernel, which then makes a new mount).
+for flags in 0x45000 0x44020 0x1000 0x42000 0x40002 0x50000 0x4000; do
   jailed "$P nested_propagation $flags" --allow-userns
-  expect_out "^nested_propagation -1 $EPERM\$" "--allow-userns: mount(2) with flags $flags (bind or remount) is refused"
+  expect_out "^nested_propagation -1 $EPERM\$" "--allow-userns: mount(2) with flags $flags is refused"
+done
+for flags in 0xc0ed0000 0xc0ed4000 0x200000 0x8000000000040000; do
+  jailed "$P nested_propagation $flags tmpfs" --allow-userns
+  expect_out "^nested_propagation -1 $EPERM\$" "--allow-userns: a tmpfs mount with flags $flags is refused"
 done
 jailed "$P nested_propagation 0x44000"
 expect_out "^nested_propagation -1 $EPERM\$" "without --allow-userns: no nested namespace to change"
