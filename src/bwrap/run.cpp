@@ -200,6 +200,9 @@ void print_warning(const Options& options, const std::string& text) {
 }
 
 int run(const Options& o) {
+    // A caller that ignores SIGCHLD would have the kernel reap the sandbox before we can wait for
+    // it: bubblewrap 0.11.1 resets it, and the command starts with it at its default too.
+    (void)::signal(SIGCHLD, SIG_DFL);
     Plan plan;
     plan.options = &o;
     plan.privileged = ::getuid() == 0 && has_sys_admin();

@@ -345,9 +345,27 @@ bool apply_op(const Plan& plan, const Op& op, const std::vector<std::string>& so
             return bind_onto(sources[0], op.dest, is_dir(sources[0]) ? Node::Dir : Node::File, op.kind == K::DevBind,
                              op.kind == K::RoBind, error);
         case K::BindFd:
-        case K::RoBindFd:
-            return bind_onto(sources[0], op.dest, is_dir(sources[0]) ? Node::Dir : Node::File, false,
-                             op.kind == K::RoBindFd, error);
+        case K::RoBindFd: {
+            // The bind follows the descriptor's path, walked again: a rename racing it could put
+            // another tree there (CVE-2024-42472's class), so what was mounted must be the
+            // descriptor's file, as bubblewrap checks, or the sandbox is not built. Then the
+            // descriptor is closed, as bubblewrap closes it.
+            struct stat want {
+            }, got{};
+            if (::fstat(op.fd, &want) != 0) return failed(error, "Can't stat fd " + std::to_string(op.fd));
+            const bool dir = S_ISDIR(want.st_mode);
+            bool bound =
+                bind_onto(sources[0], op.dest, dir ? Node::Dir : Node::File, false, op.kind == K::RoBindFd, error);
+            if (bound) {
+                UniqueFd mounted(open_in_root(op.dest, O_PATH));
+                if (!mounted || ::fstat(mounted.get(), &got) != 0 || got.st_dev != want.st_dev ||
+                    got.st_ino != want.st_ino) {
+                    bound = failed(error, "Race condition binding dirfd", 0);
+                }
+            }
+            ::close(op.fd);
+            return bound;
+        }
         case K::RemountRo:
             return remount_ro(op, error);
         case K::Proc:

@@ -103,6 +103,43 @@ for line in "${agent[*]}" "--ro-bind / / --dev /dev --proc /proc --unshare-user 
     not_ok "the command's state under '$line': $(diff <(echo "$want") <(echo "$got") | tr '\n' ' ')"
 done
 
+# bubblewrap 0.11.1 resets an ignored SIGCHLD (else the kernel reaps the sandbox before bwrap can
+# wait for it); the command starts with it at its default.
+for line in "--ro-bind / / --dev /dev" "--ro-bind / / --unshare-pid --proc /proc" "--ro-bind / / --as-pid-1 --unshare-pid"; do
+  # shellcheck disable=SC2086 # the command line's words
+  run env --ignore-signal=CHLD "$bw" $line -- sh -c 'grep -q "^SigIgn:.*0000000000000000$" /proc/self/status && exit 7; exit 8'
+  expect_rc 7 "a caller that ignores SIGCHLD: the status comes back, not ignored in the command ($line)"
+done
+
+# --bind-fd (0.10, CVE-2024-42472): the descriptor's file is what is bound, or nothing is: a
+# bounded run of binds while another process swaps the directory's parent with a symlink to
+# another tree never shows the other tree; the descriptor is closed before the command runs.
+mkdir -p "$SCRATCH/race/d/x" "$SCRATCH/race/evil/x" && echo good >"$SCRATCH/race/d/x/good" &&
+  echo evil >"$SCRATCH/race/evil/x/evil" && ln -s evil "$SCRATCH/race/e"
+run "$bw" --ro-bind / / --tmpfs /mnt --bind-fd 9 /mnt/m -- sh -c 'ls /mnt/m; [ -e /proc/self/fd/9 ] && echo open || echo closed' \
+  9<"$SCRATCH/race/d/x"
+[[ $rc -eq 0 && $(tr '\n' ' ' <"$OUT/out") == "good closed " ]] && ok "--bind-fd binds the descriptor's directory and closes it" ||
+  not_ok "--bind-fd: exit $rc, $(tr '\n' ' ' <"$OUT/out") $(head -2 "$OUT/err")"
+/usr/bin/python3 - "$SCRATCH/race" <<'EOF' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+d, e = (os.path.join(sys.argv[1], n).encode() for n in ("d", "e"))
+end = time.time() + 30  # never outlive the test
+while time.time() < end:
+    libc.renameat2(-100, d, -100, e, 2)  # RENAME_EXCHANGE
+EOF
+swapper=$!
+wrong=0
+exec 9<"$SCRATCH/race/d/x"
+for _ in $(seq 150); do
+  "$bw" --ro-bind / / --tmpfs /mnt --bind-fd 9 /mnt/m -- ls /mnt/m 2>/dev/null | grep -q evil && wrong=$((wrong + 1))
+done
+exec 9<&-
+kill "$swapper" 2>/dev/null
+wait "$swapper" 2>/dev/null
+((wrong == 0)) && ok "--bind-fd under a racing rename: 150 runs, the other tree never bound" ||
+  not_ok "--bind-fd under a racing rename: the other tree bound $wrong times in 150"
+
 # Namespaces: only what is asked (bubblewrap's semantics), --as-pid-1, the JSON reports.
 run "$bw" --ro-bind / / -- readlink /proc/self/ns/net
 [[ $(cat "$OUT/out") == "$(readlink /proc/self/ns/net)" ]] && ok "no --unshare-net: the host's network namespace" ||
