@@ -285,6 +285,7 @@ void add_process_options(std::map<std::string, OptionDef, std::less<>>& t) {
                         return {};
                     }};
     t["--argv0"] = {1, [](Parser& p, const std::vector<std::string>& v) -> Status {
+                        if (p.out.argv0) return fail("--argv0 used multiple times");
                         p.out.argv0 = v[0];
                         return {};
                     }};
@@ -307,7 +308,7 @@ void add_process_options(std::map<std::string, OptionDef, std::less<>>& t) {
     t["--json-status-fd"] = {1, fd_option(&Options::json_status_fd, "--json-status-fd")};
     for (const char* name : {"--seccomp", "--add-seccomp-fd"}) {
         const bool single = std::string_view(name) == "--seccomp";
-        t[name] = {1, [single, name](Parser& p, const std::vector<std::string>& v) -> Status {
+        t[name] = {1, [single](Parser& p, const std::vector<std::string>& v) -> Status {
                        auto fd = parse_fd(v[0]);
                        if (!fd) return fd.error();
                        if (single && p.out.seccomp_single) return fail("--seccomp cannot be repeated");

@@ -78,6 +78,7 @@ TEST_CASE("bwrap: arities, unknown options, fds", "[bwrap]") {
     CHECK(parse_error({"--frobnicate", "true"}) == "Unknown option --frobnicate");
     CHECK(parse_error({"--info-fd", "0a", "true"}) == "Invalid fd: 0a");
     CHECK(parse_error({"--exec-label", "x", "true"}) == "labeling not supported on this system");
+    CHECK(parse_error({"--argv0", "a", "--argv0", "b", "true"}) == "--argv0 used multiple times");  // as 0.9+
     CHECK(parse_error({"--seccomp", "3", "--add-seccomp-fd", "4", "true"}) ==
           "--add-seccomp-fd cannot be combined with --seccomp");
     CHECK(parse_error({"--add-seccomp-fd", "3", "--seccomp", "4", "true"}) ==
