@@ -60,6 +60,28 @@ stop_server() {
   fi
 }
 
+# serve_http DIR: a static HTTP server of the test's own on 127.0.0.1, serving DIR, in the
+# background: srv is its pid (stop_server ends it), port its port. Fails if it did not start.
+serve_http() {
+  local portfile
+  portfile=$(mktemp -u "$OUT/port.XXXXXX")
+  /usr/bin/python3 - "$1" "$portfile" </dev/null >/dev/null 2>&1 <<'EOF' &
+import http.server, os, socketserver, sys, threading, time
+os.chdir(sys.argv[1])
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+s = socketserver.ThreadingTCPServer(('127.0.0.1', 0), Quiet)
+threading.Thread(target=s.serve_forever, daemon=True).start()
+open(sys.argv[2] + '.tmp', 'w').write(str(s.server_address[1]))
+os.rename(sys.argv[2] + '.tmp', sys.argv[2])
+time.sleep(600)  # never outlive the test
+EOF
+  srv=$!
+  for _ in $(seq 100); do [[ -s $portfile ]] && break; sleep 0.1; done
+  [[ -s $portfile ]] || return 1
+  port=$(cat "$portfile")
+}
+
 # alive PID...: prints those that still run (zombies count as gone).
 alive() {
   local p st

@@ -281,22 +281,9 @@ expect_err "^bwrap: --file is not supported with CORDON_BWRAP_EXTRAS" "the refus
 # (CORDON_TEST_RESOLVE, cordon(1) NETWORK); a denied name is reserved (*.invalid), so nothing here
 # can reach another address.
 mkdir -p "$OUT/site" && echo "hello-through-bwrap" >"$OUT/site/hello.txt" && chmod -R a+rX "$OUT/site"
-/usr/bin/python3 - "$OUT/site" "$OUT/port" </dev/null >/dev/null 2>&1 <<'EOF' &
-import http.server, os, socketserver, sys, threading, time
-os.chdir(sys.argv[1])
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a): pass
-s = socketserver.ThreadingTCPServer(('127.0.0.1', 0), Quiet)
-threading.Thread(target=s.serve_forever, daemon=True).start()
-open(sys.argv[2] + '.tmp', 'w').write(str(s.server_address[1]))
-os.rename(sys.argv[2] + '.tmp', sys.argv[2])
-time.sleep(60)  # never outlive the test
-EOF
-srv=$!
 trap stop_server EXIT
-for _ in $(seq 50); do [[ -s $OUT/port ]] && break; sleep 0.1; done
-if [[ -s $OUT/port ]]; then
-  P=$(cat "$OUT/port")
+if serve_http "$OUT/site"; then
+  P=$port
   net_extras="--allow-host allowed.test:$P --allow-host 127.0.0.1:$P --status-json $OUT/net.json"
   run env CORDON_TEST_RESOLVE=allowed.test=127.0.0.1 CORDON_BWRAP_EXTRAS="$net_extras" "$bw" "${agent[@]}" -- \
     sh -c "curl -sS --max-time 10 http://allowed.test:$P/hello.txt; curl -sS --max-time 10 -o /dev/null -w '%{http_code}\n' http://denied.invalid/"

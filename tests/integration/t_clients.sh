@@ -32,26 +32,12 @@ mkdir -p "$WORK/.git"  # both clients keep a repository's .git read-only
 
 # The host's loopback server: the host srt's proxy lets through.
 mkdir -p "$OUT/site" && echo "hello-through-the-proxy" >"$OUT/site/hello.txt" && chmod -R a+rX "$OUT/site"
-/usr/bin/python3 - "$OUT/site" "$OUT/port" </dev/null >/dev/null 2>&1 <<'EOF' &
-import http.server, os, socketserver, sys, threading, time
-os.chdir(sys.argv[1])
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a): pass
-s = socketserver.ThreadingTCPServer(('127.0.0.1', 0), Quiet)
-threading.Thread(target=s.serve_forever, daemon=True).start()
-open(sys.argv[2] + '.tmp', 'w').write(str(s.server_address[1]))
-os.rename(sys.argv[2] + '.tmp', sys.argv[2])
-time.sleep(600)  # never outlive the test
-EOF
-srv=$!
 trap stop_server EXIT
-for _ in $(seq 100); do [[ -s $OUT/port ]] && break; sleep 0.1; done
-[[ -s $OUT/port ]] || {
+serve_http "$OUT/site" || {
   not_ok "the loopback server did not start"
   finish
   exit 1
 }
-port=$(cat "$OUT/port")
 cat >"$SCRATCH/srt.json" <<EOF
 {"filesystem": {"denyRead": ["$HOME/secret"], "allowWrite": ["."], "denyWrite": []},
  "network": {"allowedDomains": ["127.0.0.1"], "deniedDomains": []}}
