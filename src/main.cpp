@@ -170,9 +170,11 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
         const cordon::policy::CheckOptions mode{.defer_uncertain = spec.exec_checks};
         auto decision = spec.via_shell ? policies.check_script(spec.argv[2], cwd, spec.home, mode)
                                        : policies.check_argv(spec.argv, cwd, spec.home, mode);
-        // --argv0: the command is judged as what that name makes it too (busybox as rm, git-clean).
-        if (decision.allow && !spec.via_shell && spec.argv0) {
-            for (const auto& argv : cordon::argv0_variants(spec.argv, *spec.argv0, spec.argv[0])) {
+        // The command is judged as what its name, or --argv0's, makes it too (busybox as rm,
+        // git-clean as git clean).
+        for (const std::string* name : {&spec.argv[0], spec.argv0 ? &*spec.argv0 : nullptr}) {
+            if (!decision.allow || spec.via_shell || name == nullptr) break;
+            for (const auto& argv : cordon::argv0_variants(spec.argv, *name)) {
                 decision = policies.check_argv(argv, cwd, spec.home, mode);
                 if (!decision.allow) break;
             }

@@ -21,11 +21,10 @@ namespace cordon {
 // the system program that the file loaded is a copy of (a copy of the loader is the loader).
 // UNRESOLVED is set when an interpreter or the loader's program, named through /proc or /dev,
 // leads to no file: judge_exec refuses those. Pure apart from reading the jail's file system.
-// What a program run as PROGRAM with ARGV's words after argv[0] and ARGV0 as its argv[0] may do
-// besides running as PROGRAM: act as the program ARGV0 names (a multicall binary, busybox as
-// `rm`), and, for an ARGV0 of PROGRAM-SUB (git-clean for git), run PROGRAM's SUB, as git does.
-std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0,
-                                                     const std::string& program);
+// What a program run with ARGV's words after argv[0] and ARGV0 as its argv[0] may act as: ARGV0's
+// program (a multicall binary: busybox named rm), that name without a login dash (-rm), and for
+// a name PROGRAM-SUB, PROGRAM's SUB (git named git-clean). The first line is ARGV with ARGV0.
+std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0);
 
 std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity = nullptr,
                                                     bool* unresolved = nullptr);

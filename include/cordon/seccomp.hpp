@@ -52,8 +52,8 @@ struct SeccompOptions {
 // that could copy one up (overlayfs keeps a lower file's capabilities) or idmap a tree.
 inline constexpr const char* kXattrWriteSyscalls[] = {"setxattr", "lsetxattr", "fsetxattr", "setxattrat"};
 inline constexpr const char* kUringSyscalls[] = {"io_uring_setup", "io_uring_enter", "io_uring_register"};
-inline constexpr const char* kMountSyscalls[] = {"mount",    "open_tree", "move_mount", "fsopen",
-                                                 "fsconfig", "fsmount",   "fspick",     "mount_setattr"};
+inline constexpr const char* kMountSyscalls[] = {"mount",    "open_tree", "open_tree_attr", "move_mount",   "fsopen",
+                                                 "fsconfig", "fsmount",   "fspick",         "mount_setattr"};
 
 // True if RULES let the command make a user namespace: clone or unshare with CLONE_NEWUSER, or
 // clone3 (whose flags no filter can read), not refused.

@@ -84,8 +84,9 @@ int open_parent(const std::string& dest, mode_t mode, std::string& name) {
         if (probe) continue;
         if (errno != ENOENT) return -1;
         UniqueFd up(open_in_root(at, O_PATH | O_DIRECTORY));
+        // The umask is cleared while the ops run (child.cpp): mkdirat gives MODE exactly. No
+        // chmod by name after it: a rename could put a symlink there first.
         if (!up || (::mkdirat(up.get(), part.c_str(), mode) != 0 && errno != EEXIST)) return -1;
-        if (mode != 0755) (void)::chmod((fd_path(up.get()) + "/" + part).c_str(), mode);
     }
     return open_in_root(parent, O_PATH | O_DIRECTORY);
 }
@@ -298,7 +299,9 @@ bool dir_op(const Op& op, ChildError& error) {
     bool created = false;
     UniqueFd fd(make_dest(op.dest, Node::Dir, op.perms.value_or(0755), op.perms, &created));
     if (!fd) return failed(error, "Can't mkdir " + op.dest);
-    if (created && op.perms) (void)::chmod(fd_path(fd.get()).c_str(), *op.perms);
+    // mkdirat made it with --perms exactly (the umask is cleared) and, as bubblewrap's mkdir, without
+    // set-id bits; nothing is changed by name afterwards, where a rename could have put a symlink.
+    (void)created;
     return true;
 }
 

@@ -92,15 +92,19 @@ void add_cut(JsonObject& o, const ArgvRecord& a) {
 
 }  // namespace
 
-std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0,
-                                                     const std::string& program) {
+std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0) {
     std::vector<std::vector<std::string>> out;
     if (argv.empty() || argv0.empty()) return out;
     out.push_back(with_program(argv, argv0));
-    const std::string_view name = path_basename(argv0);
-    const std::string prefix = std::string(path_basename(program)) + "-";
-    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) {
-        std::vector<std::string> sub{program, std::string(name.substr(prefix.size()))};
+    std::string_view name = path_basename(argv0);
+    const std::string_view given = name;
+    while (!name.empty() && name.front() == '-') name.remove_prefix(1);  // a login name: busybox's -rm is rm
+    if (name.empty()) return out;
+    if (name != given) out.push_back(with_program(argv, std::string(name)));
+    // PROGRAM-SUB is PROGRAM's SUB, as git reads git-clean (whatever the file is called).
+    const size_t dash = name.find('-');
+    if (dash != std::string_view::npos && dash > 0 && dash + 1 < name.size()) {
+        std::vector<std::string> sub{std::string(name.substr(0, dash)), std::string(name.substr(dash + 1))};
         sub.insert(sub.end(), argv.begin() + 1, argv.end());
         out.push_back(std::move(sub));
     }
@@ -112,11 +116,15 @@ std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, Progra
     std::vector<std::string> given = r.argv;
     if (given.empty()) given.push_back(r.path);
     out.push_back(given);
-    if (!r.exe.empty() && path_basename(r.exe) != path_basename(given[0])) {
-        if (!multicall(r.exe)) out.push_back(with_program(given, r.exe));
-        // argv[0] as git reads it: git-clean is git's clean.
-        auto named = argv0_variants(given, given[0], r.exe);
-        if (named.size() > 1) out.push_back(std::move(named[1]));
+    if (!r.exe.empty() && !multicall(r.exe) && path_basename(r.exe) != path_basename(given[0])) {
+        out.push_back(with_program(given, r.exe));
+    }
+    // What argv[0] and the file's own name make it (busybox's -rm, git's git-clean).
+    for (const std::string& name : {given[0], r.exe}) {
+        auto named = argv0_variants(given, name);
+        for (size_t i = 1; i < named.size(); ++i) {
+            if (std::find(out.begin(), out.end(), named[i]) == out.end()) out.push_back(std::move(named[i]));
+        }
     }
     if (r.root.valid()) {
         auto resolved = given;

@@ -43,11 +43,13 @@ int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode)
         // What it makes has MODE as mkdir(2) takes it (no set-id bits) whatever the umask (--perms),
         // as bubblewrap's, whose umask is cleared. No process of the jail's runs yet that could
         // put something else under NAME.
+        // Through a descriptor of the directory itself, never by name: another jail sharing the
+        // workdir could rename a symlink into its place. (A set-gid bit it inherited stays, as
+        // mkdir(2) leaves it.)
+        UniqueFd made(::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         struct stat st {};
-        if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-            (st.st_mode & 01777) != (mode & 01777)) {
-            // (A set-gid bit it inherited stays, as mkdir(2) leaves it.)
-            (void)::fchmodat(parent.get(), name.c_str(), (st.st_mode & S_ISGID) | (mode & 01777), 0);
+        if (made && ::fstat(made.get(), &st) == 0 && (st.st_mode & 01777) != (mode & 01777)) {
+            (void)::fchmod(made.get(), (st.st_mode & S_ISGID) | (mode & 01777));
         }
     }
     return openat2_at(root, dest, O_PATH | O_DIRECTORY, resolve);

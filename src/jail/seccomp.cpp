@@ -292,7 +292,8 @@ int syscall_number(const std::string& name) {
     if (nr != __NR_SCMP_ERROR) return nr;
 #if defined(__x86_64__) || defined(__aarch64__) || defined(__riscv)
     // Newer than libseccomp 2.5's table; the same number on every architecture since 5.x.
-    static constexpr std::pair<std::string_view, int> kNewer[] = {{"setxattrat", 463}};
+    // open_tree_attr (6.15) clones a mount and changes its flags at once: read-only off.
+    static constexpr std::pair<std::string_view, int> kNewer[] = {{"setxattrat", 463}, {"open_tree_attr", 467}};
     for (auto [n, number] : kNewer) {
         if (n == name) return number;
     }

@@ -108,6 +108,15 @@ expect_exit 126 "--argv0 git-clean -- git -fdx is judged as git clean" \
   "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" --argv0 git-clean -- git -fdx
 expect_exit 126 "exec -a git-clean git inside the jail is judged as git clean" \
   "$CORDON" --policy "$SCRATCH/no-clean.toml" --chdir "$WORK/victim" -- bash -c "$GUARD; exec -a git-clean git -fdx"
+cp /usr/bin/git "$WORK/victim/mygit"
+expect_exit 126 "--argv0 git-clean with a copy of git under another name is judged as git clean" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" --argv0 git-clean -- ./mygit -f
+expect_exit 126 "exec -a git-clean ./mygit inside the jail is judged as git clean" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --chdir "$WORK/victim" -- bash -c "$GUARD; exec -a git-clean ./mygit -f"
+expect_exit 126 "git-clean by its own name (git-core) is judged as git clean" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -- /usr/lib/git-core/git-clean -f
+expect_exit 126 "--argv0 -rm -- busybox (a login name) is judged as rm" "$CORDON" --exec-checks off --argv0 -rm -- busybox -rf "$HOME"
+expect_exit 126 "exec -a -rm busybox inside the jail is judged as rm" "$CORDON" -- bash -c "$GUARD; exec -a -rm busybox -rf \"\$HOME\""
 [[ -e $WORK/victim/untracked ]] && ok "git clean did not run" || not_ok "git clean ran under another name"
 expect_exit 0 "--argv0 under another name that is allowed runs" "$CORDON" --argv0 lister -- ls "$WORK/victim"
 expect_exit 126 "cordon check denies" "$CORDON" check -c "rm -rf / ; touch $marker"  # check never executes

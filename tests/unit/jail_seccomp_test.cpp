@@ -342,6 +342,9 @@ TEST_CASE("seccomp: no extended attribute is written where the jail can hold CAP
     CHECK(run_bpf(*guarded, SYS_getxattr, kNativeArch, {}) == kAllow);
     CHECK(run_bpf(*guarded, SYS_removexattr, kNativeArch, {}) == kAllow);
     CHECK(syscall_number("setxattrat") == 463);
+    CHECK(syscall_number("open_tree_attr") == 467);
+    CHECK(count_rules(default_seccomp({}), "open_tree_attr") == 1);
+    CHECK(count_rules(default_seccomp({.allow_userns = true}), "open_tree_attr") == 1);
     CHECK(syscall_number("no_such_call") == -1);
 
     // The default refuses user namespaces unless --allow-userns; a file that allows them again
@@ -373,9 +376,11 @@ TEST_CASE("seccomp: no extended attribute is written where the jail can hold CAP
     // base = "none" gets the xattr and io_uring refusals, and must refuse mounting itself.
     auto none = parse_seccomp("base = \"none\"\n", "x.toml", {.deny_xattr_writes = true});
     REQUIRE(none.ok());
-    CHECK(close_file_caps(*none) == "mount, open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr");
+    CHECK(close_file_caps(*none) ==
+          "mount, open_tree, open_tree_attr, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr");
     auto none_closed = parse_seccomp(
-        "base = \"none\"\ndeny = [\"mount\", \"open_tree\", \"move_mount\", \"fsopen\", \"fsconfig\", "
+        "base = \"none\"\ndeny = [\"mount\", \"open_tree\", \"open_tree_attr\", \"move_mount\", \"fsopen\", "
+        "\"fsconfig\", "
         "\"fsmount\", \"fspick\", \"mount_setattr\"]\n",
         "x.toml", {.deny_xattr_writes = true});
     REQUIRE(none_closed.ok());
@@ -383,6 +388,7 @@ TEST_CASE("seccomp: no extended attribute is written where the jail can hold CAP
     auto compiled = compile_seccomp(none_closed->rules.empty() ? SeccompPolicy{} : *none_closed);
     REQUIRE(compiled.ok());
     CHECK(run_bpf(*compiled, SYS_fsetxattr, kNativeArch, {}) == kNotsup);
+    CHECK(run_bpf(*compiled, 467, kNativeArch, {}) == (SECCOMP_RET_ERRNO | EPERM));  // open_tree_attr
     CHECK(run_bpf(*compiled, SYS_io_uring_setup, kNativeArch, {}) == (SECCOMP_RET_ERRNO | ENOSYS));
     auto named = parse_seccomp("deny = [\"setxattrat\"]\n", "x.toml", {});
     CHECK(named.ok());
