@@ -189,7 +189,7 @@ expect_err "^cordon: .*--on-deny.*explode" "the error names the option and value
 project
 mkdir bin && cp "$CORDON" ./bin/cordon-inner && cp -r "$STAGE/share" ./share
 # (A root caller's policy that leaves user namespaces open must refuse mounting: see t_file_caps.)
-printf 'description = "no listener refused: for cordon inside cordon"\nbase = "none"\ndeny = ["mount", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"]\n' \
+printf 'description = "no listener refused: for cordon inside cordon"\nbase = "none"\ndeny = ["mount", "open_tree", "open_tree_attr", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"]\n' \
   >"$SCRATCH/open.seccomp.toml"
 for outer in "" "--seccomp $SCRATCH/open.seccomp.toml"; do
   what="inner cordon${outer:+ (outer filter without rules)}"

@@ -180,7 +180,7 @@ if [[ $uid -eq 0 ]]; then
   expect_exit 125 "--seccomp base none (user namespaces open) as root" \
     "$CORDON" --seccomp "$SCRATCH/none.seccomp.toml" -- touch "$WORK/ran-none"
   [[ ! -e $WORK/ran-none ]] && ok "nothing ran" || not_ok "the command ran"
-  printf 'base = "none"\ndeny = ["mount", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"]\n' \
+  printf 'base = "none"\ndeny = ["mount", "open_tree", "open_tree_attr", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"]\n' \
     >"$SCRATCH/none-nomount.seccomp.toml"
   run "$CORDON" --seccomp "$SCRATCH/none-nomount.seccomp.toml" -- sh -c "$(attempt n1 unshare -r)"
   grep -q XATTR-FAILED "$OUT/out" && ok "base none refusing mounts runs, with xattr writes refused" ||
