@@ -4,6 +4,9 @@
 // An op or option that cordon's jail cannot carry over is an error, never dropped.
 #include <sys/capability.h>
 
+#include <climits>
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -91,9 +94,14 @@ Status check_run_options(const Options& o) {
     return {};
 }
 
+// A bind of a host path onto the same path, none of whose components is a symlink (else the
+// mount lands where the link leads, which a bind of a directory above does not cover).
 bool identity_bind(const Op& op) {
-    return (op.kind == K::Bind || op.kind == K::RoBind) && !op.source.empty() &&
-           normalize_path(op.source, "/") == normalize_path(op.dest, "/");
+    if ((op.kind != K::Bind && op.kind != K::RoBind) || op.source.empty() || op.source[0] != '/') return false;
+    const std::string path = normalize_path(op.source, "/");
+    if (path != normalize_path(op.dest, "/")) return false;
+    char real[PATH_MAX];
+    return ::realpath(path.c_str(), real) != nullptr && path == real;
 }
 
 // The identity binds before OPS[I] that it covers, when OPS[I] is an identity bind of a directory

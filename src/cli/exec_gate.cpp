@@ -101,6 +101,11 @@ std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::stri
     while (!name.empty() && name.front() == '-') name.remove_prefix(1);  // a login name: busybox's -rm is rm
     if (name.empty()) return out;
     if (name != given) out.push_back(with_program(argv, std::string(name)));
+    // busybox (and toybox) run their first argument as the applet under any name that begins with
+    // theirs: busyboxZ rm is rm.
+    for (std::string_view multi : {"busybox", "toybox"}) {
+        if (name.substr(0, multi.size()) == multi && argv.size() > 1) out.emplace_back(argv.begin() + 1, argv.end());
+    }
     // PROGRAM-SUB is PROGRAM's SUB, as git reads git-clean (whatever the file is called).
     const size_t dash = name.find('-');
     if (dash != std::string_view::npos && dash > 0 && dash + 1 < name.size()) {
@@ -120,7 +125,8 @@ std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, Progra
         out.push_back(with_program(given, r.exe));
     }
     // What argv[0] and the file's own name make it (busybox's -rm, git's git-clean).
-    for (const std::string& name : {given[0], r.exe}) {
+    // (busybox's own file name never picks its applet: argv[0] does.)
+    for (const std::string& name : {given[0], multicall(r.exe) ? std::string() : r.exe}) {
         auto named = argv0_variants(given, name);
         for (size_t i = 1; i < named.size(); ++i) {
             if (std::find(out.begin(), out.end(), named[i]) == out.end()) out.push_back(std::move(named[i]));

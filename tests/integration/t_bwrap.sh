@@ -273,6 +273,18 @@ for m in 0777 6777 0700; do
   [[ $got == "$want" ]] && ok "extras: --perms $m --tmpfs after --ro-bind / /, and --dir: $got, as Debian's bwrap" ||
     not_ok "extras: --perms $m --tmpfs/--dir: '$got', Debian's bwrap '$want'"
 done
+# The extras repeat an identity bind that a later one covers (srt's proxy socket): never one
+# reached through a symlink, whose bind lands outside what covers it. Read-only as in bubblewrap.
+mkdir -p "$SCRATCH/cover/top" "$SCRATCH/cover/elsewhere" && echo orig >"$SCRATCH/cover/elsewhere/target"
+ln -s ../elsewhere/target "$SCRATCH/cover/top/link"
+cover_line=(--ro-bind / / --ro-bind "$SCRATCH/cover/top/link" "$SCRATCH/cover/top/link" --bind "$SCRATCH/cover/top"
+  "$SCRATCH/cover/top" --dev /dev -- sh -c "echo changed >>'$SCRATCH/cover/elsewhere/target' 2>/dev/null; echo \$?")
+want=$(bwrap "${cover_line[@]}" 2>&1)
+got=$(CORDON_BWRAP_EXTRAS="--audit $OUT/cover.jsonl" "$bw" "${cover_line[@]}" 2>&1)
+[[ $got == "$want" && $(cat "$SCRATCH/cover/elsewhere/target") == orig ]] &&
+  ok "extras: a symlink's read-only bind stays read-only under a later cover ($got, as Debian's bwrap)" ||
+  not_ok "extras: the symlink's target: '$got' (Debian's bwrap '$want'), now '$(cat "$SCRATCH/cover/elsewhere/target")'"
+
 expect_exit 1 "extras: an op cordon's jail lacks is refused, not dropped" \
   env CORDON_BWRAP_EXTRAS="--memory 64M" "$bw" --ro-bind / / --file 0 /x true
 expect_err "^bwrap: --file is not supported with CORDON_BWRAP_EXTRAS" "the refusal names the op"

@@ -117,6 +117,11 @@ expect_exit 126 "git-clean by its own name (git-core) is judged as git clean" \
   "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -- /usr/lib/git-core/git-clean -f
 expect_exit 126 "--argv0 -rm -- busybox (a login name) is judged as rm" "$CORDON" --exec-checks off --argv0 -rm -- busybox -rf "$HOME"
 expect_exit 126 "exec -a -rm busybox inside the jail is judged as rm" "$CORDON" -- bash -c "$GUARD; exec -a -rm busybox -rf \"\$HOME\""
+ln -s /usr/bin/busybox "$WORK/busyboxZ"
+expect_exit 126 "busybox under another name that begins with busybox runs its applet: judged as rm" \
+  "$CORDON" -- "$WORK/busyboxZ" rm -rf "$HOME"
+expect_exit 126 "exec -a busybox.static busybox rm inside the jail is judged as rm" \
+  "$CORDON" -- bash -c "$GUARD; exec -a busybox.static busybox rm -rf \"\$HOME\""
 [[ -e $WORK/victim/untracked ]] && ok "git clean did not run" || not_ok "git clean ran under another name"
 expect_exit 0 "--argv0 under another name that is allowed runs" "$CORDON" --argv0 lister -- ls "$WORK/victim"
 expect_exit 126 "cordon check denies" "$CORDON" check -c "rm -rf / ; touch $marker"  # check never executes

@@ -1,5 +1,7 @@
 // bwrap mode's command line: bubblewrap's ordered ops, its arities and checks, --args FD, the
 // environment ops, and the extras' translation into cordon's command line.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -173,26 +175,43 @@ TEST_CASE("bwrap: the extras keep the ops' order, --perms and the capabilities b
         "none",         "--allow-userns", "--argv0",   "helper",  "--pids", "50",      "--",   "true"};
     CHECK(*codex == want);
     // srt binds its proxy socket, then covers it with --ro-bind / /: bubblewrap shows the same
-    // file through /, read-only; so does the bind made again after it, as the cover shows it (which a root caller's
-    // jail needs to own the socket). A path bound elsewhere, or changed in between, is not repeated.
+    // file through /, read-only; so does the bind made again after it, as the cover shows it
+    // (which a root caller's jail needs to own the socket). A path bound elsewhere, changed in
+    // between, or reached through a symlink (whose bind lands where it leads) is not repeated.
+    char tmpl[] = "/tmp/cordon-bwrap-test.XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const std::string t = tmpl;
+    REQUIRE(::mkdir((t + "/a").c_str(), 0755) == 0);
+    REQUIRE(::mkdir((t + "/a/b").c_str(), 0755) == 0);
+    REQUIRE(::mkdir((t + "/w").c_str(), 0755) == 0);
+    REQUIRE(::mkdir((t + "/w/.git").c_str(), 0755) == 0);
+    REQUIRE(::close(::open((t + "/s.sock").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == 0);
+    REQUIRE(::symlink("../s.sock", (t + "/w/link").c_str()) == 0);
+    const std::string sock = t + "/s.sock";
     auto socket = bwrap::cordon_command_line(
-        parsed({"--bind", "/tmp/s.sock", "/tmp/s.sock", "--bind", "/srv", "/data", "--bind", "/a/b", "/a/b", "--tmpfs",
-                "/a", "--ro-bind", "/", "/", "--tmpfs", "/tmp/x", "true"}),
+        parsed({"--bind", sock, sock, "--bind", "/srv", "/data", "--bind", t + "/a/b", t + "/a/b", "--tmpfs", t + "/a",
+                "--ro-bind", "/", "/", "--tmpfs", t + "/x", "true"}),
         "", false);
     REQUIRE(socket.ok());
     const std::vector<std::string> socket_want{
-        "--no-profile", "--no-policy",   "--bind", "/tmp/s.sock", "/tmp/s.sock", "--bind",
-        "/srv",         "/data",         "--bind", "/a/b",        "/a/b",        "--mount-tmpfs",
-        "/a",           "--ro-bind",     "/",      "/",           "--ro-bind",   "/tmp/s.sock",
-        "/tmp/s.sock",  "--mount-tmpfs", "/tmp/x", "--net",       "host",        "--allow-userns",
+        "--no-profile", "--no-policy",   "--bind", sock,       sock,        "--bind",
+        "/srv",         "/data",         "--bind", t + "/a/b", t + "/a/b",  "--mount-tmpfs",
+        t + "/a",       "--ro-bind",     "/",      "/",        "--ro-bind", sock,
+        sock,           "--mount-tmpfs", t + "/x", "--net",    "host",      "--allow-userns",
         "--",           "true"};
     CHECK(*socket == socket_want);
     // Covered by a writable bind, it is writable again (as in bubblewrap, which shows it through that).
-    auto rw = bwrap::cordon_command_line(parsed({"--ro-bind", "/w/.git", "/w/.git", "--bind", "/w", "/w", "true"}), "",
-                                         false);
+    const std::string w = t + "/w", git = t + "/w/.git", link = t + "/w/link";
+    auto rw = bwrap::cordon_command_line(parsed({"--ro-bind", git, git, "--bind", w, w, "true"}), "", false);
     REQUIRE(rw.ok());
-    const std::vector<std::string> again{"--bind", "/w", "/w", "--bind", "/w/.git", "/w/.git"};
+    const std::vector<std::string> again{"--bind", w, w, "--bind", git, git};
     CHECK(std::search(rw->begin(), rw->end(), again.begin(), again.end()) != rw->end());
+    // A symlink's bind lands on its target, outside the cover: not made again (rw) after it.
+    auto through = bwrap::cordon_command_line(parsed({"--ro-bind", link, link, "--bind", w, w, "true"}), "", false);
+    REQUIRE(through.ok());
+    CHECK(std::count(through->begin(), through->end(), link) == 2);
+    for (const char* f : {"/w/link", "/s.sock", "/w/.git", "/w", "/a/b", "/a"}) ::remove((t + f).c_str());
+    ::rmdir(t.c_str());
     // srt's, for a root caller: everything dropped, then CAP_SETFCAP.
     auto srt = bwrap::cordon_command_line(
         parsed({"--unshare-user", "--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "true"}), "", true);

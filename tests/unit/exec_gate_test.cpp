@@ -74,6 +74,11 @@ TEST_CASE("argv0_variants: what a name makes a program", "[exec_gate]") {
     CHECK(argv0_variants({"git", "x"}, "git-") == Lines{{"git-", "x"}});
     CHECK(argv0_variants({"sh"}, "-") == Lines{{"-"}});
     CHECK(argv0_variants({}, "rm").empty());
+    // busybox runs its first argument under any name that begins with "busybox".
+    CHECK(argv0_variants({"./busyboxZ", "rm", "-r", "d"}, "./busyboxZ") ==
+          Lines{{"./busyboxZ", "rm", "-r", "d"}, {"rm", "-r", "d"}});
+    CHECK(argv0_variants({"busybox", "rm", "-r", "d"}, "busybox.static") ==
+          Lines{{"busybox.static", "rm", "-r", "d"}, {"rm", "-r", "d"}});
     // Inside the jail: the exec of git with argv[0] git-clean is judged as git clean too.
     FakeRoot root;
     auto clean = root.request({"git-clean", "-fdx"}, "/usr/bin/git");
