@@ -179,6 +179,11 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
                 if (!decision.allow) break;
             }
         }
+        for (const auto& argv : spec.via_shell ? decltype(cordon::loader_argv0_variants(spec.argv)){}
+                                               : cordon::loader_argv0_variants(spec.argv)) {
+            if (!decision.allow) break;
+            decision = policies.check_argv(argv, cwd, spec.home, mode);
+        }
         if (!decision.allow) {
             std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
             cordon::Outcome denied;

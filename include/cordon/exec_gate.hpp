@@ -25,6 +25,9 @@ namespace cordon {
 // program (a multicall binary: busybox named rm), that name without a login dash (-rm), and for
 // a name PROGRAM-SUB, PROGRAM's SUB (git named git-clean). The first line is ARGV with ARGV0.
 std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0);
+// The same for the program a loader runs with its --argv0 NAME (ld.so --argv0 git-clean git -f):
+// none unless ARGV is a loader's command line with one.
+std::vector<std::vector<std::string>> loader_argv0_variants(const std::vector<std::string>& argv);
 
 std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity = nullptr,
                                                     bool* unresolved = nullptr);

@@ -77,6 +77,7 @@ bool add_loaded_program(const ExecRequest& r, std::vector<std::string>& run, std
     if (operand >= run.size()) return true;
     std::vector<std::string> loaded(run.begin() + static_cast<std::ptrdiff_t>(operand), run.end());
     out.push_back(loaded);
+
     file = resolve_named(r, loaded[0]);
     if (file.empty() && special_path(loaded[0])) return false;
     if (path_basename(file) != path_basename(loaded[0])) out.push_back(with_program(loaded, file));
@@ -116,11 +117,29 @@ std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::stri
     return out;
 }
 
+std::vector<std::vector<std::string>> loader_argv0_variants(const std::vector<std::string>& argv) {
+    std::vector<std::vector<std::string>> out;
+    if (argv.empty() || !is_loader_name(path_basename(argv[0]))) return out;
+    const size_t operand = policy::loader_operand(argv);
+    if (operand >= argv.size()) return out;
+    const std::vector<std::string> loaded(argv.begin() + static_cast<std::ptrdiff_t>(operand), argv.end());
+    for (size_t i = 1; i + 1 < operand; ++i) {
+        if (argv[i] != "--argv0") continue;
+        auto named = argv0_variants(loaded, argv[i + 1]);
+        out.insert(out.end(), named.begin(), named.end());
+    }
+    return out;
+}
+
 std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity, bool* unresolved) {
     std::vector<std::vector<std::string>> out;
     std::vector<std::string> given = r.argv;
     if (given.empty()) given.push_back(r.path);
     out.push_back(given);
+    // The loader's --argv0 NAME is the program's argv[0] (ld.so --argv0 git-clean git).
+    for (const auto& named : loader_argv0_variants(r.exe.empty() ? given : with_program(given, r.exe))) {
+        out.push_back(named);
+    }
     if (!r.exe.empty() && !multicall(r.exe) && path_basename(r.exe) != path_basename(given[0])) {
         out.push_back(with_program(given, r.exe));
     }

@@ -117,6 +117,11 @@ expect_exit 126 "git-clean by its own name (git-core) is judged as git clean" \
   "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -- /usr/lib/git-core/git-clean -f
 expect_exit 126 "--argv0 -rm -- busybox (a login name) is judged as rm" "$CORDON" --exec-checks off --argv0 -rm -- busybox -rf "$HOME"
 expect_exit 126 "exec -a -rm busybox inside the jail is judged as rm" "$CORDON" -- bash -c "$GUARD; exec -a -rm busybox -rf \"\$HOME\""
+loader=$(ls /lib64/ld-linux-*.so.2 /lib/ld-linux-*.so.[0-9] 2>/dev/null | head -1)
+expect_exit 126 "the loader's --argv0 git-clean with git is judged as git clean" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --chdir "$WORK/victim" -- "$loader" --argv0 git-clean /usr/bin/git -f
+expect_exit 126 "the same with exec checks off: the command line's check sees the loader's --argv0" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -- "$loader" --argv0 git-clean /usr/bin/git -f
 ln -s /usr/bin/busybox "$WORK/busyboxZ"
 expect_exit 126 "busybox under another name that begins with busybox runs its applet: judged as rm" \
   "$CORDON" -- "$WORK/busyboxZ" rm -rf "$HOME"

@@ -74,6 +74,11 @@ TEST_CASE("argv0_variants: what a name makes a program", "[exec_gate]") {
     CHECK(argv0_variants({"git", "x"}, "git-") == Lines{{"git-", "x"}});
     CHECK(argv0_variants({"sh"}, "-") == Lines{{"-"}});
     CHECK(argv0_variants({}, "rm").empty());
+    // The loader's --argv0 names the program it runs.
+    const auto loaded =
+        loader_argv0_variants({"/lib64/ld-linux-x86-64.so.2", "--argv0", "git-clean", "/usr/bin/git", "-f"});
+    CHECK(std::find(loaded.begin(), loaded.end(), std::vector<std::string>{"git", "clean", "-f"}) != loaded.end());
+    CHECK(loader_argv0_variants({"/usr/bin/git", "--argv0", "git-clean", "x"}).empty());
     // busybox runs its first argument under any name that begins with "busybox".
     CHECK(argv0_variants({"./busyboxZ", "rm", "-r", "d"}, "./busyboxZ") ==
           Lines{{"./busyboxZ", "rm", "-r", "d"}, {"rm", "-r", "d"}});
