@@ -170,19 +170,13 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
         const cordon::policy::CheckOptions mode{.defer_uncertain = spec.exec_checks};
         auto decision = spec.via_shell ? policies.check_script(spec.argv[2], cwd, spec.home, mode)
                                        : policies.check_argv(spec.argv, cwd, spec.home, mode);
-        // The command is judged as what its name, or --argv0's, makes it too (busybox as rm,
-        // git-clean as git clean).
-        for (const std::string* name : {&spec.argv[0], spec.argv0 ? &*spec.argv0 : nullptr}) {
-            if (!decision.allow || spec.via_shell || name == nullptr) break;
-            for (const auto& argv : cordon::argv0_variants(spec.argv, *name)) {
-                decision = policies.check_argv(argv, cwd, spec.home, mode);
+        // The command is judged as what its name, --argv0's or a loader's --argv0 makes it too
+        // (busybox as rm, git-clean as git clean).
+        if (!spec.via_shell) {
+            for (const auto& argv : cordon::name_variants(spec.argv, spec.argv0)) {
                 if (!decision.allow) break;
+                decision = policies.check_argv(argv, cwd, spec.home, mode);
             }
-        }
-        for (const auto& argv : spec.via_shell ? decltype(cordon::loader_argv0_variants(spec.argv)){}
-                                               : cordon::loader_argv0_variants(spec.argv)) {
-            if (!decision.allow) break;
-            decision = policies.check_argv(argv, cwd, spec.home, mode);
         }
         if (!decision.allow) {
             std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());

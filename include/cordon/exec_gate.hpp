@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,18 @@
 
 namespace cordon {
 
+// What a program run with ARGV's words after argv[0] and ARGV0 as its argv[0] may act as: ARGV0's
+// program (a multicall binary: busybox named rm), that name without a login dash (-rm), and for
+// a name PROGRAM-SUB, PROGRAM's SUB (git named git-clean). The first line is ARGV with ARGV0.
+std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0);
+// The same for the program a loader runs with its --argv0 NAME (ld.so --argv0 git-clean git -f):
+// none unless ARGV is a loader's command line with one.
+std::vector<std::vector<std::string>> loader_argv0_variants(const std::vector<std::string>& argv);
+// The argv lines besides ARGV itself that a command is judged as for its names: its own
+// argv[0]'s, ARGV0's (--argv0) and a loader's --argv0 (argv0_variants, loader_argv0_variants).
+std::vector<std::vector<std::string>> name_variants(const std::vector<std::string>& argv,
+                                                    const std::optional<std::string>& argv0);
+
 // The argv lines one exec is judged as, any denial wins: as given; with argv[0] the program
 // really run (a symlink to rm is rm, whatever it is called; a multicall binary such as busybox is
 // named by argv[0] instead); and with path operands resolved inside the jail's root (a
@@ -21,14 +34,6 @@ namespace cordon {
 // the system program that the file loaded is a copy of (a copy of the loader is the loader).
 // UNRESOLVED is set when an interpreter or the loader's program, named through /proc or /dev,
 // leads to no file: judge_exec refuses those. Pure apart from reading the jail's file system.
-// What a program run with ARGV's words after argv[0] and ARGV0 as its argv[0] may act as: ARGV0's
-// program (a multicall binary: busybox named rm), that name without a login dash (-rm), and for
-// a name PROGRAM-SUB, PROGRAM's SUB (git named git-clean). The first line is ARGV with ARGV0.
-std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0);
-// The same for the program a loader runs with its --argv0 NAME (ld.so --argv0 git-clean git -f):
-// none unless ARGV is a loader's command line with one.
-std::vector<std::vector<std::string>> loader_argv0_variants(const std::vector<std::string>& argv);
-
 std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, ProgramIdentity* identity = nullptr,
                                                     bool* unresolved = nullptr);
 

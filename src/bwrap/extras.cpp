@@ -110,13 +110,15 @@ bool identity_bind(const Op& op) {
 // cordon's jail that is not the same for a root caller, whose jail sees root's own files, outside
 // the system's trees, only through a bind of their own (cordon(1), ROOT CALLERS): the socket
 // would be nobody's and refuse the connection.
-std::vector<Op> covered_identity_binds(const std::vector<Op>& ops, size_t i) {
+// IDENTITY[K] is identity_bind(OPS[K]), found once for the whole command line.
+std::vector<Op> covered_identity_binds(const std::vector<Op>& ops, const std::vector<bool>& identity, size_t i) {
     std::vector<Op> covered;
-    if (!identity_bind(ops[i])) return covered;
+    if (!identity[i]) return covered;
     const std::string above = normalize_path(ops[i].dest, "/");
     for (size_t j = 0; j < i; ++j) {
+        if (!identity[j]) continue;
         const std::string dest = normalize_path(ops[j].dest, "/");
-        if (!identity_bind(ops[j]) || dest == above || !path_at_or_under(dest, above)) continue;
+        if (dest == above || !path_at_or_under(dest, above)) continue;
         // Only the last bind of a path counts, and only if nothing after it, up to OPS[I], changed
         // the path (a later op on it, or one above it, is what bubblewrap covered instead).
         const bool superseded = std::any_of(ops.begin() + static_cast<long>(j) + 1, ops.begin() + static_cast<long>(i),
@@ -145,11 +147,14 @@ Result<std::vector<std::string>> cordon_command_line(const Options& o, const std
     std::vector<std::string> out{"--no-profile"};
     const bool has_policy = std::find(extra_words.begin(), extra_words.end(), "--policy") != extra_words.end();
     if (!has_policy) out.emplace_back("--no-policy");
+    std::vector<bool> identity;
+    identity.reserve(o.ops.size());
+    for (const Op& op : o.ops) identity.push_back(identity_bind(op));
     for (size_t i = 0; i < o.ops.size(); ++i) {
         auto words = translate_op(o.ops[i]);
         if (!words) return words.error();
         out.insert(out.end(), words->begin(), words->end());
-        for (const Op& earlier : covered_identity_binds(o.ops, i)) {
+        for (const Op& earlier : covered_identity_binds(o.ops, identity, i)) {
             const bool readonly = o.ops[i].kind == K::RoBind;  // shown as the bind that covers it shows it
             out.insert(out.end(), {std::string(readonly ? "--ro-bind" : "--bind") + (earlier.optional ? "-try" : ""),
                                    earlier.source, earlier.dest});

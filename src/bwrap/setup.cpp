@@ -94,9 +94,7 @@ int open_parent(const std::string& dest, mode_t mode, std::string& name) {
 enum class Node { Dir, File };
 
 // DEST as a directory or file, made (with MODE) where it is missing; an O_PATH descriptor.
-// CREATED tells whether this op made it.
-int make_dest(const std::string& dest, Node node, mode_t mode, std::optional<mode_t> perms, bool* created = nullptr) {
-    if (created) *created = false;
+int make_dest(const std::string& dest, Node node, mode_t mode, std::optional<mode_t> perms) {
     int fd = open_in_root(dest, O_PATH);
     if (fd >= 0 || errno != ENOENT) return fd;
     std::string name;
@@ -105,7 +103,6 @@ int make_dest(const std::string& dest, Node node, mode_t mode, std::optional<mod
     int r = node == Node::Dir ? ::mkdirat(parent.get(), name.c_str(), mode)
                               : ::mknodat(parent.get(), name.c_str(), S_IFREG | mode, 0);
     if (r != 0 && errno != EEXIST) return -1;
-    if (r == 0 && created) *created = true;
     return open_in_root(dest, O_PATH);
 }
 
@@ -296,12 +293,10 @@ bool remount_ro(const Op& op, ChildError& error) {
 }
 
 bool dir_op(const Op& op, ChildError& error) {
-    bool created = false;
-    UniqueFd fd(make_dest(op.dest, Node::Dir, op.perms.value_or(0755), op.perms, &created));
-    if (!fd) return failed(error, "Can't mkdir " + op.dest);
-    // mkdirat made it with --perms exactly (the umask is cleared) and, as bubblewrap's mkdir, without
+    // mkdirat makes it with --perms exactly (the umask is cleared) and, as bubblewrap's mkdir, without
     // set-id bits; nothing is changed by name afterwards, where a rename could have put a symlink.
-    (void)created;
+    UniqueFd fd(make_dest(op.dest, Node::Dir, op.perms.value_or(0755), op.perms));
+    if (!fd) return failed(error, "Can't mkdir " + op.dest);
     return true;
 }
 

@@ -77,7 +77,6 @@ bool add_loaded_program(const ExecRequest& r, std::vector<std::string>& run, std
     if (operand >= run.size()) return true;
     std::vector<std::string> loaded(run.begin() + static_cast<std::ptrdiff_t>(operand), run.end());
     out.push_back(loaded);
-
     file = resolve_named(r, loaded[0]);
     if (file.empty() && special_path(loaded[0])) return false;
     if (path_basename(file) != path_basename(loaded[0])) out.push_back(with_program(loaded, file));
@@ -128,6 +127,21 @@ std::vector<std::vector<std::string>> loader_argv0_variants(const std::vector<st
         auto named = argv0_variants(loaded, argv[i + 1]);
         out.insert(out.end(), named.begin(), named.end());
     }
+    return out;
+}
+
+std::vector<std::vector<std::string>> name_variants(const std::vector<std::string>& argv,
+                                                    const std::optional<std::string>& argv0) {
+    std::vector<std::vector<std::string>> out;
+    if (argv.empty()) return out;
+    auto add = [&](std::vector<std::vector<std::string>> lines) {
+        for (auto& line : lines) {
+            if (line != argv && std::find(out.begin(), out.end(), line) == out.end()) out.push_back(std::move(line));
+        }
+    };
+    add(argv0_variants(argv, argv[0]));
+    if (argv0) add(argv0_variants(argv, *argv0));
+    add(loader_argv0_variants(argv));
     return out;
 }
 

@@ -41,11 +41,9 @@ int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode)
         if (errno != EEXIST) return -1;
     } else {
         // What it makes has MODE as mkdir(2) takes it (no set-id bits) whatever the umask (--perms),
-        // as bubblewrap's, whose umask is cleared. No process of the jail's runs yet that could
-        // put something else under NAME.
-        // Through a descriptor of the directory itself, never by name: another jail sharing the
-        // workdir could rename a symlink into its place. (A set-gid bit it inherited stays, as
-        // mkdir(2) leaves it.)
+        // as bubblewrap's, whose umask is cleared; a set-gid bit it inherited stays. Through a
+        // descriptor of the directory itself, never by name: another jail sharing the workdir
+        // could rename a symlink into its place.
         UniqueFd made(::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         struct stat st {};
         if (made && ::fstat(made.get(), &st) == 0 && (st.st_mode & 01777) != (mode & 01777)) {

@@ -79,6 +79,11 @@ TEST_CASE("argv0_variants: what a name makes a program", "[exec_gate]") {
         loader_argv0_variants({"/lib64/ld-linux-x86-64.so.2", "--argv0", "git-clean", "/usr/bin/git", "-f"});
     CHECK(std::find(loaded.begin(), loaded.end(), std::vector<std::string>{"git", "clean", "-f"}) != loaded.end());
     CHECK(loader_argv0_variants({"/usr/bin/git", "--argv0", "git-clean", "x"}).empty());
+    // All of a command's names at once, without the command itself and without repeats: a plain
+    // name adds nothing, so a run of `ls` costs no second check.
+    CHECK(name_variants({"ls", "-l"}, std::nullopt).empty());
+    CHECK(name_variants({"git-clean", "-f"}, std::nullopt) == Lines{{"git", "clean", "-f"}});
+    CHECK(name_variants({"./bb", "-rf", "x"}, std::string("-rm")) == Lines{{"-rm", "-rf", "x"}, {"rm", "-rf", "x"}});
     // busybox runs its first argument under any name that begins with "busybox".
     CHECK(argv0_variants({"./busyboxZ", "rm", "-r", "d"}, "./busyboxZ") ==
           Lines{{"./busyboxZ", "rm", "-r", "d"}, {"rm", "-r", "d"}});
