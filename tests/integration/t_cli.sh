@@ -49,6 +49,19 @@ expect_exit 0 "--argv0" "$CORDON" --argv0 renamed -- /usr/bin/python3 -c 'import
 expect_out "^renamed python3" "--argv0 is the command's argv[0]; the program run is still COMMAND's"
 expect_exit 0 "--argv0 with a PATH search" "$CORDON" --argv0 other-name -- sh -c 'echo "$0"'
 expect_out "^other-name$" "the shell found on PATH sees its argv[0] as --argv0"
+# --mount-tmpfs and --perms: in the primitives' order (after --ro-bind / / it hides what is there),
+# the mode exact whatever the umask; a bad or dangling --perms is an error and nothing runs.
+mkdir -p "$SCRATCH/shown" && echo host >"$SCRATCH/shown/file"
+run sh -c "umask 077; '$CORDON' --no-profile --no-policy --ro-bind / / --perms 0750 --mount-tmpfs '$SCRATCH/shown' \
+  --perms 0711 --dir '$SCRATCH/shown/d' -- sh -c 'ls $SCRATCH/shown; stat -c %a $SCRATCH/shown $SCRATCH/shown/d'"
+[[ $rc -eq 0 && $(tr '\n' ' ' <"$OUT/out") == "d 750 711 " ]] && ok "--mount-tmpfs after --ro-bind / / hides the host's files; --perms is exact" ||
+  not_ok "--mount-tmpfs/--perms: exit $rc, $(tr '\n' ' ' <"$OUT/out") $(head -2 "$OUT/err")"
+for bad in "--perms 9 --dir /tmp/d" "--perms 0700 --ro-bind / /x" "--dir /tmp/d --perms 0700"; do
+  # shellcheck disable=SC2086 # the options' words
+  expect_exit 125 "bad --perms ($bad) is refused" "$CORDON" $bad -- touch "$WORK/perms-ran"
+  expect_err "^cordon: --perms: " "the error names --perms ($bad)"
+done
+[[ ! -e $WORK/perms-ran ]] && ok "nothing ran after a bad --perms" || not_ok "a bad --perms ran the command"
 expect_exit 0 "--uid/--gid" "$CORDON" --uid 4242 --gid 4343 -- /bin/sh -c 'echo $(id -u) $(id -g)'
 expect_out "^4242 4343$" "the ids inside are the requested ones"
 expect_exit 0 "--rlimit" "$CORDON" --rlimit nofile=64:128 -- /bin/sh -c 'ulimit -n; ulimit -Hn'
