@@ -1,7 +1,9 @@
 #include "cordon/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string_view>
 
@@ -17,7 +19,8 @@ const char* kDescription =
     "a seccomp filter and no capabilities.\n\n"
     "  cordon [OPTIONS] [--] COMMAND [ARG...]\n"
     "  cordon [OPTIONS] -c SCRIPT\n"
-    "  cordon check [--policy P]... [--static] [--json] (-c SCRIPT | --batch FILE [-z] | [--] COMMAND [ARG...])\n"
+    "  cordon check [--policy P]... [--static] [--json]\n"
+    "               (-c SCRIPT | --batch FILE [-z] | [--] COMMAND [ARG...])\n"
     "  cordon policy test FILE|NAME|--built-in...\n"
     "  cordon profile list | cordon profile show NAME [--json]\n"
     "  cordon doctor [--json]\n"
@@ -30,6 +33,43 @@ const char* kDescription =
     "Subcommands (check, policy, profile, doctor, completion, bwrap) are recognised only as the first\n"
     "argument. `cordon completion SHELL` prints the completion script for SHELL (installed\n"
     "with cordon; profile names complete after -p).";
+
+// No line of --help is wider than kHelpWidth; option names take the first kNameColumn columns.
+constexpr std::size_t kHelpWidth = 100;
+constexpr std::size_t kNameColumn = 34;
+
+// TEXT with a newline in place of the last space before every WIDTH columns (a longer word
+// stays whole).
+std::string wrap_words(const std::string& text, std::size_t width) {
+    std::string out;
+    std::size_t line = 0;  // columns used on out's last line
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = std::min(text.find(' ', pos), text.size());
+        std::size_t word = end - pos;
+        if (line > 0 && line + 1 + word > width) {
+            out += '\n';
+            line = 0;
+        } else if (line > 0) {
+            out += ' ';
+            ++line;
+        }
+        out.append(text, pos, word);
+        line += word;
+        pos = end + 1;
+    }
+    return out;
+}
+
+// CLI11's formatter with each option's description wrapped to fit kHelpWidth. The table keeps
+// one line per description, as the shell completions show it.
+class HelpFormatter final : public CLI::Formatter {
+public:
+    HelpFormatter() { column_width(kNameColumn); }
+    std::string make_option_desc(const CLI::Option* opt) const override {
+        return wrap_words(CLI::Formatter::make_option_desc(opt), kHelpWidth - kNameColumn);
+    }
+};
 
 // cordon's own options, bound to where parse_command_line_full reads them.
 struct RunFlags {
@@ -265,7 +305,7 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args,
     app.prefix_command();  // the first positional starts COMMAND; the rest is its argv
     app.set_help_flag();   // handled below so that --help never runs anything
     app.set_version_flag();
-    app.get_formatter()->column_width(34);
+    app.formatter(std::make_shared<HelpFormatter>());
     RunFlags flags;
     add_run_options(app, flags, req);
     JailOptions jail;

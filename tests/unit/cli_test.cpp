@@ -1,4 +1,5 @@
 // The command line (SPEC §3): prefix-command parsing, ordered primitives, error messages.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "cordon/cli.hpp"
@@ -213,6 +214,20 @@ TEST_CASE("cli: --help and --version run nothing", "[cli]") {
     CHECK(v.version);
     CHECK_FALSE(v.help);
     CHECK(v.help_text.empty());
+}
+
+TEST_CASE("cli: every line of --help fits in 100 columns", "[cli]") {
+    auto h = parse_ok({"--help"});
+    std::size_t start = 0;
+    while (start < h.help_text.size()) {
+        std::size_t end = std::min(h.help_text.find('\n', start), h.help_text.size());
+        INFO(h.help_text.substr(start, end - start));
+        CHECK(end - start <= 100);
+        start = end + 1;
+    }
+    // A wrapped description goes on under its own column, and its words all stay.
+    CHECK_THAT(h.help_text, Catch::Contains("address range) on\n"
+                                            "                                  PORT (default 80 and 443)"));
 }
 
 TEST_CASE("cli: the `[-q|-v]... -- COMMAND` shortcut returns what CLI11 returns", "[cli]") {
