@@ -564,6 +564,14 @@ Unwrapped find(const Argv& argv) {
     return u;
 }
 
+// busybox's nuke DIR...: each argument is removed as rm -r -f removes it (nuke reads no
+// options, not even "--").
+Unwrapped nuke(const Argv& argv) {
+    Argv rm{Field::lit("rm"), Field::lit("-r"), Field::lit("-f"), Field::lit("--")};
+    rm.insert(rm.end(), argv.begin() + 1, argv.end());
+    return inner(std::move(rm));
+}
+
 }  // namespace
 
 std::string_view basename(std::string_view path) {
@@ -587,6 +595,7 @@ Unwrapped unwrap(const std::vector<Field>& argv) {
     if (prog == "source" || prog == ".") return source(argv);
     if (prog == "xargs") return xargs(argv);
     if (prog == "find") return find(argv);
+    if (prog == "nuke") return nuke(argv);
     static constexpr std::string_view shells[] = {"sh",  "bash", "dash", "zsh",  "ksh",  "mksh",
                                                   "ash", "yash", "posh", "lksh", "rbash"};
     if (std::find(std::begin(shells), std::end(shells), prog) != std::end(shells)) return shell(argv);

@@ -98,6 +98,9 @@ TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
     CHECK(innermost("setsid -f rm x") == "rm x");
     CHECK(innermost("busybox rm x") == "rm x");
     CHECK(invocations("busybox --list") == V{"busybox --list"});
+    // busybox's nuke removes each argument as rm -r -f would; it reads no options.
+    CHECK(innermost("busybox nuke /usr") == "rm -r -f -- /usr");
+    CHECK(innermost("nuke -rf a b") == "rm -r -f -- -rf a b");
     CHECK(innermost("sudo env nice nohup timeout 5 rm x") == "rm x");
 }
 
