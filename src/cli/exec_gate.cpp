@@ -103,8 +103,13 @@ std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::stri
     if (name != given) out.push_back(with_program(argv, std::string(name)));
     // busybox (and toybox) run their first argument as the applet under any name that begins with
     // theirs: busyboxZ rm is rm.
-    for (std::string_view multi : {"busybox", "toybox"}) {
-        if (name.substr(0, multi.size()) == multi && argv.size() > 1) out.emplace_back(argv.begin() + 1, argv.end());
+    if (policy::is_multicall(name) && argv.size() > 1) out.emplace_back(argv.begin() + 1, argv.end());
+    // ... and, run as another name, they are that applet run by busybox, which runs what the
+    // applet runs (its shell's commands) in its own process: busybox named sh is busybox sh.
+    if (policy::is_multicall(path_basename(argv[0])) && !policy::is_multicall(name)) {
+        std::vector<std::string> applet{argv[0], std::string(name)};
+        applet.insert(applet.end(), argv.begin() + 1, argv.end());
+        out.push_back(std::move(applet));
     }
     // PROGRAM-SUB is PROGRAM's SUB, as git reads git-clean (whatever the file is called).
     const size_t dash = name.find('-');
@@ -156,6 +161,12 @@ std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, Progra
     }
     if (!r.exe.empty() && !multicall(r.exe) && path_basename(r.exe) != path_basename(given[0])) {
         out.push_back(with_program(given, r.exe));
+    }
+    // busybox run as sh (a symlink, exec -a) is busybox sh.
+    if (!r.exe.empty() && policy::is_multicall(path_basename(r.exe))) {
+        for (auto& named : argv0_variants(with_program(given, r.exe), given[0])) {
+            if (std::find(out.begin(), out.end(), named) == out.end()) out.push_back(std::move(named));
+        }
     }
     // What argv[0] and the file's own name make it (busybox's -rm, git's git-clean).
     // (busybox's own file name never picks its applet: argv[0] does.)

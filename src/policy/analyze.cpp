@@ -107,6 +107,8 @@ public:
 
     void command(std::vector<Field> argv, Scope& sc, const std::string& text, std::vector<Field> writes, int nest,
                  const Stdin& in);
+    // What the wrapper PROG runs (U, unwrap()'s answer for it), checked as its own commands.
+    void wrapped(Unwrapped u, const std::string& prog, Scope& sc, const std::string& text, int nest, const Stdin& in);
 
 private:
     std::vector<Invocation>& out_;
@@ -120,8 +122,13 @@ private:
     std::vector<std::string> calling_;                                         // uses being walked
     size_t calls_ = 0;
     Stdin pipe_in_;  // stdin of the pipeline element being analysed
+    // Inside what busybox or toybox run in their own process (in_process_ deep), and whether
+    // the next command is the applet one of them runs.
+    int in_process_ = 0;
+    bool applet_next_ = false;
 
     void push(Invocation inv) {
+        inv.in_process = inv.in_process || in_process_ > 0;
         if (out_.size() < kMaxInvocations) {
             out_.push_back(std::move(inv));
         } else if (out_.size() == kMaxInvocations) {
@@ -448,6 +455,9 @@ private:
 
 void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& text, std::vector<Field> writes, int nest,
                        const Stdin& in) {
+    // An applet of busybox or toybox runs what it runs (its shell's commands, xargs' and find's)
+    // in their own process, without an exec.
+    const bool applet = std::exchange(applet_next_, false);
     Invocation inv;
     inv.cwd = sc.cwd;
     inv.text = text;
@@ -479,14 +489,34 @@ void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& te
         unanalyzable(text, sc, "wrappers are nested too deeply");
         return;
     }
+    in_process_ += applet ? 1 : 0;
+    wrapped(std::move(u), prog, sc, text, nest, in);
+    in_process_ -= applet ? 1 : 0;
+}
+
+void Analyzer::wrapped(Unwrapped u, const std::string& prog, Scope& sc, const std::string& text, int nest,
+                       const Stdin& in) {
+    const bool unseen_script = u.kind == Unwrapped::Kind::ScriptFile || u.kind == Unwrapped::Kind::StdinScript;
+    if (in_process_ > 0 && unseen_script) {
+        // Nothing would check what such a script runs: busybox's shell (Debian's has the
+        // standalone shell) runs its applets, rm among them, without an exec. (Even a
+        // here-document: the check of busybox's exec cannot read its standard input.)
+        unanalyzable(text, sc,
+                     "busybox's and toybox's shells run their applets without an exec: the exec-time check "
+                     "cannot see the commands of a script they read from a file or standard input");
+        u.kind = Unwrapped::Kind::None;
+    }
     switch (u.kind) {
         case Unwrapped::Kind::None:
+        case Unwrapped::Kind::ScriptFile:
             break;
         case Unwrapped::Kind::Argv:
             for (auto& a : u.argvs) {
                 Subshell sub(sc);
                 if (u.chdir) sc.cwd = resolve_path(*u.chdir, sc.cwd).path;
-                if (!a.empty()) command(std::move(a), sc, text, {}, nest + 1, in);
+                if (a.empty()) continue;
+                applet_next_ = is_multicall(prog);
+                command(std::move(a), sc, text, {}, nest + 1, in);
             }
             break;
         case Unwrapped::Kind::Unanalyzable:

@@ -206,10 +206,11 @@ bool is_shell_builtin(const Invocation& inv) {
     return std::find(std::begin(builtins), std::end(builtins), word) != std::end(builtins);
 }
 
-// A denial by this rule of INV happens in the shell itself (a redirection, a builtin) or is a
-// shape of the script (a fork bomb): no exec follows that the exec-time check could judge.
+// A denial by this rule of INV happens in the shell itself (a redirection, a builtin) or in
+// busybox's own process, or is a shape of the script (a fork bomb): no exec follows that the
+// exec-time check could judge.
 bool never_deferred(const Rule& r, const Invocation& inv) {
-    return !r.writes.empty() || r.has_construct || is_shell_builtin(inv);
+    return !r.writes.empty() || r.has_construct || is_shell_builtin(inv) || inv.in_process;
 }
 
 // The deny rule that decides INV. Static mode: the first that may match. Deferral: the first
@@ -229,7 +230,7 @@ Verdict deny_verdict(Matcher& m, const Policy& p, const Invocation& inv, CheckOp
 }
 
 Verdict judge(Matcher& m, const Policy& p, const Invocation& inv, CheckOptions options) {
-    if (inv.unanalyzable) return {p.unanalyzable_deny, p.uncertain_deny, nullptr};
+    if (inv.unanalyzable) return {p.unanalyzable_deny, p.uncertain_deny || inv.in_process, nullptr};
     if (Verdict v = deny_verdict(m, p, inv, options); v.deny) return v;
     if (const Rule* r = m.first_match(p, inv, false)) return {false, true, r};
     // Bare redirections and recognised constructs are judged by rules only.

@@ -54,6 +54,8 @@ Argv shell_text(const Field& text);
 // What a wrapper runs: the command line A (in directory CHDIR), shell text, or nothing known.
 Unwrapped inner(Argv a, const Field* chdir = nullptr);
 Unwrapped script(const Field& text);
+// A shell running a script file (or source FILE): what it runs is checked at its execs.
+Unwrapped script_file();
 // An interactive shell started without a command (sudo -s, su, script): it reads its commands
 // from standard input, which a pipe or a here-document may fill.
 Unwrapped stdin_shell();

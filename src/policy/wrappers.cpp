@@ -157,6 +157,12 @@ Unwrapped stdin_shell() {
     return u;
 }
 
+Unwrapped script_file() {
+    Unwrapped u;
+    u.kind = Unwrapped::Kind::ScriptFile;
+    return u;
+}
+
 Unwrapped script(const Field& text) {
     Unwrapped u;
     u.kind = Unwrapped::Kind::Script;
@@ -296,7 +302,8 @@ bool is_stdin_path(const Field& f) {
 Unwrapped source(const Argv& argv) {
     size_t i = 1;
     if (i < argv.size() && argv[i].is_static() && argv[i].static_text() == "--") ++i;
-    if (i >= argv.size() || !is_stdin_path(argv[i])) return {};
+    if (i >= argv.size()) return {};
+    if (!is_stdin_path(argv[i])) return script_file();
     Unwrapped u;
     u.kind = Unwrapped::Kind::StdinScript;
     u.positional = rest(argv, i + 1);
@@ -344,7 +351,7 @@ Unwrapped shell(const Argv& argv) {
         u.positional = rest(argv, i + 1);
         return u;
     }
-    if (!dash_c) return {};  // a script file: its commands are checked at exec time inside the jail
+    if (!dash_c) return script_file();  // its commands are checked at exec time inside the jail
     if (i >= argv.size()) return {};
     Unwrapped u;
     u.kind = Unwrapped::Kind::Script;
@@ -564,6 +571,14 @@ Unwrapped find(const Argv& argv) {
     return u;
 }
 
+// busybox's nuke DIR...: each argument is removed as rm -r -f removes it (nuke reads no
+// options, not even "--").
+Unwrapped nuke(const Argv& argv) {
+    Argv rm{Field::lit("rm"), Field::lit("-r"), Field::lit("-f"), Field::lit("--")};
+    rm.insert(rm.end(), argv.begin() + 1, argv.end());
+    return inner(std::move(rm));
+}
+
 }  // namespace
 
 std::string_view basename(std::string_view path) {
@@ -571,11 +586,15 @@ std::string_view basename(std::string_view path) {
     return path_basename(path);
 }
 
+bool is_multicall(std::string_view prog) {
+    return prog.starts_with("busybox") || prog.starts_with("toybox");
+}
+
 Unwrapped unwrap(const std::vector<Field>& argv) {
     if (argv.empty() || !argv[0].is_static()) return {};
     std::string prog0 = argv[0].static_text();
     std::string_view prog = basename(prog0);
-    if (prog == "busybox" || prog == "toybox") {
+    if (is_multicall(prog)) {
         if (argv.size() < 2 || argv[1].starts_with("-")) return {};
         return inner(rest(argv, 1));
     }
@@ -587,8 +606,9 @@ Unwrapped unwrap(const std::vector<Field>& argv) {
     if (prog == "source" || prog == ".") return source(argv);
     if (prog == "xargs") return xargs(argv);
     if (prog == "find") return find(argv);
-    static constexpr std::string_view shells[] = {"sh",  "bash", "dash", "zsh",  "ksh",  "mksh",
-                                                  "ash", "yash", "posh", "lksh", "rbash"};
+    if (prog == "nuke") return nuke(argv);
+    static constexpr std::string_view shells[] = {"sh",  "bash", "dash", "zsh",  "ksh",   "mksh",
+                                                  "ash", "yash", "posh", "lksh", "rbash", "hush"};
     if (std::find(std::begin(shells), std::end(shells), prog) != std::end(shells)) return shell(argv);
     return unwrap_program(prog, argv);
 }

@@ -109,6 +109,61 @@ denied_run "awk's system" "awk 'BEGIN { system(\"rm -rf /usr\") }'"
 denied_run "a command read from a file by xargs" "printf '/usr\n' > list; xargs -a list rm -rf"
 denied_run "a git hook" "git init -q repo && cd repo && mkdir hooks && printf '#!/bin/sh\nrm -rf /usr\n' > hooks/pre-commit && chmod +x hooks/pre-commit && git -c core.hooksPath=hooks -c user.name=t -c user.email=t@t.invalid commit -q --allow-empty -m x"
 
+# busybox runs the commands of its shell, xargs and find in its own process (Debian's has the
+# standalone shell): they never exec, so they are judged where busybox is exec'd, and a script
+# busybox's shell reads from a file or standard input is refused. The target is a directory of
+# the throwaway project that a policy protects, and busybox is named through $(echo ...), so the
+# command line's check cannot see it and the exec-time check decides.
+if command -v busybox >/dev/null; then
+  bb_denied() {
+    local desc=$1 script=$2
+    project
+    mkdir -p victim/sub
+    printf 'rm -rf %s/victim\n' "$proj" >s.sh
+    cat >"$SCRATCH/victim.toml" <<TOML
+description = "the test project's victim directory is protected"
+[[rule]]
+id = "no-victim"
+decision = "deny"
+reason = "the victim directory"
+program = ["rm"]
+flags = ["-r"]
+operands = ["$proj/victim"]
+must-match = ["rm -rf $proj/victim"]
+must-not-match = ["rm -rf $proj/other"]
+[programs.rm]
+options = ["-r -R --recursive", "-f --force"]
+TOML
+    run "$CORDON" --policy "$SCRATCH/victim.toml" -c "$GUARD; B=\$(echo busybox); V=$proj/victim; $script"
+    [[ $rc -eq 99 ]] && { echo "# the jail guard failed: aborting"; exit 1; }
+    if [[ -e $proj/victim/sub ]]; then ok "$desc: the victim survived"; else not_ok "$desc: the victim is gone"; fi
+    expect_err "^cordon: denied: .*\(rule (no-victim|rm-recursive-protected|on-unanalyzable): " "$desc: the exec is denied"
+    cd "$WORK" || exit 99
+  }
+  bb_denied "busybox sh on a script file" "\$B sh ./s.sh"
+  bb_denied "busybox through a symlink named ash, on a script file" "ln -s \"\$(command -v busybox)\" ./ash; A=\$(echo ./ash); \$A ./s.sh"
+  bb_denied "exec -a sh busybox, on a script file" "bash -c 'exec -a sh \"\$0\" ./s.sh' \"\$(command -v \$B)\""
+  bb_denied "a script piped into busybox sh" "cat s.sh | \$B sh"
+  bb_denied "a here-document read by busybox sh" "\$B sh <<EOF
+rm -rf \"\$V\"
+EOF"
+  bb_denied "source inside busybox sh -c" "\$B sh -c '. ./s.sh'"
+  bb_denied "busybox sh -c with an operand from a substitution" "\$B ash -c 'rm -rf \"\$(echo \$0)\"' \"\$V\""
+  bb_denied "busybox xargs" "echo \"\$V\" | \$B xargs rm -rf"
+  bb_denied "busybox nuke" "\$B nuke \"\$V\""
+  bb_denied "a symlink named nuke to busybox" "ln -s \"\$(command -v busybox)\" ./nuke; N=\$(echo ./nuke); \$N \"\$V\""
+  # ... while busybox's shell on known text, and nuke on a directory of the project, still run.
+  project
+  mkdir -p junk1 junk2
+  run "$CORDON" -c "$GUARD; B=\$(echo busybox); \$B sh -c 'rm -rf ./junk1 && echo sh-c-ran' && \$B nuke ./junk2 && echo nuke-ran"
+  [[ $rc -eq 0 && ! -e junk1 && ! -e junk2 ]] && grep -q '^sh-c-ran$' "$OUT/out" && grep -q '^nuke-ran$' "$OUT/out" &&
+    ok "busybox sh -c on known text and busybox nuke ./dir run" ||
+    not_ok "busybox on harmless work: exit $rc: $(cat "$OUT/out" "$OUT/err" | head -4)"
+  cd "$WORK" || exit 99
+else
+  echo "# skip: no busybox here: its in-process applets are not tested"
+fi
+
 # --on-deny kill ends the whole jail with 126 at the first denied exec.
 project
 expect_exit 126 "--on-deny kill ends the run with 126" \

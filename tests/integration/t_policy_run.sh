@@ -128,6 +128,35 @@ expect_exit 126 "busybox under another name that begins with busybox runs its ap
 expect_exit 126 "exec -a busybox.static busybox rm inside the jail is judged as rm" \
   "$CORDON" -- bash -c "$GUARD; exec -a busybox.static busybox rm -rf \"\$HOME\""
 [[ -e $WORK/victim/untracked ]] && ok "git clean did not run" || not_ok "git clean ran under another name"
+# busybox's nuke removes a tree as rm -rf does, in every spelling that works for rm; on a
+# directory of the project it runs. (HOME is the test's, and private in the jail.)
+expect_exit 126 "busybox nuke HOME is denied" "$CORDON" -- busybox nuke "$HOME"
+expect_err "^cordon: denied: busybox nuke $HOME .*\(rule rm-recursive-protected: " "the denial names nuke and rm's rule"
+expect_exit 126 "busybox nuke -- HOME is denied" "$CORDON" -- busybox nuke -- "$HOME"
+expect_exit 126 "busybox nuke in a script is denied" "$CORDON" -c "$GUARD; touch $marker; busybox nuke ~/"
+[[ -e $marker ]] && not_ok "a script with a denied nuke ran" || ok "nothing of the script with nuke ran"
+ln -s /usr/bin/busybox "$WORK/nuke"
+expect_exit 126 "a symlink named nuke to busybox is judged as nuke" "$CORDON" -- "$WORK/nuke" "$HOME"
+expect_exit 126 "--argv0 nuke -- busybox is judged as nuke" "$CORDON" --exec-checks off --argv0 nuke -- busybox "$HOME"
+expect_exit 126 "exec -a nuke busybox inside the jail is judged as nuke" "$CORDON" -- bash -c "$GUARD; exec -a nuke busybox \"\$HOME\""
+expect_exit 126 "busyboxZ nuke is judged as nuke" "$CORDON" -- "$WORK/busyboxZ" nuke "$HOME"
+mkdir -p "$WORK/build/obj" "$WORK/build2" && touch "$WORK/build/obj/a.o"
+expect_exit 0 "rm -rf ./build2 is allowed" "$CORDON" -- rm -rf ./build2
+expect_exit 0 "busybox nuke ./build is allowed" "$CORDON" -- busybox nuke ./build
+[[ ! -e $WORK/build ]] && ok "and removed the build directory" || not_ok "build/ is still there after nuke"
+# busybox's shell on a script file: nothing would check the applets it runs, so it is refused
+# before anything runs, with or without exec checks; with -c its text is checked.
+bb_marker="$WORK/ran-busybox-script"
+printf 'touch %s\n' "$bb_marker" >"$WORK/s.sh"
+for mode in auto off; do
+  expect_exit 126 "busybox sh on a script file is refused (exec checks $mode)" "$CORDON" --exec-checks $mode -- busybox sh "$WORK/s.sh"
+  expect_err "^cordon: denied: .*\(rule on-unanalyzable: busybox's and toybox's shells run their applets without an exec" \
+    "the refusal says why (exec checks $mode)"
+done
+expect_exit 126 "--argv0 ash -- busybox on a script file is refused" "$CORDON" --argv0 ash -- busybox "$WORK/s.sh"
+[[ -e $bb_marker ]] && not_ok "a refused busybox script ran" || ok "no refused busybox script ran"
+expect_exit 0 "busybox sh -c on known text runs" "$CORDON" -- busybox sh -c 'echo from-busybox-sh'
+expect_out "^from-busybox-sh$" "and prints"
 expect_exit 0 "--argv0 under another name that is allowed runs" "$CORDON" --argv0 lister -- ls "$WORK/victim"
 expect_exit 126 "cordon check denies" "$CORDON" check -c "rm -rf / ; touch $marker"  # check never executes
 expect_out "^deny" "check prints the decision"

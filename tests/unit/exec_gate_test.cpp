@@ -52,9 +52,12 @@ TEST_CASE("exec_variants: the program really run, and operands resolved in the j
     // A symlink to rm under another name is judged as rm too.
     auto del = root.request({"./del", "-rf", "x"}, "/usr/bin/rm");
     CHECK(exec_variants(del) == Lines{{"./del", "-rf", "x"}, {"/usr/bin/rm", "-rf", "x"}});
-    // A multicall binary is named by argv[0]: no second line.
+    // A multicall binary is named by argv[0]; busybox so named is that applet run by busybox
+    // (busybox named sh is busybox sh, which runs its applets in its own process).
     auto bb = root.request({"rm", "-rf", "x"}, "/usr/bin/busybox");
-    CHECK(exec_variants(bb) == Lines{{"rm", "-rf", "x"}});
+    CHECK(exec_variants(bb) == Lines{{"rm", "-rf", "x"}, {"/usr/bin/busybox", "rm", "-rf", "x"}});
+    auto sh = root.request({"-sh", "./s.sh"}, "/usr/bin/busybox");
+    CHECK(exec_variants(sh) == Lines{{"-sh", "./s.sh"}, {"sh", "./s.sh"}, {"/usr/bin/busybox", "sh", "./s.sh"}});
     // Operands reaching / through a symlink or /proc/self/root are resolved; a plain one is not.
     auto up = root.request({"rm", "-rf", "up/"}, "/usr/bin/rm");
     CHECK(exec_variants(up) == Lines{{"rm", "-rf", "up/"}, {"rm", "-rf", "/"}});
@@ -67,8 +70,12 @@ TEST_CASE("exec_variants: the program really run, and operands resolved in the j
 TEST_CASE("argv0_variants: what a name makes a program", "[exec_gate]") {
     // busybox named rm (or -rm, as a login shell is named) is rm; git-clean is git's clean,
     // whatever the file is called.
-    CHECK(argv0_variants({"busybox", "-rf", "x"}, "rm") == Lines{{"rm", "-rf", "x"}});
-    CHECK(argv0_variants({"busybox", "-rf", "x"}, "-rm") == Lines{{"-rm", "-rf", "x"}, {"rm", "-rf", "x"}});
+    // (and busybox's rm applet).
+    CHECK(argv0_variants({"busybox", "-rf", "x"}, "rm") == Lines{{"rm", "-rf", "x"}, {"busybox", "rm", "-rf", "x"}});
+    CHECK(argv0_variants({"busybox", "-rf", "x"}, "-rm") ==
+          Lines{{"-rm", "-rf", "x"}, {"rm", "-rf", "x"}, {"busybox", "rm", "-rf", "x"}});
+    CHECK(argv0_variants({"/bin/busybox", "s.sh"}, "ash") == Lines{{"ash", "s.sh"}, {"/bin/busybox", "ash", "s.sh"}});
+    CHECK(argv0_variants({"toybox", "s.sh"}, "sh") == Lines{{"sh", "s.sh"}, {"toybox", "sh", "s.sh"}});
     CHECK(argv0_variants({"git", "-fdx"}, "git-clean") == Lines{{"git-clean", "-fdx"}, {"git", "clean", "-fdx"}});
     CHECK(argv0_variants({"./mygit", "-f"}, "/x/git-clean") == Lines{{"/x/git-clean", "-f"}, {"git", "clean", "-f"}});
     CHECK(argv0_variants({"git", "x"}, "git-") == Lines{{"git-", "x"}});
@@ -109,6 +116,21 @@ TEST_CASE("judge_exec denies what any line denies, and what could not be read", 
     CHECK(ok.executable == "/usr/bin/rm");
     // What stays uncertain in a shell's text is left to the execs it leads to.
     CHECK(judge_exec(*policies, root.request({"sh", "-c", "rm -rf \"$X\""}, "/usr/bin/dash"), home).decision.allow);
+    // ... but not in busybox's shell, which runs its applets without an exec; nor can a script it
+    // reads from a file or standard input be left to them. busybox named nuke is rm -r -f.
+    const std::string bb = "/usr/bin/busybox";
+    CHECK_FALSE(judge_exec(*policies, root.request({"busybox", "sh", "-c", "rm -rf \"$X\""}, bb), home).decision.allow);
+    CHECK_FALSE(judge_exec(*policies, root.request({"sh", "-c", "rm -rf \"$X\""}, bb), home).decision.allow);
+    CHECK(judge_exec(*policies, root.request({"sh", "-c", "rm -rf build"}, bb), home).decision.allow);
+    auto file = judge_exec(*policies, root.request({"ash", "./s.sh"}, bb), home);
+    CHECK_FALSE(file.decision.allow);
+    CHECK(file.decision.rule_id == "on-unanalyzable");
+    CHECK(file.decision.reason.find("without an exec") != std::string::npos);
+    CHECK_FALSE(judge_exec(*policies, root.request({"busybox", "sh"}, bb), home).decision.allow);
+    CHECK(judge_exec(*policies, root.request({"sh", "./s.sh"}, "/usr/bin/dash"), home).decision.allow);
+    CHECK_FALSE(judge_exec(*policies, root.request({"nuke", "/usr"}, bb), home).decision.allow);
+    CHECK_FALSE(judge_exec(*policies, root.request({"busybox", "nuke", "/home/me"}, bb), home).decision.allow);
+    CHECK(judge_exec(*policies, root.request({"nuke", "build"}, bb), home).decision.allow);
     auto unreadable = root.request({"x"}, "");
     unreadable.error = "its arguments exceed what cordon reads to check them";
     auto j = judge_exec(*policies, unreadable, home);

@@ -269,3 +269,17 @@ must-not-match = "cat ./env.sh"
     CHECK_FALSE(set.check_script("source \"$F\"", "/", "/root", kDefer).allow);
     CHECK(set.check_script("cat \"$F\"", "/", "/root", kDefer).allow);  // cat is executed: checked then
 }
+
+TEST_CASE("what busybox runs in its own process is never deferred: no exec follows", "[policy][deferral]") {
+    deferred("sh -c 'rm -rf \"$X\"'", {"rm -rf \"$X\" (rule rm-recursive-protected)"});
+    certain("busybox sh -c 'rm -rf \"$X\"'", "rm-recursive-protected");
+    certain("busybox ash -c 'eval \"$X\"'", "on-unanalyzable");
+    certain("find / | busybox xargs rm -rf", "rm-recursive-protected");
+    certain("busybox sh ./cleanup.sh", "on-unanalyzable");
+    certain("curl -fsSL https://x/i.sh | busybox sh", "on-unanalyzable");
+    // The applet itself is exec'd: checked then with real values.
+    deferred("busybox rm -rf \"$X\"", {"busybox rm -rf \"$X\" (rule rm-recursive-protected)"});
+    CHECK(check("busybox sh -c 'rm -rf build; make'", kDefer).allow);
+    CHECK(check("find . -name '*.o' | busybox xargs rm -f", kDefer).allow);
+    CHECK(check("busybox nuke ./build", kDefer).allow);
+}

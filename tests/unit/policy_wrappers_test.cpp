@@ -98,6 +98,11 @@ TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
     CHECK(innermost("setsid -f rm x") == "rm x");
     CHECK(innermost("busybox rm x") == "rm x");
     CHECK(invocations("busybox --list") == V{"busybox --list"});
+    CHECK(innermost("busyboxZ rm x") == "rm x");
+    CHECK(innermost("toybox-0.8 rm x") == "rm x");
+    // busybox's nuke removes each argument as rm -r -f would; it reads no options.
+    CHECK(innermost("busybox nuke /usr") == "rm -r -f -- /usr");
+    CHECK(innermost("nuke -rf a b") == "rm -r -f -- -rf a b");
     CHECK(innermost("sudo env nice nohup timeout 5 rm x") == "rm x");
 }
 
@@ -347,6 +352,39 @@ TEST_CASE("functions and aliases are checked where they are used, with their arg
     auto all = invocations(many);
     CHECK(all.back() == "UNANALYZABLE");
     CHECK(all.size() < 5000);
+}
+
+// What busybox and toybox run in their own process: their shell's commands, xargs', find's.
+std::vector<std::string> in_process(const std::string& script) {
+    std::vector<std::string> out;
+    for (const auto& inv : analyze_script(script, "/home/user/project", "/home/user")) {
+        if (inv.in_process) out.push_back(inv.unanalyzable ? "UNANALYZABLE" : show(inv.argv));
+    }
+    return out;
+}
+
+TEST_CASE("busybox runs its applets' commands in its own process", "[policy][wrappers]") {
+    // The applet itself is exec'd (and checked then); what it runs is not.
+    CHECK(in_process("busybox rm -rf x").empty());
+    CHECK(in_process("busybox sh -c 'rm -rf x; make'") == V{"rm -rf x", "make"});
+    CHECK(in_process("busybox ash -c 'f() { rm -r \"$1\"; }; f d'") == V{"rm -r ", "f d", "rm -r d"});
+    CHECK(in_process("busybox xargs rm -f") == V{"rm -f <<stdin>>"});
+    CHECK(in_process("busybox find . -exec rm {} +") == V{"rm .", "rm <.{}>"});
+    CHECK(in_process("busybox env A=1 sh -c 'rm x'") == V{"sh -c rm x", "rm x"});
+    CHECK(in_process("sh -c 'rm x'").empty());
+    CHECK(in_process("xargs rm -f").empty());
+    // A script it reads from a file or standard input is seen by no check.
+    CHECK(in_process("busybox sh ./s.sh") == V{"UNANALYZABLE"});
+    CHECK(in_process("busybox hush ./s.sh") == V{"UNANALYZABLE"});
+    CHECK(in_process("busybox sh") == V{"UNANALYZABLE"});
+    CHECK(in_process("busybox sh < s.sh") == V{"UNANALYZABLE"});
+    CHECK(in_process("busybox sh -c '. ./env.sh'") == V{". ./env.sh", "UNANALYZABLE"});
+    CHECK(in_process("busybox sh -c 'sh ./s.sh'") == V{"sh ./s.sh", "UNANALYZABLE"});
+    // Nor a here-document: the check of busybox's exec inside the jail cannot read it.
+    CHECK(in_process("echo 'rm x' | busybox sh") == V{"UNANALYZABLE"});
+    CHECK(in_process("busybox sh <<'E'\nrm y\nE") == V{"UNANALYZABLE"});
+    CHECK(in_process("sh ./s.sh").empty());
+    CHECK(in_process(". ./env.sh").empty());
 }
 
 TEST_CASE("shells started without a command read standard input", "[policy][wrappers]") {

@@ -21,6 +21,9 @@ struct Invocation {
     Construct construct = Construct::None;
     bool unanalyzable = false;  // the command word (or a script) cannot be known statically
     std::string why;            // for unanalyzable
+    // Run by busybox or toybox inside their own process (the commands of their shell, of xargs,
+    // of find -exec): no exec follows that the exec-time check could judge.
+    bool in_process = false;
 };
 
 std::vector<Invocation> analyze_script(std::string_view script, std::string_view cwd, std::string_view home);
@@ -29,7 +32,9 @@ std::vector<Invocation> analyze_argv(const std::vector<std::string>& argv, std::
 // What a wrapper program runs (sudo, env, xargs, find -exec, sh -c, ...), from its argv.
 struct Unwrapped {
     // StdinScript: a shell that reads its script from standard input (sh, bash -s).
-    enum class Kind : unsigned char { None, Argv, Script, StdinScript, Unanalyzable };
+    // ScriptFile: a shell running a script file, or source FILE: its commands are checked at
+    // exec time inside the jail (none is checked here).
+    enum class Kind : unsigned char { None, Argv, Script, StdinScript, ScriptFile, Unanalyzable };
     Kind kind = Kind::None;
     std::vector<std::vector<Field>> argvs;  // Argv: the inner command lines
     std::optional<Field> chdir;             // env -C DIR, sudo -D DIR
@@ -40,6 +45,10 @@ struct Unwrapped {
 };
 
 Unwrapped unwrap(const std::vector<Field>& argv);
+// busybox or toybox, under any name that begins with theirs (busyboxZ, toybox-0.8): they run
+// their first argument as the applet, and run the commands of their shell, xargs and find
+// -exec in their own process.
+bool is_multicall(std::string_view prog);
 // The index in the argv of the dynamic loader run as a program (is_loader_name(), paths.hpp) of
 // the program it loads: past its options (argv.size() if none).
 size_t loader_operand(const std::vector<std::string>& argv);
