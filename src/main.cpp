@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "cordon/features.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
+#include "cordon/leftovers.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/profile.hpp"
 #include "cordon/report.hpp"
@@ -291,6 +293,8 @@ int main(int argc, char** argv) {
     try {
         // Started as `bwrap` (a symlink): bubblewrap's command line, not cordon's.
         if (argc > 0 && cordon::bwrap::invoked_as_bwrap(argv[0])) return cordon::bwrap::main_entry(args, argv[0]);
+        // Started by a run as RepoWatch's watcher (leftovers.hpp).
+        if (argc > 0 && std::string_view(argv[0]) == "cordon-repowatch") return cordon::repowatch_daemon_main(args);
         // Subcommands are recognised only as the first argument ("cordon -- check" runs check).
         if (const cordon::Subcommand* sub = args.empty() ? nullptr : cordon::find_subcommand(args[0])) {
             return sub->run({args.begin() + 1, args.end()});

@@ -48,6 +48,9 @@ public:
     RepoWatch& operator=(const RepoWatch&) = delete;
     ~RepoWatch();
 
+    // The placeholders are made, and the command is about to start: where the watcher's view
+    // is used, from here on (cordon's own placeholders are not the run's).
+    void before_command();
     // Where the run is watched by events (leftovers_events.cpp): their descriptor, to be polled
     // while the run goes on (-1 where there is none), and what takes them off the queue.
     [[nodiscard]] int events_fd() const;
@@ -56,13 +59,20 @@ public:
     std::vector<Quarantined> finish();
     // The command never ran: judge nothing.
     void cancel();
+    // After finish: what told it what the run changed: "events" (fanotify), "watcher" (the
+    // watcher process), or "walk" (the walk, also where either of those fell short).
+    [[nodiscard]] const char* judged_by() const { return judged_by_; }
 
     struct State;
 
 private:
     explicit RepoWatch(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;
+    const char* judged_by_ = "walk";
 };
+
+// RepoWatch's watcher process (cordon started as "cordon-repowatch": leftovers_watcher.cpp).
+int repowatch_daemon_main(const std::vector<std::string>& args);
 
 // The findings as JSON objects for --status-json's "quarantined".
 std::string quarantined_json(const Quarantined& q);

@@ -30,6 +30,7 @@ struct Outcome {
     std::vector<std::string> dropped;      // what the Landlock jail could not give
     std::vector<std::string> quarantined;  // JSON objects: what the run left that git would run, moved aside
     uint64_t quarantined_dropped = 0;      // ... counted but not kept
+    std::string repo_watch;                // RepoWatch::judged_by, where the workdir was watched
 };
 
 // A failure the child reported over the sync socket (ChildMsg SetupError or ExecError).

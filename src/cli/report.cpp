@@ -194,6 +194,7 @@ std::string status_json(const Outcome& outcome) {
         if (outcome.quarantined_dropped)
             j.add("quarantined_dropped", static_cast<int64_t>(outcome.quarantined_dropped));
     }
+    if (!outcome.repo_watch.empty()) j.add("repo_watch", outcome.repo_watch);
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";
 }

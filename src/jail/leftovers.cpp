@@ -233,6 +233,12 @@ bool RepoWatch::State::use_cached(uint32_t i, std::vector<uint32_t>& todo) {
     return true;
 }
 
+// The tree cache of the last run in the workdir, where there is one for this directory.
+void RepoWatch::State::load_cache() {
+    if (!cache_path.empty()) cache = load_tree_cache(cache_path, root);
+    if (cache && !cache->dirs.empty() && Id{cache->dirs[0].dev, cache->dirs[0].ino} == nodes[0].id) nodes[0].cached = 0;
+}
+
 // The nodes still there (those KEEP marks, where given) as a tree cache, parents first; the
 // listings of a sparse one (KEEP) are not complete.
 TreeCache RepoWatch::State::tree_of(const std::vector<bool>* keep) const {
@@ -406,10 +412,13 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct t
         s->fd_budget = cur > kMargin ? static_cast<size_t>(cur - kMargin) : 0;
     }
     s->add_node(UniqueFd(::fcntl(s->root_fd.get(), F_DUPFD_CLOEXEC, 0)), kNone, "", id_of(*sx), sx->stx_ctime);
-    if (s->cache && !s->cache->dirs.empty() && Id{s->cache->dirs[0].dev, s->cache->dirs[0].ino} == id_of(*sx)) {
-        s->nodes[0].cached = 0;
-    }
     State* state = s.get();
+    // A watcher's view needs no tree cache (reading a large one costs more than the rest).
+    if (state->open_watcher()) {
+        state->sparse = true;
+        return std::unique_ptr<RepoWatch>(new RepoWatch(std::move(s)));
+    }
+    state->load_cache();
     // With events (leftovers_events.cpp) only a first run in the workdir reads the tree, and
     // that on a thread while the run goes on, after a head start. A tree no larger than the
     // head start is read (or checked against its cache) instead: that costs less than a group.
@@ -451,8 +460,12 @@ std::vector<Quarantined> RepoWatch::finish() {
     s.stop_walker();  // before AFTER changes: the walker reads it
     s.after = true;
     ::clock_gettime(CLOCK_REALTIME_COARSE, &s.listed_at);
-    if (s.fan) {
-        s.drain_events();
+    if (s.fan || s.watcher) {
+        if (s.fan) {
+            s.drain_events();
+        } else {
+            s.watcher_events();
+        }
         // A walk before the run that did not reach the end: what it left is read now, and the
         // repositories there are judged as ones no run saw (infer_before), whatever their events.
         if (s.cut) {
@@ -474,15 +487,22 @@ std::vector<Quarantined> RepoWatch::finish() {
         }
         if (!s.events_lost) s.infer_before();
         s.judge_all();
-        s.save_sparse_cache();
+        // The watcher keeps the tree: the cache stays the last walk's, for when it ends.
+        if (s.fan) s.save_sparse_cache();
     } else {
         s.reread_changed();
         s.judge_all();
         s.save_cache();
     }
     s.drop_marks(true);
+    // A large tree that fanotify cannot watch for this caller: a watcher for the next runs.
+    const bool spawn = (s.fan_refused && !s.watcher && s.nodes.size() > kAlwaysWalk) || s.watcher_lost;
+    const std::string root = s.root;
+    const bool walked = s.events_lost || s.symlink_made || s.link_made || s.unsafe_written || s.common_seen;
+    judged_by_ = walked ? "walk" : s.fan ? "events" : s.watcher ? "watcher" : "walk";
     std::vector<Quarantined> out = std::move(s.out);
     cancel();
+    if (spawn) watcher::spawn(root);
     return out;
 }
 
@@ -503,6 +523,10 @@ void RepoWatch::State::close_node_fds() {
         }
         a = b + 1;
     }
+}
+
+void RepoWatch::before_command() {
+    if (state_ && state_->watcher) state_->ask_watcher();
 }
 
 int RepoWatch::events_fd() const {

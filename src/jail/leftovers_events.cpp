@@ -101,9 +101,10 @@ bool RepoWatch::State::open_events() {
     if (!taken.empty() || mounts_below()) return false;
     UniqueFd fd(::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_FID,
                                 O_RDONLY | O_CLOEXEC));
-    if (!fd) return false;
-    if (::fanotify_mark(fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM, kEventMask, root_fd.get(), nullptr) != 0)
+    if (!fd || ::fanotify_mark(fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM, kEventMask, root_fd.get(), nullptr) != 0) {
+        fan_refused = true;  // the watcher's instead (leftovers_watcher.hpp)
         return false;
+    }
     fan = std::move(fd);
     UniqueFd knob(::open("/proc/sys/fs/fanotify/max_queued_events", O_RDONLY | O_CLOEXEC));
     char text[32] = {};
@@ -123,7 +124,7 @@ void RepoWatch::State::note_event(const std::string& dir, const char* name, uint
             return;
         }
         it = event_index.emplace(dir, static_cast<uint32_t>(event_dirs.size())).first;
-        event_dirs.push_back(EventDir{dir, {}, {}});
+        event_dirs.push_back(EventDir{dir, std::nullopt, {}, {}});
     }
     // A directory made or moved there is read whole afterwards; another entry named is looked
     // at for other names (a hard link reaches a repository's files from anywhere).
@@ -360,22 +361,28 @@ void RepoWatch::State::judge_events() {
     std::vector<uint32_t> touched;
     std::vector<std::string> subdirs;
     for (const EventDir& e : event_dirs) {
-        UniqueFd dir = open_handle(e.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (!dir) continue;  // removed since
-        char proc[40];
-        std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", dir.get());
-        char path[4096];
-        const ssize_t n = ::readlink(proc, path, sizeof path);
-        if (n <= 0 || static_cast<size_t>(n) >= sizeof path) continue;
-        const std::string p(path, static_cast<size_t>(n));
         std::string r;
-        if (p != root_real) {
-            if (p.compare(0, prefix.size(), prefix) != 0) continue;  // not in the workdir
-            r = p.substr(prefix.size());
+        if (e.rel) {  // the watcher's: its path now, with the jail gone
+            r = *e.rel;
+        } else {
+            UniqueFd dir = open_handle(e.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (!dir) continue;  // removed since
+            char proc[40];
+            std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", dir.get());
+            char path[4096];
+            const ssize_t n = ::readlink(proc, path, sizeof path);
+            if (n <= 0 || static_cast<size_t>(n) >= sizeof path) continue;
+            const std::string p(path, static_cast<size_t>(n));
+            if (p != root_real) {
+                if (p.compare(0, prefix.size(), prefix) != 0) continue;  // not in the workdir
+                r = p.substr(prefix.size());
+            }
+            auto sx = stat_at(dir.get(), "");
+            const uint32_t at = node_for(r);
+            if (at == kNone || !sx || id_of(*sx) != nodes[at].id) continue;
         }
         const uint32_t i = node_for(r);
-        auto sx = stat_at(dir.get(), "");
-        if (i == kNone || !sx || id_of(*sx) != nodes[i].id) continue;
+        if (i == kNone) continue;
         touched.push_back(i);
         if (!nodes[i].listed) {
             UniqueFd tmp;
@@ -410,6 +417,60 @@ void RepoWatch::State::judge_events() {
             auto rx = ox && is_dir(*ox) ? stat_at(fd, "refs") : std::nullopt;
             common_seen = rx && is_dir(*rx);
         }
+    }
+}
+
+// The watcher's, where one is ready (leftovers_watcher.hpp). Asked for its view only once the
+// placeholders are made (ask_watcher): they are cordon's, not the run's.
+bool RepoWatch::State::open_watcher() {
+    if (!taken.empty()) return false;
+    auto client = watcher::Client::connect(root, static_cast<dev_t>(nodes[0].id.first), nodes[0].id.second);
+    if (!client || mounts_below()) return false;
+    watcher = std::move(client);
+    return true;
+}
+
+// The repositories and .git files the watcher sees now, noted as they are; from here on it keeps
+// the run's events. Where it does not answer, the walk before the run is made now instead.
+void RepoWatch::State::ask_watcher() {
+    std::vector<watcher::Repo> repos;
+    if (!watcher->start(repos)) {
+        watcher.reset();
+        watcher_lost = true;
+        sparse = false;
+        load_cache();
+        walk_from(0);
+        return;
+    }
+    for (const auto& repo : repos) {
+        const uint32_t i = node_for(repo.rel);
+        if (i == kNone) continue;
+        nodes[i].has_head = nodes[i].has_head || repo.head;
+        nodes[i].has_git = nodes[i].has_git || repo.git;
+        if (!repo.head || before.count(i) != 0) continue;
+        UniqueFd tmp;
+        const int fd = fd_of(i, tmp);
+        if (fd >= 0) note_before(i, fd, false);
+    }
+}
+
+// The watcher's answer once the jail is gone, as events; none (the walk) where it has none.
+void RepoWatch::State::watcher_events() {
+    std::vector<watcher::Changed> changed;
+    if (!watcher->finish(changed) || changed.size() > kMaxEventDirs) {
+        events_lost = watcher_lost = true;
+        return;
+    }
+    size_t names = 0;
+    for (auto& c : changed) {
+        names += c.made.size() + c.files.size();
+        if (names > kMaxMadeNames) {
+            events_lost = true;
+            return;
+        }
+        EventDir e{std::string(), std::move(c.rel), std::move(c.made), {}};
+        for (auto& f : c.files) e.files.emplace_back(std::move(f), std::string());
+        event_dirs.push_back(std::move(e));
     }
 }
 

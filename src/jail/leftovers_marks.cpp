@@ -38,7 +38,6 @@ void RepoWatch::State::take_over_killed() {
     std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(root));
     const std::string prefix = std::string("watch-") + hash + ".";
     cache_path = dir + "/tree-" + hash;
-    cache = load_tree_cache(cache_path, root);
     UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dfd) return;
     std::vector<std::string> names, others;

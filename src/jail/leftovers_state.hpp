@@ -26,6 +26,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/leftovers.hpp"
+#include "leftovers_watcher.hpp"
 #include "tree_cache.hpp"
 
 namespace cordon::watch {
@@ -225,16 +226,20 @@ struct RepoWatch::State {
     // reports each directory where an entry was made, removed, renamed, written or changed.
     struct EventDir {
         std::string handle;                                      // its file handle: type, then the bytes
+        std::optional<std::string> rel;                          // or, from the watcher, its path
         std::vector<std::string> made;                           // directories made or moved there
         std::vector<std::pair<std::string, std::string>> files;  // other entries named, with their handles
     };
     UniqueFd fan;
-    bool events_lost = false;     // the queue overflowed, or past the bounds: the walk judges
-    bool sparse = false;          // no walk before the run: the nodes are the cache's repositories
-    bool symlink_made = false;    // a symlink was made or moved in the run: every .git file is judged
-    bool link_made = false;       // a file the run touched has another name: the walk judges
-    bool common_seen = false;     // a directory the run touched may be a common dir: the walk judges
-    bool unsafe_written = false;  // a file the run wrote reads as an unsafe git config: the walk judges
+    std::optional<watcher::Client> watcher;  // or the watcher's (leftovers_watcher.hpp)
+    bool fan_refused = false;                // the kernel or the caller's rights refused a group
+    bool watcher_lost = false;               // the watcher lost events, or ended: start a new one
+    bool events_lost = false;                // the queue overflowed, or past the bounds: the walk judges
+    bool sparse = false;                     // no walk before the run: the nodes are the cache's repositories
+    bool symlink_made = false;               // a symlink was made or moved in the run: every .git file is judged
+    bool link_made = false;                  // a file the run touched has another name: the walk judges
+    bool common_seen = false;                // a directory the run touched may be a common dir: the walk judges
+    bool unsafe_written = false;             // a file the run wrote reads as an unsafe git config: the walk judges
     uint64_t written_budget = uint64_t{16} << 20;              // bytes of the run's files that judge_event_file reads
     bool watch_links = false;                                  // read_names looks for such symlinks
     std::map<std::string, uint32_t, std::less<>> event_index;  // by handle
@@ -264,6 +269,7 @@ struct RepoWatch::State {
     bool use_cached(uint32_t i, std::vector<uint32_t>& todo);
     uint32_t cached_child(uint32_t i, const std::string& name, Id id) const;
     void save_cache();
+    void load_cache();
     [[nodiscard]] TreeCache tree_of(const std::vector<bool>* keep) const;
     void read_names(int fd, uint32_t i, std::vector<std::string>& subdirs);
     UniqueFd open_subdir(int fd, const std::string& name);
@@ -274,6 +280,9 @@ struct RepoWatch::State {
     void reread_changed();
     // Events (leftovers_events.cpp).
     bool open_events();
+    bool open_watcher();
+    void ask_watcher();
+    void watcher_events();
     void drain_events();
     void release_events();
     void note_event(const std::string& dir, const char* name, uint64_t mask, const std::string& object);

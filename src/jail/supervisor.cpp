@@ -453,6 +453,7 @@ Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunF
     if (!run.fallback) {
         CORDON_ASSIGN_OR_RETURN(ready, acquire_placeholders(run));
     }
+    if (ready && run.repos) run.repos->before_command();
     if (ready) proceed(run);
     return {};
 }
@@ -714,6 +715,7 @@ void judge_leftovers(Run& run, const RunFacts& facts, Outcome& out) {
     }
     out.quarantined = kept.kept();
     out.quarantined_dropped = kept.dropped();
+    out.repo_watch = run.repos->judged_by();
     if (lines.held() > 0) {
         std::fprintf(stderr, "cordon: warning: ... and %llu more left by the command, moved aside likewise\n",
                      static_cast<unsigned long long>(lines.held()));

@@ -21,6 +21,22 @@ moved() {  # DESCRIPTION PATH: PATH was moved aside, with a warning
     not_ok "$1: $2 not moved: $(ls -la "$WORK/p/$(dirname "$2")" 2>&1 | head -12)"
   expect_err "^cordon: warning: $2, left by the command" "$1: a warning names $2"
 }
+# How cordon learns what a run changed, past the first run in a large project: fanotify's events
+# as root, the watcher's (a process of the user's that keeps inotify watches) otherwise.
+if [[ $(id -u) -eq 0 ]]; then expected_mode=events; else expected_mode=watcher; fi
+judged_by() {  # the way the last run (jailed) was judged, from its --status-json
+  sed -n 's/.*"repo_watch":"\([a-z]*\)".*/\1/p' "$SCRATCH/status.json" 2>/dev/null
+}
+# until_watched: runs until one is judged as expected (the watcher reads the tree first).
+until_watched() {
+  local tries=0
+  while ((tries++ < 100)); do
+    jailed "true" --status-json "$SCRATCH/status.json"
+    [[ $(judged_by) == "$expected_mode" ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
 fresh_project() {
   rm -rf "$WORK/p" && mkdir -p "$WORK/p" && cd "$WORK/p"
   "${G[@]}" init -q . && echo a > a && "${G[@]}" add a && "${G[@]}" commit -qm one
@@ -30,6 +46,7 @@ fresh_project() {
   sleep 0.2
   jailed "echo first"  # the first run in the workdir: the tree is read once
   expect_out "^first$" "a first run in the project"
+  until_watched || not_ok "the next runs are not judged by $expected_mode events (last: $(judged_by))"
   sleep 0.2
 }
 
@@ -182,6 +199,49 @@ jailed "printf '#!/bin/sh\n[core]\nabbrev=7;$evil\n' > common/hooks/pre-commit &
 expect_out "^done$" "common dir: a hook that reads as a config too"
 moved "common dir" "common/hooks/pre-commit"
 host_git_runs_nothing "common dir" "$WORK/p/h"
+
+# 13. The watcher (not root: root has fanotify). Its view follows the host: a directory the host
+#     renamed since the last run, with a repository in it, is where the command plants. A run whose
+#     watcher is killed while it goes on walks instead, and finds what it planted; a workdir
+#     removed ends its watcher.
+if [[ $expected_mode == watcher ]]; then
+  watcher_pid() {  # the watcher of $WORK/p, by its command line
+    local f
+    for f in /proc/[0-9]*/cmdline; do
+      [[ $(tr '\0' ' ' < "$f" 2>/dev/null) == "cordon-repowatch $WORK/p "* ]] && { f=${f#/proc/}; echo "${f%/cmdline}"; return; }
+    done
+  }
+  fresh_project
+  [[ -n $(watcher_pid) ]] && ok "watcher: one runs for the project" || not_ok "watcher: none runs"
+  mv node_modules/p3 node_modules/renamed && "${G[@]}" init -q node_modules/renamed/r
+  sleep 0.2
+  # A hook that reads as a harmless config too: no file the run wrote reads as unsafe, so the
+  # watcher's events alone (no walk) must find it.
+  jailed "printf '#!/bin/sh\n[core]\nabbrev=7;$evil\n' > node_modules/renamed/r/.git/hooks/post-commit &&
+    chmod +x node_modules/renamed/r/.git/hooks/post-commit && echo done" --status-json "$SCRATCH/status.json"
+  expect_out "^done$" "watcher: the command plants in a directory the host renamed"
+  [[ $(judged_by) == watcher ]] && ok "watcher: the run was judged by its events" || not_ok "watcher: judged by $(judged_by)"
+  moved "watcher, renamed by the host" "node_modules/renamed/r/.git/hooks/post-commit"
+  host_git_runs_nothing "watcher, renamed by the host" "$WORK/p/node_modules/renamed/r"
+  pid=$(watcher_pid)
+  jailed "${G[*]} init -q node_modules/p9/k && ${G[*]} -C node_modules/p9/k config core.pager $evil && sleep 1 && echo done" \
+    --status-json "$SCRATCH/status.json" &
+  jail=$!
+  sleep 0.5
+  [[ -n $pid ]] && kill -KILL "$pid"
+  wait "$jail" || true
+  [[ $(judged_by) == walk ]] && ok "watcher killed mid-run: the run walks" || not_ok "watcher killed: judged by $(judged_by)"
+  [[ -e node_modules/p9/k/.git/config.cordon-unsafe ]] && ok "watcher killed mid-run: the planted config is moved aside" ||
+    not_ok "watcher killed: $(ls node_modules/p9/k/.git)"
+  host_git_runs_nothing "watcher killed mid-run" "$WORK/p/node_modules/p9/k"
+  until_watched && ok "watcher killed: a new one serves the next runs" || not_ok "watcher killed: no new one"
+  pid=$(watcher_pid)
+  cd "$WORK" && rm -rf "$WORK/p"
+  for _ in $(seq 50); do [[ -d /proc/$pid ]] || break; sleep 0.1; done
+  [[ ! -d /proc/$pid ]] && ok "watcher: it ends with its workdir" || not_ok "watcher: $pid outlived its workdir"
+else
+  echo "# [$RUN_AS] the watcher: root watches with fanotify instead (13 is for users)"
+fi
 
 # 7. A file system mounted below the workdir (root only: mounts): what is planted in it is found.
 if [[ $(id -u) -eq 0 ]]; then

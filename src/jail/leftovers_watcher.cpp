@@ -1,0 +1,589 @@
+// RepoWatch's watcher (leftovers_watcher.hpp). fanotify's directory-entry events need
+// CAP_SYS_ADMIN on the host; inotify needs nothing, but watches one directory each, and setting
+// them up costs a walk. So a run in a large workdir that could not use fanotify starts, when it
+// ends, a process that sets them up once and keeps them:
+//
+//   the watcher   cordon itself, started as "cordon-repowatch ROOT DIR" in a session of its
+//                 own, not dumpable (no process of the user's may trace it), stdio on
+//                 /dev/null. It holds DIR/HASH.lock for its life (one per workdir), reads the
+//                 tree with a watch on each directory before it listens on DIR/HASH.sock (so a
+//                 run that reaches it is watched whole), and then follows the events: a
+//                 directory made or moved in is watched and read, one removed or moved out is
+//                 forgotten. It ends after ten minutes without a run, when the workdir is
+//                 removed or moved, and on anything that makes its view incomplete: the queue
+//                 overflowed, a watch refused (fs.inotify.max_user_watches), over a million
+//                 directories, or one 512 deep (then no new watcher is started for ten minutes).
+//   a run         connects while the child builds the jail and asks 'S': the watcher takes
+//                 every queued event, and answers the directories that hold a HEAD or a .git
+//                 now; from then on it keeps the events. Once the jail is gone the run asks
+//                 'F': the kernel queued every event of the jail's system calls before they
+//                 returned, so the watcher takes the queue to its end and answers every
+//                 directory with events since 'S', with the names. RepoWatch judges those as
+//                 it judges fanotify's (leftovers_events.cpp), and walks where the watcher
+//                 lost events, is gone, or does not answer in time.
+//
+// DIR is in cordon's private runtime directory (0700, the user's), out of every jail's sight;
+// both ends check the other's uid (SO_PEERCRED), and a run checks that the watcher's workdir is
+// its own by device and inode. A jail that reaches the socket anyway (the Landlock jail shares
+// the host's view) learns names it can read, and can end the watcher, which only makes the runs
+// walk. The watcher never reads a file, follows a symlink or runs anything.
+#include "leftovers_watcher.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <signal.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "cordon/leftovers.hpp"
+#include "cordon/placeholders.hpp"
+
+namespace cordon::watcher {
+
+namespace {
+
+using namespace wire;  // NOLINT(google-build-using-namespace): the protocol's own
+
+constexpr uint32_t kNoNode = UINT32_MAX;
+constexpr size_t kMaxNodes = size_t{1} << 20;
+constexpr size_t kMaxDepth = 512;
+constexpr size_t kMaxClients = 64;
+constexpr int kIdleSeconds = 600;
+// No IN_MODIFY: a file opened for writing reports IN_CLOSE_WRITE when closed, and by the 'F'
+// of a run every file its jail held is closed (as with fanotify's FAN_CLOSE_WRITE).
+constexpr uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_CLOSE_WRITE |
+                           IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+
+void put32(std::string& out, uint32_t v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+void put64(std::string& out, uint64_t v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+void put_str(std::string& out, const std::string& s) {
+    put32(out, static_cast<uint32_t>(s.size()));
+    out += s;
+}
+
+bool is_name(const char* name, const char* of) {
+    return ::strcasecmp(name, of) == 0;
+}
+
+// --- the watcher --------------------------------------------------------------------------------
+
+class Daemon final {
+public:
+    Daemon(std::string root, Paths paths) : root_(std::move(root)), paths_(std::move(paths)) {}
+    int run();
+
+private:
+    struct Node {
+        int wd = -1;
+        uint32_t parent = kNoNode;
+        uint32_t gen = 0;
+        std::string name;
+        bool head = false, git = false, live = false;
+    };
+    enum Kind : uint8_t { kItself, kMade, kEntry };
+    struct Event {
+        uint64_t seq;
+        uint32_t node, gen;
+        Kind kind;
+        std::string name;
+    };
+    struct Conn {
+        UniqueFd fd;
+        bool started = false;
+        uint64_t epoch = 0;
+    };
+
+    bool setup();
+    uint32_t add_node(uint32_t parent, const std::string& name);
+    void forget(uint32_t top);
+    uint32_t child(uint32_t parent, const std::string& name) const;
+    bool watch(uint32_t i, int fd);
+    bool list(uint32_t i, int fd, std::vector<std::string>& subdirs);
+    bool scan(uint32_t top, UniqueFd fd);
+    UniqueFd open_rel(const std::string& rel) const;
+    [[nodiscard]] std::string rel(uint32_t i) const;
+    bool drain();
+    void note(uint32_t node, Kind kind, const char* name);
+    void serve(Conn& c);
+    std::string answer_start() const;
+    std::string answer_finish(const Conn& c) const;
+
+    std::string root_;
+    Paths paths_;
+    UniqueFd lock_, ino_, listen_;
+    dev_t dev_ = 0;
+    ino_t root_ino_ = 0;
+    std::vector<Node> nodes_;
+    std::vector<uint32_t> free_;
+    std::unordered_map<int, uint32_t> by_wd_;
+    std::set<uint32_t> repos_;  // the nodes with a HEAD or a .git
+    std::map<std::pair<uint32_t, std::string>, uint32_t> children_;
+    std::unordered_map<uint32_t, uint32_t> moving_;  // a directory moved from here: by cookie
+    std::deque<Event> log_;
+    uint64_t seq_ = 0, dropped_to_ = 0;  // events up to DROPPED_TO_ are no longer kept
+    std::vector<Conn> conns_;
+    bool failed_ = false;  // a limit: no new watcher for a while
+    alignas(struct inotify_event) char buf_[65536];
+    char dents_[32768];
+};
+
+uint32_t Daemon::add_node(uint32_t parent, const std::string& name) {
+    uint32_t i = 0;
+    if (!free_.empty()) {
+        i = free_.back();
+        free_.pop_back();
+    } else {
+        i = static_cast<uint32_t>(nodes_.size());
+        nodes_.emplace_back();
+    }
+    Node& n = nodes_[i];
+    n.parent = parent;
+    n.name = name;
+    n.wd = -1;
+    n.head = n.git = false;
+    n.live = true;
+    if (parent != kNoNode) children_[{parent, name}] = i;
+    return i;
+}
+
+uint32_t Daemon::child(uint32_t parent, const std::string& name) const {
+    auto it = children_.find({parent, name});
+    return it == children_.end() ? kNoNode : it->second;
+}
+
+// Node TOP and what is below it forgotten, their watches removed.
+void Daemon::forget(uint32_t top) {
+    std::vector<uint32_t> todo{top};
+    while (!todo.empty()) {
+        const uint32_t i = todo.back();
+        todo.pop_back();
+        Node& n = nodes_[i];
+        if (!n.live) continue;
+        for (auto it = children_.lower_bound({i, std::string()}); it != children_.end() && it->first.first == i;) {
+            todo.push_back(it->second);
+            it = children_.erase(it);
+        }
+        if (n.parent != kNoNode) {
+            auto up = children_.find({n.parent, n.name});
+            if (up != children_.end() && up->second == i) children_.erase(up);
+        }
+        if (n.wd >= 0) {
+            (void)::inotify_rm_watch(ino_.get(), n.wd);
+            by_wd_.erase(n.wd);
+        }
+        n.live = false;
+        ++n.gen;
+        repos_.erase(i);
+        n.name.clear();
+        free_.push_back(i);
+    }
+}
+
+bool Daemon::watch(uint32_t i, int fd) {
+    char proc[40];
+    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    const int wd = ::inotify_add_watch(ino_.get(), proc, kMask);
+    if (wd < 0) {
+        failed_ = errno == ENOSPC;
+        return false;
+    }
+    // The same directory twice (a bind mount below the workdir): the view would be wrong.
+    if (auto other = by_wd_.find(wd); other != by_wd_.end() && other->second != i) return false;
+    nodes_[i].wd = wd;
+    by_wd_[wd] = i;
+    return true;
+}
+
+// Node I's listing: HEAD and .git looked for, its subdirectories into SUBDIRS.
+bool Daemon::list(uint32_t i, int fd, std::vector<std::string>& subdirs) {
+    bool head = false, git = false;
+    for (;;) {
+        const ssize_t n = ::getdents64(fd, dents_, sizeof dents_);
+        if (n < 0) return errno == ENOENT;  // removed meanwhile: its events say so
+        if (n == 0) break;
+        for (ssize_t off = 0; off < n;) {
+            const auto* d = reinterpret_cast<const struct dirent64*>(dents_ + off);
+            off += d->d_reclen;
+            const char* name = d->d_name;
+            if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+            head = head || is_name(name, "HEAD");
+            git = git || is_name(name, ".git");
+            unsigned char type = d->d_type;
+            if (type == DT_UNKNOWN) {
+                struct stat st {};
+                type = ::fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+            }
+            if (type == DT_DIR) subdirs.emplace_back(name);
+        }
+    }
+    nodes_[i].head = head;
+    nodes_[i].git = git;
+    if (head || git) {
+        repos_.insert(i);
+    } else {
+        repos_.erase(i);
+    }
+    return true;
+}
+
+// Node TOP (open at FD) watched and read, then each directory below it: a watch first, then the
+// listing, so that an entry made meanwhile is in one or the other. One descriptor per level.
+bool Daemon::scan(uint32_t top, UniqueFd fd) {
+    struct Frame {
+        uint32_t node;
+        UniqueFd fd;
+        std::vector<std::string> subdirs;
+        size_t next = 0;
+    };
+    std::vector<Frame> stack;
+    auto enter = [&](uint32_t i, UniqueFd dir) {
+        if (!watch(i, dir.get())) return false;
+        Frame f{i, std::move(dir), {}, 0};
+        if (!list(i, f.fd.get(), f.subdirs)) return false;
+        stack.push_back(std::move(f));
+        return true;
+    };
+    if (!enter(top, std::move(fd))) return false;
+    while (!stack.empty()) {
+        Frame& f = stack.back();
+        if (f.next == f.subdirs.size()) {
+            stack.pop_back();
+            continue;
+        }
+        const std::string name = f.subdirs[f.next++];
+        UniqueFd sub(::openat(f.fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub) {
+            if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) continue;  // its events say so
+            return false;
+        }
+        if (stack.size() >= kMaxDepth || nodes_.size() - free_.size() >= kMaxNodes) {
+            failed_ = true;
+            return false;
+        }
+        const uint32_t parent = f.node;
+        uint32_t i = child(parent, name);
+        if (i != kNoNode) forget(i);
+        i = add_node(parent, name);
+        if (!enter(i, std::move(sub))) return false;
+    }
+    return true;
+}
+
+std::string Daemon::rel(uint32_t i) const {
+    std::string r;
+    for (; i != kNoNode && nodes_[i].parent != kNoNode; i = nodes_[i].parent)
+        r = r.empty() ? nodes_[i].name : nodes_[i].name + "/" + r;
+    return r;
+}
+
+// Directory REL of the workdir, opened beneath it. The workdir is opened anew each time (and
+// checked to be the same directory): a descriptor kept open would hold back its IN_DELETE_SELF.
+UniqueFd Daemon::open_rel(const std::string& rel) const {
+    UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!root || ::fstat(root.get(), &st) != 0 || st.st_dev != dev_ || st.st_ino != root_ino_) return UniqueFd();
+    return UniqueFd(openat2_at(root.get(), rel, O_RDONLY | O_DIRECTORY,
+                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV));
+}
+
+void Daemon::note(uint32_t node, Kind kind, const char* name) {
+    bool live = false;
+    for (const Conn& c : conns_) live = live || c.started;
+    ++seq_;
+    if (!live) {  // no run to keep them for
+        dropped_to_ = seq_;
+        return;
+    }
+    if (log_.size() >= kMaxLog) {
+        dropped_to_ = log_.front().seq;
+        log_.pop_front();
+    }
+    log_.push_back(Event{seq_, node, nodes_[node].gen, kind, name ? std::string(name) : std::string()});
+}
+
+// Every event queued, taken in: false where the view is no longer whole.
+bool Daemon::drain() {
+    std::vector<std::pair<uint32_t, std::string>> made;
+    for (;;) {
+        const ssize_t n = ::read(ino_.get(), buf_, sizeof buf_);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) break;
+        if (n <= 0) return false;
+        for (ssize_t off = 0; off + static_cast<ssize_t>(sizeof(struct inotify_event)) <= n;) {
+            struct inotify_event e {};
+            std::memcpy(&e, buf_ + off, sizeof e);
+            const char* name = e.len > 0 ? buf_ + off + sizeof e : nullptr;
+            off += static_cast<ssize_t>(sizeof e + e.len);
+            if ((e.mask & IN_Q_OVERFLOW) != 0) return false;
+            auto at = by_wd_.find(e.wd);
+            if (at == by_wd_.end()) continue;  // a watch forgotten already
+            const uint32_t d = at->second;
+            if ((e.mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)) != 0) {
+                if (d == 0) return false;  // the workdir itself removed or moved
+                if ((e.mask & IN_MOVE_SELF) == 0) forget(d);
+                continue;
+            }
+            if (name == nullptr || *name == '\0') {
+                note(d, kItself, nullptr);
+                continue;
+            }
+            const bool dir = (e.mask & IN_ISDIR) != 0;
+            note(d, dir && (e.mask & (IN_CREATE | IN_MOVED_TO)) != 0 ? kMade : kEntry, name);
+            if (is_name(name, "HEAD") || is_name(name, ".git")) {
+                if ((e.mask & (IN_CREATE | IN_MOVED_TO)) != 0) {
+                    (is_name(name, "HEAD") ? nodes_[d].head : nodes_[d].git) = true;
+                    repos_.insert(d);
+                }
+                // Removed or moved away: the listing says whether another spelling stays; an
+                // answer in between may name it still (it is only looked at).
+            }
+            if (!dir) continue;
+            if ((e.mask & IN_MOVED_FROM) != 0) {
+                const uint32_t c = child(d, name);
+                if (c != kNoNode) {
+                    children_.erase({d, name});
+                    moving_[e.cookie] = c;
+                }
+            } else if ((e.mask & IN_DELETE) != 0) {
+                if (const uint32_t c = child(d, name); c != kNoNode) forget(c);
+            } else if ((e.mask & IN_MOVED_TO) != 0 && moving_.count(e.cookie) != 0) {
+                const uint32_t c = moving_[e.cookie];
+                moving_.erase(e.cookie);
+                if (const uint32_t old = child(d, name); old != kNoNode) forget(old);
+                nodes_[c].parent = d;
+                nodes_[c].name = name;
+                children_[{d, name}] = c;
+            } else if ((e.mask & (IN_CREATE | IN_MOVED_TO)) != 0) {
+                made.emplace_back(d, name);
+            }
+        }
+    }
+    // Moved out of the workdir (no IN_MOVED_TO came): forgotten. One whose IN_MOVED_TO comes
+    // later is then taken as new, and read.
+    for (const auto& [cookie, c] : moving_) {
+        nodes_[c].parent = kNoNode;  // detached: forget must not look for it under a parent
+        forget(c);
+    }
+    moving_.clear();
+    // Rechecked: HEAD and .git of every directory touched are looked up again below, by the
+    // run; the watcher's own flags only ever err towards "there".
+    for (const auto& [d, name] : made) {
+        if (!nodes_[d].live) continue;
+        const std::string r = rel(d);
+        UniqueFd fd = open_rel(r.empty() ? name : r + "/" + name);
+        if (!fd) continue;  // gone again, or not a directory: nothing to watch
+        if (const uint32_t old = child(d, name); old != kNoNode) forget(old);
+        if (!scan(add_node(d, name), std::move(fd))) return false;
+    }
+    return true;
+}
+
+std::string Daemon::answer_start() const {
+    std::string body;
+    uint32_t count = 0;
+    for (uint32_t i : repos_) {
+        const Node& n = nodes_[i];
+        if (!n.live || (!n.head && !n.git)) continue;
+        if (++count > kMaxRepos) return {};
+        body += static_cast<char>((n.head ? 1 : 0) | (n.git ? 2 : 0));  // then the path
+        put_str(body, rel(i));
+        if (body.size() > kMaxAnswer) return {};
+    }
+    std::string out;
+    put32(out, count);
+    return out + body;
+}
+
+std::string Daemon::answer_finish(const Conn& c) const {
+    if (c.epoch < dropped_to_) return {};
+    // Each name once per directory: a file made, written and closed is three events.
+    std::map<uint32_t, std::pair<std::set<std::string_view>, std::set<std::string_view>>> by_dir;
+    for (const Event& e : log_) {
+        if (e.seq <= c.epoch || !nodes_[e.node].live || nodes_[e.node].gen != e.gen) continue;
+        auto& [made, other] = by_dir[e.node];
+        if (e.kind == kMade) made.insert(e.name);
+        if (e.kind == kEntry) other.insert(e.name);
+    }
+    std::string out;
+    put32(out, static_cast<uint32_t>(by_dir.size()));
+    for (const auto& [node, lists] : by_dir) {
+        put_str(out, rel(node));
+        for (const auto* list : {&lists.first, &lists.second}) {
+            put32(out, static_cast<uint32_t>(list->size()));
+            for (std::string_view name : *list) put_str(out, std::string(name));
+        }
+        if (out.size() > kMaxAnswer) return {};
+    }
+    return out;
+}
+
+// One request of a run: 'S' or 'F', answered after the queue is taken to its end.
+void Daemon::serve(Conn& c) {
+    char what = 0;
+    if (::recv(c.fd.get(), &what, 1, MSG_DONTWAIT) != 1 || (what != 'S' && what != 'F')) {
+        c.fd.reset();
+        return;
+    }
+    std::string body;
+    uint32_t status = 0;
+    if (what == 'S') {
+        c.started = true;
+        c.epoch = seq_;
+        body = answer_start();
+    } else {
+        body = c.started ? answer_finish(c) : std::string();
+        c.started = false;
+    }
+    if (body.empty()) status = 1;
+    std::string out;
+    put32(out, kMagic);
+    put32(out, status);
+    put64(out, static_cast<uint64_t>(dev_));
+    put64(out, static_cast<uint64_t>(root_ino_));
+    put64(out, body.size());
+    out += body;
+    if (!write_all(c.fd.get(), out.data(), out.size())) c.fd.reset();
+}
+
+bool Daemon::setup() {
+    lock_.reset(::open(paths_.lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!lock_ || ::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) return false;  // one runs
+    UniqueFd top(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!top || ::fstat(top.get(), &st) != 0) return false;
+    dev_ = st.st_dev;
+    root_ino_ = st.st_ino;
+    ino_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (!ino_) {
+        failed_ = true;
+        return false;
+    }
+    if (!scan(add_node(kNoNode, ""), std::move(top)) || !drain()) return false;
+    listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    struct sockaddr_un addr {};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, paths_.sock.c_str(), paths_.sock.size() + 1);
+    (void)::unlink(paths_.sock.c_str());
+    return listen_ && ::bind(listen_.get(), reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) == 0 &&
+           ::listen(listen_.get(), 16) == 0;
+}
+
+int Daemon::run() {
+    if (!setup()) {
+        if (failed_) {
+            UniqueFd f(::open(paths_.failed.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+        }
+        return 0;
+    }
+    (void)::unlink(paths_.failed.c_str());
+    struct timespec idle_since {};
+    ::clock_gettime(CLOCK_MONOTONIC, &idle_since);
+    for (;;) {
+        std::vector<struct pollfd> fds{{ino_.get(), POLLIN, 0}, {listen_.get(), POLLIN, 0}};
+        for (const Conn& c : conns_) fds.push_back({c.fd.get(), POLLIN, 0});
+        struct timespec now {};
+        ::clock_gettime(CLOCK_MONOTONIC, &now);
+        const long idle = now.tv_sec - idle_since.tv_sec;
+        if (conns_.empty() && idle >= kIdleSeconds) break;
+        const int timeout = conns_.empty() ? static_cast<int>((kIdleSeconds - idle) * 1000) : -1;
+        if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) break;
+        if ((fds[0].revents & POLLIN) != 0 && !drain()) break;
+        bool lost = false;
+        for (size_t k = 0; k + 2 < fds.size(); ++k) {
+            const short ev = fds[k + 2].revents;
+            if ((ev & POLLIN) != 0) {
+                // Taken to the queue's end first: what the run did is all in it by now.
+                if (!drain()) {
+                    lost = true;
+                    break;
+                }
+                serve(conns_[k]);
+            } else if ((ev & (POLLHUP | POLLERR)) != 0) {
+                conns_[k].fd.reset();
+            }
+        }
+        if (lost) break;
+        if ((fds[1].revents & POLLIN) != 0) {
+            UniqueFd c(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+            struct ucred cred {};
+            socklen_t len = sizeof cred;
+            if (c && conns_.size() < kMaxClients && ::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+                cred.uid == ::geteuid()) {
+                const struct timeval two_seconds { 2, 0 };
+                (void)::setsockopt(c.get(), SOL_SOCKET, SO_SNDTIMEO, &two_seconds, sizeof two_seconds);
+                conns_.push_back(Conn{std::move(c), false, 0});
+            }
+        }
+        std::erase_if(conns_, [](const Conn& c) { return !c.fd; });
+        if (conns_.empty()) {
+            log_.clear();
+            dropped_to_ = seq_;
+            ::clock_gettime(CLOCK_MONOTONIC, &idle_since);
+        }
+    }
+    // The socket goes with the watcher, which still holds the lock (the lock file stays: a
+    // starting watcher may have it open).
+    (void)::unlink(paths_.sock.c_str());
+    if (failed_) {
+        UniqueFd f(::open(paths_.failed.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int daemon_main(const std::vector<std::string>& args) {
+    if (args.size() != 2 || args[0].empty() || args[0][0] != '/' || args[1].empty() || args[1][0] != '/') {
+        std::fprintf(stderr, "cordon-repowatch: started by cordon, not by hand\n");
+        return 125;
+    }
+    ::umask(077);
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || ::chdir("/") != 0) return 1;
+    close_fds_from(3, -1, -1);
+    (void)::signal(SIGPIPE, SIG_IGN);
+    (void)::signal(SIGHUP, SIG_IGN);
+    struct stat st {};
+    if (::lstat(args[1].c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+        (st.st_mode & 077) != 0) {
+        return 1;
+    }
+    Paths paths = paths_in(args[1], args[0]);
+    if (paths.sock.size() >= sizeof(sockaddr_un::sun_path)) return 1;
+    return Daemon(args[0], std::move(paths)).run();
+}
+
+}  // namespace cordon::watcher
+
+namespace cordon {
+
+int repowatch_daemon_main(const std::vector<std::string>& args) {
+    return watcher::daemon_main(args);
+}
+
+}  // namespace cordon
