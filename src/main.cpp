@@ -27,6 +27,7 @@
 #include "cordon/policy.hpp"
 #include "cordon/profile.hpp"
 #include "cordon/report.hpp"
+#include "cordon/settings.hpp"
 #include "cordon/spec_builder.hpp"
 #include "cordon/version.hpp"
 
@@ -243,20 +244,60 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
     return v;
 }
 
+// --status-json's target as the command line gives it, for a failure before the options are
+// resolved: the option's last value before "--" (where the command line did not parse, a
+// command's own "--status-json" after it without "--" counts too), where it is a PATH or fd:N.
+std::optional<std::string> status_target_of(const std::vector<std::string>& args) {
+    std::optional<std::string> target;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--") break;
+        if (args[i] == "--status-json" && i + 1 < args.size()) target = args[++i];
+        if (args[i].rfind("--status-json=", 0) == 0) target = args[i].substr(14);
+    }
+    if (!target || target->empty()) return std::nullopt;
+    if (target->rfind("fd:", 0) == 0) {
+        const std::string n = target->substr(3);
+        if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    }
+    return target;
+}
+
+// A failure before the run, on stderr and (SPEC §9: at every exit, bad input included) in the
+// status file, with REASON: usage-error for bad input, setup-error for what the host refused.
+int refuse(const cordon::Error& e, const std::optional<std::string>& status_target, cordon::Outcome::Reason reason) {
+    const int code = report(e);
+    if (!status_target) return code;
+    cordon::Outcome failed;
+    failed.reason = reason;
+    failed.exit_code = code;
+    failed.error = e;
+    if (auto s = cordon::write_status_json(*status_target, failed); !s) report(s.error());
+    return code;
+}
+
 int run(const std::vector<std::string>& args) {
+    using Reason = cordon::Outcome::Reason;
+    const std::optional<std::string> early_target = status_target_of(args);
     auto cli = cordon::parse_command_line(args);
-    if (!cli) return report(cli.error());
+    if (!cli) return refuse(cli.error(), early_target, Reason::UsageError);
     if (auto answered = answer_help_or_version(*cli)) return *answered;
     auto resolved = cordon::resolve_spec(*cli, cordon::current_host());
-    if (!resolved) return report(resolved.error());
-    if (auto chosen = choose_exec_checks(resolved->spec, resolved->options); !chosen) return report(chosen.error());
+    if (!resolved) {
+        std::optional<std::string> given = cordon::get_string(cli->layer, "status-json");
+        return refuse(resolved.error(), given ? status_target_of({"--status-json", *given}) : std::nullopt,
+                      Reason::UsageError);
+    }
+    // From here on the target is the resolved one (a profile may name it too).
+    const std::optional<std::string>& target = resolved->options.status_json;
+    if (auto chosen = choose_exec_checks(resolved->spec, resolved->options); !chosen)
+        return refuse(chosen.error(), target, Reason::SetupError);
     const cordon::Spec& spec = resolved->spec;
     const cordon::RunOptions& options = resolved->options;
     // The default profile lists "default"; with --no-profile and no --policy it still applies.
     const std::vector<std::string> policy_names =
         spec.policies.empty() ? std::vector<std::string>{"default"} : spec.policies;
     auto prepared = cordon::prepare(spec);
-    if (!prepared) return report(prepared.error());
+    if (!prepared) return refuse(prepared.error(), target, Reason::SetupError);
     if (options.dry_run) return print_dry_run(spec, options, *prepared, policy_names);
     if (!options.workdir_note.empty() && options.verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", options.workdir_note.c_str());
@@ -265,7 +306,7 @@ int run(const std::vector<std::string>& args) {
     // The command policy decides while the child builds the jail: nothing of the command runs,
     // and no placeholder is made on the host, before it allows the command.
     auto audit = open_audit(options);
-    if (!audit) return report(audit.error());
+    if (!audit) return refuse(audit.error(), target, Reason::SetupError);
     cordon::policy::PolicySet policies;  // loaded by admit, used again for each exec
     auto gate = [&]() { return admit(spec, options, *prepared, policy_names, policies); };
     // The second exec judged decodes the compiled policies in full, for all that follow: the

@@ -15,22 +15,24 @@ namespace cordon {
 
 // How the run ended, for the exit status and --status-json.
 struct Outcome {
-    enum class Reason { Exited, Signaled, Timeout, Oom, SetupError, ExecError, Denied };
+    // UsageError: bad input, found before any run (main.cpp writes it; classify never does).
+    enum class Reason { Exited, Signaled, Timeout, Oom, SetupError, ExecError, Denied, UsageError };
     Reason reason = Reason::SetupError;
     int exit_code = 125;
     int signal = 0;
     uint64_t wall_ms = 0;
     uint64_t cpu_ms = 0;
     uint64_t peak_memory_bytes = 0;
-    uint64_t oom_kills = 0;                // processes the OOM killer ended under --memory
-    std::optional<Error> error;            // SetupError / ExecError
-    std::vector<std::string> denials;      // JSON objects, one per policy denial (cordon(1), BOUNDS)
-    uint64_t denials_dropped = 0;          // denials counted but not kept
-    std::string isolation;                 // "namespaces" or "landlock" (cordon(1), ISOLATION); "" before either
-    std::vector<std::string> dropped;      // what the Landlock jail could not give
-    std::vector<std::string> quarantined;  // JSON objects: what the run left that git would run, moved aside
-    uint64_t quarantined_dropped = 0;      // ... counted but not kept
-    std::string repo_watch;                // RepoWatch::judged_by, where the workdir was watched
+    uint64_t oom_kills = 0;                       // processes the OOM killer ended under --memory
+    std::optional<Error> error;                   // SetupError / ExecError
+    std::vector<std::string> denials;             // JSON objects, one per policy denial (cordon(1), BOUNDS)
+    uint64_t denials_dropped = 0;                 // denials counted but not kept
+    std::string isolation;                        // "namespaces" or "landlock" (cordon(1), ISOLATION); "" before either
+    std::vector<std::string> dropped;             // what the Landlock jail could not give
+    std::vector<std::string> quarantined;         // JSON objects: what the run left that git would run, moved aside
+    uint64_t quarantined_dropped = 0;             // ... counted but not kept
+    std::string repo_watch;                       // RepoWatch::judged_by, where the workdir was watched
+    std::vector<std::string> limits_not_applied;  // --limits best-effort: "--memory: why"
 };
 
 // A failure the child reported over the sync socket (ChildMsg SetupError or ExecError).

@@ -31,6 +31,8 @@ const char* reason_name(Outcome::Reason r) {
             return "exec-error";
         case Outcome::Reason::Denied:
             return "denied";
+        case Outcome::Reason::UsageError:
+            return "usage-error";
     }
     return "?";
 }
@@ -193,6 +195,11 @@ std::string status_json(const Outcome& outcome) {
         j.add_raw("quarantined", json_array(outcome.quarantined));
         if (outcome.quarantined_dropped)
             j.add("quarantined_dropped", static_cast<int64_t>(outcome.quarantined_dropped));
+    }
+    if (!outcome.limits_not_applied.empty()) {
+        std::vector<std::string> quoted;
+        for (const auto& l : outcome.limits_not_applied) quoted.push_back(json_quote(l));
+        j.add_raw("limits_not_applied", json_array(quoted));
     }
     if (!outcome.repo_watch.empty()) j.add("repo_watch", outcome.repo_watch);
     if (outcome.error) j.add("error", outcome.error->message());

@@ -229,6 +229,7 @@ struct Run {
     std::optional<FallbackPlan> fallback;
     std::vector<std::string> fallback_env;
     std::unique_ptr<Placeholders> placeholders;  // admit
+    std::vector<std::string> limits_dropped;     // --limits best-effort: what the cgroup could not take
     std::unique_ptr<NetFilter> net;              // --allow-host: the listeners come in supervise
     std::unique_ptr<RunCgroup> cgroup;           // start, before clone
     std::optional<SupervisedSignals> signals;    // start, before clone; restored when supervise ends
@@ -258,10 +259,12 @@ Status create_cgroup(Run& run) {
         run.cgroup = std::move(*cg);
     } else if (!run.spec.limits.best_effort) {
         return cg.error();
-    } else if (run.options.verbosity >= 0) {
+    } else {
         const Error& e = cg.error();
-        std::fprintf(stderr, "cordon: warning: limits not applied (--limits best-effort): %s: %s%s%s\n", e.what.c_str(),
-                     e.why.c_str(), e.err ? ": " : "", e.err ? std::strerror(e.err) : "");
+        const std::string why = e.what + ": " + e.why + (e.err ? std::string(": ") + std::strerror(e.err) : "");
+        run.limits_dropped.push_back("limits: " + why);
+        if (run.options.verbosity >= 0)
+            std::fprintf(stderr, "cordon: warning: limits not applied (--limits best-effort): %s\n", why.c_str());
     }
     return {};
 }
@@ -763,6 +766,13 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     out.isolation = run.fallback ? "landlock" : "namespaces";
     if (run.fallback) out.dropped = run.fallback->dropped;
     judge_leftovers(run, facts, out);
+    // What --limits best-effort left out, as the warnings said it (planned, then at creation).
+    constexpr std::string_view kDropped = " not applied (--limits best-effort): ";
+    for (const auto& w : prepared.warnings) {
+        if (const size_t at = w.find(kDropped); at != std::string::npos)
+            out.limits_not_applied.push_back(w.substr(0, at) + ": " + w.substr(at + kDropped.size()));
+    }
+    for (auto& d : run.limits_dropped) out.limits_not_applied.push_back(std::move(d));
     report_oom(out, run);
     return out;
 }

@@ -60,5 +60,41 @@ else
 fi
 json=$("$CORDON" --timeout 1s --status-json fd:3 -- sleep 30 3>&1 >/dev/null 2>&1 || true)
 if [[ $json == *'"reason":"timeout"'* && $json == *'"exit_code":124'* ]]; then ok "status json reports timeout"; else not_ok "timeout json: $json"; fi
+# --status-json at every exit, bad input included (SPEC §9): a CI step that always parses it.
+# Each case: the file holds one strict JSON object with exit 125, the reason, and the message
+# naming what was wrong; nothing ran.
+strict_json() {  # FILE: one JSON object, valid UTF-8, printed as KEY=VALUE lines for the checks
+  python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); [print(f"{k}={v}") for k,v in d.items()]' "$1"
+}
+bad_input() {  # DESCRIPTION REASON NEEDLE ARGS...: ARGS fail before the run
+  local desc=$1 reason=$2 needle=$3
+  shift 3
+  rm -f "$WORK/status.json" "$marker"
+  run "$CORDON" "$@" --status-json "$WORK/status.json" -- touch "$marker"
+  local fields
+  fields=$(strict_json "$WORK/status.json" 2>&1)
+  if [[ $rc -eq 125 && ! -e $marker && $fields == *"exit_code=125"* && $fields == *"reason=$reason"* &&
+        $fields == *"$needle"* ]]; then
+    ok "status json for $desc: exit 125, $reason, names it"
+  else
+    not_ok "status json for $desc (rc $rc): $fields"
+  fi
+}
+bad_input "a bad --timeout" usage-error "--timeout" --timeout nope
+bad_input "an unknown profile" usage-error "nosuchprofile" -p nosuchprofile
+bad_input "a missing --rw path" usage-error "/nonexistent/cordon-rw" --rw /nonexistent/cordon-rw
+bad_input "an unknown option" usage-error "--no-such-option" --no-such-option
+bad_input "a bad --memory" usage-error "--memory" --memory 12Q
+# A limit this host cannot apply: refused under --limits required (the default), and recorded
+# in the file under best-effort. Where the host has the controllers (the VM), it applies.
+if [[ -n $(cat /sys/fs/cgroup/unified/cgroup.controllers /sys/fs/cgroup/cgroup.controllers 2>/dev/null | grep -w pids) ]]; then
+  echo "# [$RUN_AS] this host's cgroup v2 has the pids controller: the unapplied-limit cases need one without"
+else
+  bad_input "a limit the host cannot apply" setup-error "--pids" --pids 100
+  run "$CORDON" --pids 100 --limits best-effort --status-json "$WORK/status.json" -- true
+  fields=$(strict_json "$WORK/status.json" 2>&1)
+  [[ $rc -eq 0 && $fields == *"limits_not_applied=["?"--pids: "* ]] &&
+    ok "status json records a limit dropped under --limits best-effort" || not_ok "best-effort json (rc $rc): $fields"
+fi
 rm -f "$WORK/status.json"
 finish
