@@ -474,7 +474,7 @@ std::vector<Quarantined> RepoWatch::finish() {
             s.walk_todo.clear();
         }
         if (!s.events_lost) s.judge_events();
-        if (s.events_lost || s.symlink_made || s.link_made || s.unsafe_written || s.common_seen) {
+        if (s.needs_walk()) {
             if (s.sparse) {
                 s.walk_sparse();
             } else {
@@ -498,8 +498,7 @@ std::vector<Quarantined> RepoWatch::finish() {
     // A large tree that fanotify cannot watch for this caller: a watcher for the next runs.
     const bool spawn = (s.fan_refused && !s.watcher && s.nodes.size() > kAlwaysWalk) || s.watcher_lost;
     const std::string root = s.root;
-    const bool walked = s.events_lost || s.symlink_made || s.link_made || s.unsafe_written || s.common_seen;
-    judged_by_ = walked ? "walk" : s.fan ? "events" : s.watcher ? "watcher" : "walk";
+    judged_by_ = s.needs_walk() ? "walk" : s.fan ? "events" : s.watcher ? "watcher" : "walk";
     std::vector<Quarantined> out = std::move(s.out);
     cancel();
     if (spawn) watcher::spawn(root);

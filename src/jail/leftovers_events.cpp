@@ -237,7 +237,7 @@ uint32_t RepoWatch::State::node_for(const std::string& rel) {
     UniqueFd tmp;
     const int pfd = fd_of(parent, tmp);
     if (pfd < 0) return kNone;
-    UniqueFd fd = open_dir_at(pfd, name.c_str());
+    UniqueFd fd = open_subdir(pfd, name);  // after the run, made readable to its owner again
     auto sx = fd ? stat_at(fd.get(), "") : std::nullopt;
     if (!sx) return kNone;
     uint32_t i = kNone;
@@ -288,6 +288,19 @@ void RepoWatch::State::note_cached_repos() {
     if (dirs[0].has_git) nodes[0].has_git = true;
 }
 
+namespace {
+
+// TEXT, read as git reads a config (up to a bad line, as git does), sets a key git may run from:
+// every such key has a section ("hello" alone, which git takes as a key, is in none).
+bool sets_unsafe_key(std::string_view text) {
+    const GitConfigParse parse = parse_git_config(text);
+    return std::any_of(parse.entries.begin(), parse.entries.end(), [](const GitConfigEntry& e) {
+        return e.key.find('.') != std::string::npos && !git_config_key_safe(e.key);
+    });
+}
+
+}  // namespace
+
 // An entry NAME of node I that the run made, wrote or changed, OBJECT its handle. One with
 // another name (a hard link) sends the judging to the walk (LINK_MADE); one that is no longer
 // there by that name (renamed, or a link removed) is looked for where it is now, and the
@@ -298,7 +311,10 @@ void RepoWatch::State::judge_event_file(uint32_t i, const std::string& name, con
     const int fd = fd_of(i, tmp);
     if (fd < 0) return;
     auto fx = stat_at(fd, name.c_str());
-    if (fx && !is_dir(*fx) && fx->stx_nlink > 1 && changed(*fx)) {
+    // The watcher sees every repository and .git file there is (the host's made since the last
+    // run too), and each is judged: a link, a symlink or a common directory needs no walk to
+    // find the repository it leads to.
+    if (fx && !is_dir(*fx) && fx->stx_nlink > 1 && changed(*fx) && !watcher) {
         link_made = true;
         return;
     }
@@ -313,7 +329,10 @@ void RepoWatch::State::judge_event_file(uint32_t i, const std::string& name, con
         }
         written_budget -= fx->stx_size;
         auto text = read_small(fd, name.c_str());
-        if (text && !git_config_unsafe(*text).empty()) {
+        // With the watcher, only a file that reads as a config with a key git may run from walks
+        // (the defence in depth costs nothing then): one that is no config at all (a source
+        // file, a ref, HEAD) is one git refuses as a config.
+        if (text && (watcher ? sets_unsafe_key(*text) : !git_config_unsafe(*text).empty())) {
             unsafe_written = true;
             return;
         }
@@ -412,7 +431,7 @@ void RepoWatch::State::judge_events() {
             const int fd = fd_of(j, tmp);
             if (fd < 0) continue;
             if (!nodes[j].listed && stat_at(fd, "HEAD")) nodes[j].has_head = true;
-            if (nodes[j].has_head || common_seen) continue;
+            if (nodes[j].has_head || common_seen || watcher) continue;
             auto ox = stat_at(fd, "objects");
             auto rx = ox && is_dir(*ox) ? stat_at(fd, "refs") : std::nullopt;
             common_seen = rx && is_dir(*rx);

@@ -260,6 +260,11 @@ struct RepoWatch::State {
     [[nodiscard]] bool changed(const struct statx& sx) const {
         return !watch::precedes(sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec, t0);
     }
+    // The events do not suffice (leftovers_events.cpp): the whole tree is read after the run. The
+    // watcher's view holds every repository, so what leads to one needs no walk there.
+    [[nodiscard]] bool needs_walk() const {
+        return events_lost || unsafe_written || (!watcher && (symlink_made || link_made || common_seen));
+    }
     [[nodiscard]] std::string rel(uint32_t i) const;
     UniqueFd reopen(uint32_t i);
     int fd_of(uint32_t i, UniqueFd& tmp);

@@ -8,7 +8,9 @@
 //                 /dev/null. It holds DIR/HASH.lock for its life (one per workdir), reads the
 //                 tree with a watch on each directory before it listens on DIR/HASH.sock (so a
 //                 run that reaches it is watched whole), and then follows the events: a
-//                 directory made or moved in is watched and read, one removed or moved out is
+//                 directory made or moved in is watched and read (opened a name at a time from
+//                 the workdir; one whose path went stale is kept until the events say where it
+//                 went, one that cannot be read ends the watcher), one removed or moved out is
 //                 forgotten. It ends after ten minutes without a run, when the workdir is
 //                 removed or moved, and on anything that makes its view incomplete: the queue
 //                 overflowed, a watch refused (fs.inotify.max_user_watches), over a million
@@ -126,9 +128,11 @@ private:
     bool watch(uint32_t i, int fd);
     bool list(uint32_t i, int fd, std::vector<std::string>& subdirs);
     bool scan(uint32_t top, UniqueFd fd);
-    UniqueFd open_rel(const std::string& rel) const;
+    UniqueFd open_rel(const std::string& rel, bool& root_gone) const;
+    bool watch_made();
     [[nodiscard]] std::string rel(uint32_t i) const;
     bool drain();
+    bool read_queue(bool& any);
     void note(uint32_t node, Kind kind, const char* name);
     void serve(Conn& c);
     std::string answer_start() const;
@@ -145,6 +149,12 @@ private:
     std::set<uint32_t> repos_;  // the nodes with a HEAD or a .git
     std::map<std::pair<uint32_t, std::string>, uint32_t> children_;
     std::unordered_map<uint32_t, uint32_t> moving_;  // a directory moved from here: by cookie
+    // Directories made or moved in, to be watched and read: by parent (and its generation) and name.
+    struct Made {
+        uint32_t parent, gen;
+        std::string name;
+    };
+    std::vector<Made> made_;
     std::deque<Event> log_;
     uint64_t seq_ = 0, dropped_to_ = 0;  // events up to DROPPED_TO_ are no longer kept
     std::vector<Conn> conns_;
@@ -210,7 +220,7 @@ bool Daemon::watch(uint32_t i, int fd) {
     std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
     const int wd = ::inotify_add_watch(ino_.get(), proc, kMask);
     if (wd < 0) {
-        failed_ = errno == ENOSPC;
+        failed_ = true;  // ENOSPC: fs.inotify.max_user_watches
         return false;
     }
     // The same directory twice (a bind mount below the workdir): the view would be wrong.
@@ -280,6 +290,7 @@ bool Daemon::scan(uint32_t top, UniqueFd fd) {
         UniqueFd sub(::openat(f.fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!sub) {
             if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) continue;  // its events say so
+            failed_ = true;  // unreadable (EACCES): a view without it is not whole
             return false;
         }
         if (stack.size() >= kMaxDepth || nodes_.size() - free_.size() >= kMaxNodes) {
@@ -302,14 +313,25 @@ std::string Daemon::rel(uint32_t i) const {
     return r;
 }
 
-// Directory REL of the workdir, opened beneath it. The workdir is opened anew each time (and
-// checked to be the same directory): a descriptor kept open would hold back its IN_DELETE_SELF.
-UniqueFd Daemon::open_rel(const std::string& rel) const {
-    UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+// Directory REL of the workdir, one component at a time from the workdir (no PATH_MAX, no
+// symlink followed), the last for reading; the workdir is opened anew each time and checked to be
+// the same directory (a descriptor kept open would hold back its IN_DELETE_SELF). Invalid with
+// errno set; ROOT_GONE says the workdir itself is not there.
+UniqueFd Daemon::open_rel(const std::string& rel, bool& root_gone) const {
+    UniqueFd fd(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
-    if (!root || ::fstat(root.get(), &st) != 0 || st.st_dev != dev_ || st.st_ino != root_ino_) return UniqueFd();
-    return UniqueFd(openat2_at(root.get(), rel, O_RDONLY | O_DIRECTORY,
-                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV));
+    root_gone = !fd || ::fstat(fd.get(), &st) != 0 || st.st_dev != dev_ || st.st_ino != root_ino_;
+    if (root_gone) return UniqueFd();
+    for (size_t at = 0; at < rel.size();) {
+        size_t end = rel.find('/', at);
+        if (end == std::string::npos) end = rel.size();
+        const std::string part = rel.substr(at, end - at);
+        const int flags = (end == rel.size() ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+        fd.reset(::openat(fd.get(), part.c_str(), flags));
+        if (!fd) return fd;
+        at = end + 1;
+    }
+    return fd;
 }
 
 void Daemon::note(uint32_t node, Kind kind, const char* name) {
@@ -329,12 +351,31 @@ void Daemon::note(uint32_t node, Kind kind, const char* name) {
 
 // Every event queued, taken in: false where the view is no longer whole.
 bool Daemon::drain() {
-    std::vector<std::pair<uint32_t, std::string>> made;
+    for (int round = 0;; ++round) {
+        bool any = false;
+        if (!read_queue(any)) return false;
+        if (made_.empty()) return true;
+        if (!watch_made()) return false;
+        if (made_.empty()) return true;
+        // A directory made whose path no longer leads to it: the rename or removal that moved it
+        // is queued as its system call ends. Read on for it, a while; then the view is lost.
+        constexpr int kRounds = 200;
+        if (round >= kRounds) return false;
+        if (!any) {
+            const struct timespec ms { 0, 1000 * 1000 };
+            ::nanosleep(&ms, nullptr);
+        }
+    }
+}
+
+// The queue read to its end, each event taken in (ANY: there was one).
+bool Daemon::read_queue(bool& any) {
     for (;;) {
         const ssize_t n = ::read(ino_.get(), buf_, sizeof buf_);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) break;
         if (n <= 0) return false;
+        any = true;
         for (ssize_t off = 0; off + static_cast<ssize_t>(sizeof(struct inotify_event)) <= n;) {
             struct inotify_event e {};
             std::memcpy(&e, buf_ + off, sizeof e);
@@ -364,6 +405,9 @@ bool Daemon::drain() {
                 // answer in between may name it still (it is only looked at).
             }
             if (!dir) continue;
+            if ((e.mask & (IN_DELETE | IN_MOVED_FROM)) != 0) {  // a directory made: accounted for
+                std::erase_if(made_, [&](const Made& m) { return m.parent == d && m.name == name; });
+            }
             if ((e.mask & IN_MOVED_FROM) != 0) {
                 const uint32_t c = child(d, name);
                 if (c != kNoNode) {
@@ -380,7 +424,7 @@ bool Daemon::drain() {
                 nodes_[c].name = name;
                 children_[{d, name}] = c;
             } else if ((e.mask & (IN_CREATE | IN_MOVED_TO)) != 0) {
-                made.emplace_back(d, name);
+                made_.push_back(Made{d, nodes_[d].gen, name});
             }
         }
     }
@@ -391,16 +435,29 @@ bool Daemon::drain() {
         forget(c);
     }
     moving_.clear();
-    // Rechecked: HEAD and .git of every directory touched are looked up again below, by the
-    // run; the watcher's own flags only ever err towards "there".
-    for (const auto& [d, name] : made) {
-        if (!nodes_[d].live) continue;
-        const std::string r = rel(d);
-        UniqueFd fd = open_rel(r.empty() ? name : r + "/" + name);
-        if (!fd) continue;  // gone again, or not a directory: nothing to watch
-        if (const uint32_t old = child(d, name); old != kNoNode) forget(old);
-        if (!scan(add_node(d, name), std::move(fd))) return false;
+    return true;
+}
+
+// Each directory made watched and read. One that cannot be opened for another reason than its
+// path (a mode without read: inotify needs it, a descriptor table full) loses the view; one whose
+// path no longer leads to it stays in MADE_ for the events that say where it went.
+bool Daemon::watch_made() {
+    std::vector<Made> left;
+    for (Made& m : made_) {
+        if (!nodes_[m.parent].live || nodes_[m.parent].gen != m.gen) continue;  // went with its parent
+        const std::string r = rel(m.parent);
+        bool root_gone = false;
+        UniqueFd fd = open_rel(r.empty() ? m.name : r + "/" + m.name, root_gone);
+        if (root_gone) return false;
+        if (!fd) {
+            if (errno != ENOENT && errno != ENOTDIR) return false;
+            left.push_back(std::move(m));
+            continue;
+        }
+        if (const uint32_t old = child(m.parent, m.name); old != kNoNode) forget(old);
+        if (!scan(add_node(m.parent, m.name), std::move(fd))) return false;
     }
+    made_ = std::move(left);
     return true;
 }
 

@@ -235,6 +235,57 @@ if [[ $expected_mode == watcher ]]; then
     not_ok "watcher killed: $(ls node_modules/p9/k/.git)"
   host_git_runs_nothing "watcher killed mid-run" "$WORK/p/node_modules/p9/k"
   until_watched && ok "watcher killed: a new one serves the next runs" || not_ok "watcher killed: no new one"
+  # Blind spots the attack found (each made the watcher miss a directory, which every later run
+  # trusted): a directory its owner cannot read (inotify needs read), one that is so only for a
+  # moment, one whose path from the workdir passes PATH_MAX, and directories made just before
+  # their parents are renamed, under a flood. Hooks that read as harmless configs, so that only
+  # the watcher's view can find them (no file written reads as unsafe: no walk).
+  hook='#!/bin/sh\n[core]\nabbrev=7;'"$evil"'\n'
+  plant_hook() { echo "${G[*]} init -q $1 && printf '$hook' > $1/.git/hooks/post-commit && chmod +x $1/.git/hooks/post-commit"; }
+  jailed "python3 -c 'import os; os.mkdir(\"unread\", 0o300)' && $(plant_hook unread/r) && echo done" --status-json "$SCRATCH/status.json"
+  expect_out "^done$" "watcher: a repository planted in a directory its owner cannot read"
+  moved "watcher, unreadable directory" "unread/r/.git/hooks/post-commit"
+  jailed "python3 -c 'import os; os.mkdir(\"brief\", 0o300)' && sleep 0.5 && chmod 755 brief && echo done"
+  until_watched || true
+  jailed "$(plant_hook brief/r) && echo done" --status-json "$SCRATCH/status.json"
+  expect_out "^done$" "watcher: planted in a directory unreadable for a moment in the last run"
+  moved "watcher, once unreadable" "brief/r/.git/hooks/post-commit"
+  until_watched || true
+  jailed "python3 -c '
+import os, time
+d = os.open(\".\", os.O_RDONLY)
+os.mkdir(\"long\", dir_fd=d); d = os.open(\"long\", os.O_RDONLY, dir_fd=d)
+for i in range(41):
+    os.mkdir(\"n\" * 100, dir_fd=d); d = os.open(\"n\" * 100, os.O_RDONLY, dir_fd=d)
+os.mkdir(\"P\", dir_fd=d); time.sleep(0.5)
+os.mkdir(\"P/\" + \"D\" * 20, dir_fd=d)
+os.mkdir(\"deep\"); os.rename(\"P\", \"../\" * 0 + \"P\", src_dir_fd=d, dst_dir_fd=os.open(\"deep\", os.O_RDONLY))
+' && echo done"
+  expect_out "^done$" "watcher: a directory made past PATH_MAX, then moved up"
+  until_watched || true
+  jailed "$(plant_hook deep/P/DDDDDDDDDDDDDDDDDDDD/r) && echo done" --status-json "$SCRATCH/status.json"
+  expect_out "^done$" "watcher: planted in it in the next run"
+  [[ $(judged_by) == watcher ]] && ok "watcher: that run was judged by its events" || not_ok "past PATH_MAX: judged by $(judged_by)"
+  moved "watcher, made past PATH_MAX" "deep/P/DDDDDDDDDDDDDDDDDDDD/r/.git/hooks/post-commit"
+  mkdir race && (cd race && seq -f p%g 1 300 | xargs mkdir)
+  until_watched || true
+  jailed "mkdir flood && for k in 1 2 3 4 5 6; do (cd flood && mkdir \$k && cd \$k && seq -f d%g 1 2000 | xargs mkdir) & done
+    cd race && for i in \$(seq 300); do mkdir p\$i/a && mv p\$i q\$i; done; wait; echo done"
+  expect_out "^done$" "watcher: directories made just before their parents are renamed, under a flood"
+  until_watched || true
+  script=""
+  for i in $(seq 300); do script+="$(plant_hook race/q$i/a/r) && "; done
+  jailed "$script echo done" --status-json "$SCRATCH/status.json"
+  expect_out "^done$" "watcher: a repository planted in each of them in the next run"
+  [[ $(judged_by) == watcher ]] && ok "watcher: that run was judged by its events" || not_ok "race: judged by $(judged_by)"
+  missed=0
+  for i in $(seq 300); do [[ -e race/q$i/a/r/.git/hooks/post-commit.cordon-unsafe ]] || missed=$((missed + 1)); done
+  ((missed == 0)) && ok "watcher: all 300 planted hooks are moved aside" || not_ok "race: $missed of 300 hooks not moved aside"
+  # A run that writes ordinary files (a source file, a ref) is judged by the watcher, not walked.
+  jailed "echo hello > notes.txt && mkdir -p build && echo 0123456789abcdef0123456789abcdef01234567 > build/ref && echo done" \
+    --status-json "$SCRATCH/status.json"
+  expect_out "^done$" "watcher: a run that writes ordinary files"
+  [[ $(judged_by) == watcher ]] && ok "watcher: ordinary files need no walk" || not_ok "ordinary files: judged by $(judged_by)"
   pid=$(watcher_pid)
   cd "$WORK" && rm -rf "$WORK/p"
   for _ in $(seq 50); do [[ -d /proc/$pid ]] || break; sleep 0.1; done
