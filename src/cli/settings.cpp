@@ -22,7 +22,9 @@ const std::vector<KeyInfo>& all_keys() {  // NOLINT(readability-function-size)
     static const std::vector<KeyInfo> keys = {
         // filesystem
         {"workdir", T::String, "DIR",
-         "the writable project root (default: current directory; 'none': nothing writable)", kProfile, 1},
+         "the writable project root (default: current directory, or its git repository's top; 'none': nothing "
+         "writable)",
+         kProfile, 1},
         {"workdir-readonly", T::Bool, "", "show the workdir read-only (nothing writable)", kProfile, 0},
         {"rw", T::List, "PATH", "expose PATH read-write", kProfile, 1},
         {"ro", T::List, "PATH", "expose PATH read-only", kProfile, 1},

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "cordon/env_filter.hpp"
 #include "cordon/net.hpp"
@@ -399,8 +402,40 @@ Result<std::string> explicit_workdir(const std::string& wd, const HostInfo& host
     return std::string(real);
 }
 
-// The workdir: explicit (--workdir / profile) is honoured; the implicit current directory
-// is refused when it is /, HOME, an ancestor of HOME or a system directory.
+// The top of the git repository that holds DIR (a real path), found as git finds it: the first
+// directory from DIR up with a .git entry (a directory, a .git file or a link), not past a file
+// system boundary (git's GIT_DISCOVERY_ACROSS_FILESYSTEM default) or a GIT_CEILING_DIRECTORIES
+// entry; nullopt where there is none.
+std::optional<std::string> repository_top(const std::string& dir, const HostInfo& host) {
+    std::vector<std::string> ceilings;
+    for (const auto& kv : host.environ) {
+        if (kv.rfind("GIT_CEILING_DIRECTORIES=", 0) != 0) continue;
+        const std::string list = kv.substr(24);
+        for (size_t at = 0; at <= list.size();) {
+            size_t end = list.find(':', at);
+            if (end == std::string::npos) end = list.size();
+            if (end > at) ceilings.push_back(normalize_path(list.substr(at, end - at), "/"));
+            at = end + 1;
+        }
+    }
+    struct stat first {};
+    if (::stat(dir.c_str(), &first) != 0) return std::nullopt;
+    for (std::string d = dir;;) {
+        struct stat st {};
+        if (::lstat((d == "/" ? std::string("/.git") : d + "/.git").c_str(), &st) == 0) return d;
+        if (d == "/") return std::nullopt;
+        const size_t slash = d.rfind('/');
+        const std::string up = slash == 0 ? "/" : d.substr(0, slash);
+        if (std::find(ceilings.begin(), ceilings.end(), up) != ceilings.end()) return std::nullopt;
+        if (::stat(up.c_str(), &st) != 0 || st.st_dev != first.st_dev) return std::nullopt;
+        d = up;
+    }
+}
+
+// The workdir: explicit (--workdir / profile) is honoured; the implicit one is the current
+// directory, or the top of the git repository that holds it (so that git works from a
+// subdirectory, and the repository's protections apply where its .git is), and it is refused
+// when it is /, HOME, an ancestor of HOME or a system directory.
 Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o) {
     if (auto wd = get_string(merged, "workdir")) {
         if (*wd != "none") {
@@ -411,12 +446,22 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
         std::string cwd = ::realpath(host.cwd.c_str(), real) ? std::string(real) : host.cwd;
         // HOME may be spelled through a symlink; compare its resolved form too.
         std::string home_real = ::realpath(host.home.c_str(), real) ? std::string(real) : host.home;
-        if (is_unsafe_workdir(cwd, host.home) || is_unsafe_workdir(cwd, home_real)) {
+        auto unsafe = [&](const std::string& d) {
+            return is_unsafe_workdir(d, host.home) || is_unsafe_workdir(d, home_real);
+        };
+        if (unsafe(cwd)) {
             o.workdir_note = "the current directory " + cwd +
                              " is /, HOME, an ancestor of HOME or a system directory; nothing is writable "
                              "(pass --workdir DIR to choose one)";
         } else {
             s.workdir = cwd;
+            // A subdirectory of a repository: the repository's top, unless that is one of the
+            // places above (a HOME kept in git): then the current directory alone, as before.
+            if (auto top = repository_top(cwd, host); top && *top != cwd && !unsafe(*top)) {
+                s.workdir = *top;
+                o.workdir_note = "the workdir is the git repository " + *top +
+                                 ", which holds the current directory (pass --workdir . for the directory alone)";
+            }
         }
     }
     s.workdir_readonly = get_bool(merged, "workdir-readonly");

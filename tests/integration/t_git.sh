@@ -66,4 +66,38 @@ for what in commit branch switch fetch worktree; do expect_out "^$what=0$" "git 
   ok "the commit, branches and fetched refs are there on the host afterwards" || not_ok "host repo: $(git log --oneline --all | head -5)"
 [[ $(git worktree list | grep -c wt2) -eq 1 ]] && ok "and so is the new worktree" || not_ok "worktree list: $(git worktree list)"
 host_git_runs_nothing "after ordinary work" "$WORK/repo"
+
+# From a subdirectory of a repository (issue 28): the workdir is the repository's top, so git
+# works there, the repository's protections apply, and the host's git sees no placeholder.
+top="$WORK/sub-repo"
+mkdir -p "$top/src/deep" && cd "$top" && "${G[@]}" init -q . && echo a > a && "${G[@]}" add a && "${G[@]}" commit -qm one
+cd "$top/src/deep"
+jailed "git status --short --branch && echo top > $top/from-sub && echo done"
+expect_out "^## main" "from a subdirectory: git status works"
+expect_out "^done$" "from a subdirectory: the command ran"
+expect_err "note: the workdir is the git repository $top, which holds the current directory" "from a subdirectory: a note names the repository"
+[[ -e $top/from-sub ]] && ok "from a subdirectory: a write at the repository's top lands" || not_ok "from-sub not written"
+rm -f "$top/from-sub"
+jailed "printf '[core]\n\tpager = $evil_script\n' >> $top/.git/config; echo rc=\$?"
+expect_out "^rc=[1-9]" "from a subdirectory: the repository's .git/config stays read-only"
+host_git_runs_nothing "from a subdirectory" "$top"
+"$CORDON" -q -- /bin/sh -c "$GUARD; touch $top/src/deep/.ready; sleep 3" >/dev/null 2>&1 &
+bg=$!
+for _ in $(seq 100); do [[ -e $top/src/deep/.ready ]] && break; sleep 0.1; done
+shown=$(git -C "$top" status --short --untracked-files=all | grep -v '\.ready$' || true)
+[[ -e $top/src/deep/.ready && -z $shown ]] && ok "from a subdirectory: the host's git sees nothing of the run meanwhile" ||
+  not_ok "from a subdirectory, the host's git status meanwhile: $shown"
+wait "$bg" || true
+rm -f "$top/src/deep/.ready"
+jailed "git -C $top status --short >/dev/null 2>&1; echo x > $top/from-dot; echo rc=\$?" --workdir .
+expect_out "^rc=0$|^rc=[1-9]" "--workdir . from a subdirectory: the command ran"
+[[ ! -e $top/from-dot ]] && ok "--workdir . from a subdirectory: only the directory itself is writable" || not_ok "from-dot landed at the top"
+expect_err_absent() { grep -q "$1" "$OUT/err" && not_ok "$2" || ok "$2"; }
+expect_err_absent "the workdir is the git repository" "--workdir .: no note about the repository"
+# A HOME kept in git (dotfiles): its subdirectories stay workdirs of their own.
+mkdir -p "$WORK/home/proj" && "${G[@]}" init -q "$WORK/home" && cd "$WORK/home/proj"
+run env HOME="$WORK/home" "$CORDON" -- /bin/sh -c "$GUARD; echo x > $WORK/home/dot-write; echo x > inside; echo done"
+expect_out "^done$" "a subdirectory of a HOME kept in git: the command ran"
+[[ ! -e $WORK/home/dot-write && -e $WORK/home/proj/inside ]] && ok "a HOME kept in git is not made the workdir" ||
+  not_ok "HOME in git: $(ls "$WORK/home")"
 finish
