@@ -184,7 +184,11 @@ void RepoWatch::State::judge_hooks(int gitdir, const std::string& rel, bool stri
         hooks.get(), buf, sizeof buf,
         [&](const char* name, unsigned char) {
             const std::string_view n = name;
-            if (is_sample(name)) return;
+            // git's examples, and what cordon moved aside before: git runs hooks by their exact
+            // names, so neither runs (a strictly judged common directory would else rename the
+            // same file again in every run, its name growing).
+            const std::string_view suffix = kSuffix;
+            if (is_sample(name) || (n.size() > suffix.size() && n.substr(n.size() - suffix.size()) == suffix)) return;
             auto esx = stat_at(hooks.get(), name);
             if (!esx) return;
             bool known = false;

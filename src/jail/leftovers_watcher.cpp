@@ -416,10 +416,14 @@ bool Daemon::read_queue(bool& any) {
                 }
             } else if ((e.mask & IN_DELETE) != 0) {
                 if (const uint32_t c = child(d, name); c != kNoNode) forget(c);
+            } else if ((e.mask & IN_MOVED_TO) != 0 && child(d, name) != kNoNode) {
+                // Onto a directory that is there: a rename over an empty one, or an exchange
+                // (RENAME_EXCHANGE), whose two moves inotify cannot tell apart from here. The
+                // view would be wrong either way: it is lost.
+                return false;
             } else if ((e.mask & IN_MOVED_TO) != 0 && moving_.count(e.cookie) != 0) {
                 const uint32_t c = moving_[e.cookie];
                 moving_.erase(e.cookie);
-                if (const uint32_t old = child(d, name); old != kNoNode) forget(old);
                 nodes_[c].parent = d;
                 nodes_[c].name = name;
                 children_[{d, name}] = c;

@@ -281,6 +281,31 @@ os.mkdir(\"deep\"); os.rename(\"P\", \"../\" * 0 + \"P\", src_dir_fd=d, dst_dir_
   missed=0
   for i in $(seq 300); do [[ -e race/q$i/a/r/.git/hooks/post-commit.cordon-unsafe ]] || missed=$((missed + 1)); done
   ((missed == 0)) && ok "watcher: all 300 planted hooks are moved aside" || not_ok "race: $missed of 300 hooks not moved aside"
+  # Two directories exchanged (renameat2 RENAME_EXCHANGE: inotify reports two moves onto names
+  # that are there): the next run still finds what is planted on either side, and in the user's
+  # repository that moved with them.
+  mkdir -p xa/keep xb/keep && "${G[@]}" init -q xa/keep/userrepo
+  until_watched || true
+  jailed "python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, b\"xa\", -100, b\"xb\", 2) != 0: raise OSError(ctypes.get_errno(), \"renameat2\")' && echo done"
+  expect_out "^done$" "watcher: two directories exchanged"
+  until_watched || true
+  jailed "$(plant_hook xa/keep/evil) && printf '#!/bin/sh\n[core]\nabbrev=7;$evil\n' > xb/keep/userrepo/.git/hooks/post-commit &&
+    chmod +x xb/keep/userrepo/.git/hooks/post-commit && echo done" --status-json "$SCRATCH/status.json"
+  expect_out "^done$" "watcher: planted on both sides of the exchange"
+  moved "watcher, after an exchange" "xa/keep/evil/.git/hooks/post-commit"
+  moved "watcher, the user's repository after an exchange" "xb/keep/userrepo/.git/hooks/post-commit"
+  host_git_runs_nothing "watcher, after an exchange" "$WORK/p/xb/keep/userrepo"
+  # What cordon moved aside stays as it was moved: a common directory judged strictly in every
+  # run does not rename its quarantined hook again.
+  "${G[@]}" init -q cw && mkdir cwc && mv cw/.git/objects cw/.git/refs cw/.git/config cw/.git/hooks cwc/ &&
+    echo ../../cwc > cw/.git/commondir
+  jailed "printf '#!/bin/sh\n$evil\n' > cwc/hooks/pre-commit && chmod +x cwc/hooks/pre-commit && echo done"
+  moved "watcher, a common directory's hook" "cwc/hooks/pre-commit"
+  jailed "true" && jailed "true"
+  [[ -z $(ls cwc/hooks | grep -F '.cordon-unsafe.cordon-unsafe') ]] && ok "a hook moved aside is not moved again in later runs" ||
+    not_ok "moved again: $(ls cwc/hooks | grep -v sample)"
   # A run that writes ordinary files (a source file, a ref) is judged by the watcher, not walked.
   jailed "echo hello > notes.txt && mkdir -p build && echo 0123456789abcdef0123456789abcdef01234567 > build/ref && echo done" \
     --status-json "$SCRATCH/status.json"
