@@ -21,7 +21,7 @@ namespace cordon {
 inline constexpr uint16_t kDefaultAllowedPorts[] = {80, 443};
 // Sets "lo" up in the caller's network namespace (a new one has it down); the kernel gives it
 // 127.0.0.1/8 and ::1. 0, or -1 with errno. The one call here that talks to the kernel
-// (src/util/netif.cpp): the jail's and bwrap mode's --unshare-net, as bubblewrap does.
+// (src/jail/netif.cpp): the jail's and bwrap mode's --unshare-net, as bubblewrap does.
 int bring_loopback_up();
 
 // Inside the jail: the proxy for proxy-aware tools (HTTP_PROXY ...) listens on 127.0.0.1 at the
