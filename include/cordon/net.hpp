@@ -3,6 +3,10 @@
 // resolver's DNS messages. No sockets here: src/jail/net_proxy.cpp runs them.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 
