@@ -16,6 +16,10 @@
 // Everything here runs in the supervisor; the child only receives a directory fd.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <sys/types.h>
 
 #include <cstdint>

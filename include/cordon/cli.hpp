@@ -4,6 +4,9 @@
 #ifdef CORDON_JAIL
 #error "the jail does not see the CLI: it takes a Spec (CMakeLists.txt defines CORDON_JAIL for src/jail)"
 #endif
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
 
 #include <functional>
 #include <optional>

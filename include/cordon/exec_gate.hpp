@@ -2,6 +2,10 @@
 // are judged, reported and written to the audit log (SPEC §6, §9).
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <cstdio>
 #include <optional>
 #include <string>

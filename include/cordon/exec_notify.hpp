@@ -11,6 +11,10 @@
 // between (seccomp_unotify(2)). The check guards against a confused agent; the jail is the wall.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <linux/filter.h>
 #include <sys/types.h>
 

@@ -5,6 +5,10 @@
 // file system is read through HostFs), so it is unit-tested like the mount plan.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <linux/filter.h>
 
 #include <string>

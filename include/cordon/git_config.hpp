@@ -4,6 +4,10 @@
 // aside any file whose keys could make the host's git run code or follow another location.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <optional>
 #include <string>
 #include <string_view>

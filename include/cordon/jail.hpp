@@ -2,6 +2,10 @@
 // child sends to the supervisor, and the two entry points.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <linux/filter.h>
 #include <sys/types.h>
 

@@ -4,6 +4,10 @@
 // enforces it right before its syscall filter.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <linux/landlock.h>
 
 #include <cstddef>

@@ -22,6 +22,10 @@
 // elsewhere.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <ctime>
 #include <memory>
 #include <string>

@@ -3,6 +3,10 @@
 // src/jail/mounts.cpp replays a plan inside the new mount namespace.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <sys/types.h>
 
 #include <functional>

@@ -3,6 +3,10 @@
 // resolver's DNS messages. No sockets here: src/jail/net_proxy.cpp runs them.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -21,7 +25,7 @@ namespace cordon {
 inline constexpr uint16_t kDefaultAllowedPorts[] = {80, 443};
 // Sets "lo" up in the caller's network namespace (a new one has it down); the kernel gives it
 // 127.0.0.1/8 and ::1. 0, or -1 with errno. The one call here that talks to the kernel
-// (src/util/netif.cpp): the jail's and bwrap mode's --unshare-net, as bubblewrap does.
+// (src/jail/netif.cpp): the jail's and bwrap mode's --unshare-net, as bubblewrap does.
 int bring_loopback_up();
 
 // Inside the jail: the proxy for proxy-aware tools (HTTP_PROXY ...) listens on 127.0.0.1 at the

@@ -6,6 +6,10 @@
 // Nothing of the filter runs inside the jail.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -3,6 +3,10 @@
 // exit code and --status-json. Pure: the exit table is unit-tested without namespaces.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <cstdint>
 #include <optional>
 #include <string>

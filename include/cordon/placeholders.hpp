@@ -23,6 +23,10 @@
 // project directory itself, which a user's own script may hold.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <sys/types.h>
 
 #include <functional>

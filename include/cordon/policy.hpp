@@ -3,6 +3,10 @@
 // the jail is the boundary.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <memory>
 #include <string>
 #include <string_view>

@@ -3,6 +3,10 @@
 // profile. A profile names them as variables (${NPM_REGISTRY_HOST}, ...) in its allow-host list.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <functional>
 #include <optional>
 #include <string>

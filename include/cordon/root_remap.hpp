@@ -9,6 +9,10 @@
 // under /etc) is unreadable.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <sys/types.h>
 
 #include <vector>

@@ -2,6 +2,10 @@
 // raw BPF in the child as the very last step before execve.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <linux/filter.h>
 
 #include <cstdint>

@@ -3,6 +3,10 @@
 // (cordon/spec_builder.hpp); the jail sees only this.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <sys/types.h>
 
 #include <cstdint>

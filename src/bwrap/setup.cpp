@@ -40,12 +40,7 @@ std::string relative(const std::string& dest) {
 int open_in_root(const std::string& dest, int flags) {
     UniqueFd root(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root) return -1;
-    open_how how{};
-    how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
-    how.resolve = RESOLVE_IN_ROOT;
-    const std::string rel = relative(dest);
-    return static_cast<int>(
-        retry_eintr([&] { return ::syscall(SYS_openat2, root.get(), rel.c_str(), &how, sizeof how); }));
+    return openat2_at(root.get(), dest, flags, RESOLVE_IN_ROOT);
 }
 
 // The path through which mount(2) and chmod(2) reach what FD is (the host's /proc, under /oldroot).

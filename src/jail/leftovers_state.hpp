@@ -7,7 +7,6 @@
 #include <linux/openat2.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -64,10 +63,8 @@ inline struct timespec less_slack(struct timespec t) {
 // The directory REL (relative to ROOT, "" for ROOT itself), never through a symlink, a magic
 // link or out of ROOT.
 inline UniqueFd open_beneath(int root, const std::string& rel) {
-    struct open_how how {};
-    how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    return UniqueFd(static_cast<int>(::syscall(SYS_openat2, root, rel.empty() ? "." : rel.c_str(), &how, sizeof how)));
+    return UniqueFd(
+        openat2_at(root, rel, O_RDONLY | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
 }
 
 // statx without following a final symlink; nullopt when NAME is not there.

@@ -165,10 +165,7 @@ Result<size_t> Placeholders::open_parent(const std::string& path, const std::str
     for (size_t i = 0; i < parents_.size(); ++i) {
         if (parents_[i].path == path) return i;
     }
-    struct open_how how {};
-    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_SYMLINKS;
-    UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
+    UniqueFd fd(openat2_at(AT_FDCWD, path, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS));
     if (!fd) return sys_error("protected path " + for_placeholder + ": open " + path);
     UniqueFd turn;
     struct stat st {};

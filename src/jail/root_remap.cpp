@@ -4,7 +4,6 @@
 #include <linux/openat2.h>
 #include <sched.h>
 #include <sys/mount.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/paths.hpp"
 
@@ -98,10 +98,8 @@ Result<Premounts> Premounts::make(const Spec& spec, const MountPlan& plan) {
             if (!ns) return ns.error();
             idmap = std::move(*ns);
         }
-        struct open_how how {};
-        how.flags = O_PATH | O_CLOEXEC;
-        how.resolve = RESOLVE_NO_MAGICLINKS | (op.no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
-        UniqueFd src(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, op.source.c_str(), &how, sizeof how)));
+        UniqueFd src(openat2_at(AT_FDCWD, op.source, O_PATH,
+                                RESOLVE_NO_MAGICLINKS | (op.no_symlinks ? RESOLVE_NO_SYMLINKS : 0)));
         if (!src) {
             if (errno == ENOENT && op.optional) {
                 p.fds_[i] = kSkipPremount;

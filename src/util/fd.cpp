@@ -25,8 +25,10 @@ int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve) 
     how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
     how.resolve = resolve;
     const char* rel = path.c_str();
-    while (*rel == '/') ++rel;
-    if (*rel == '\0') rel = ".";
+    if (dirfd != AT_FDCWD) {
+        while (*rel == '/') ++rel;
+        if (*rel == '\0') rel = ".";
+    }
     return static_cast<int>(retry_eintr([&] { return ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how); }));
 }
 

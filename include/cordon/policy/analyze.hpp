@@ -3,6 +3,10 @@
 // tracked. Pure data; the matcher (policy.hpp) decides.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <optional>
 #include <string>
 #include <string_view>

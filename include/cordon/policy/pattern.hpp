@@ -3,6 +3,10 @@
 // pattern keeps it as "any string", so matching asks "may this operand be that path?".
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <string>
 #include <string_view>
 #include <vector>

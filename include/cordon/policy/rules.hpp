@@ -2,6 +2,10 @@
 // and the rule matcher. Pure functions over immutable data.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <map>
 #include <span>
 #include <string>

@@ -2,6 +2,10 @@
 // or executed here; the analyser (analyze.hpp) walks the tree with what it knows statically.
 #pragma once
 
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
 #include <memory>
 #include <string>
 #include <string_view>
