@@ -244,22 +244,34 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
     return v;
 }
 
-// --status-json's target as the command line gives it, for a failure before the options are
-// resolved: the option's last value before "--" (where the command line did not parse, a
-// command's own "--status-json" after it without "--" counts too), where it is a PATH or fd:N.
+// --status-json's target as cordon's own options give it, for a failure before they are
+// resolved: the first one, read as the option table reads the command line (each option's
+// values skipped), up to "--" or the command, whose own arguments are never taken for
+// cordon's; only where it is a PATH or fd:N.
 std::optional<std::string> status_target_of(const std::vector<std::string>& args) {
-    std::optional<std::string> target;
+    auto checked = [](const std::string& t) -> std::optional<std::string> {
+        if (t.empty()) return std::nullopt;
+        if (t.rfind("fd:", 0) == 0) {
+            const std::string n = t.substr(3);
+            if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos)
+                return std::nullopt;
+        }
+        return t;
+    };
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--") break;
-        if (args[i] == "--status-json" && i + 1 < args.size()) target = args[++i];
-        if (args[i].rfind("--status-json=", 0) == 0) target = args[i].substr(14);
+        const std::string& a = args[i];
+        if (a == "--" || a.empty() || a[0] != '-') break;  // the command
+        if (a == "--status-json") return i + 1 < args.size() ? checked(args[i + 1]) : std::nullopt;
+        if (a.rfind("--status-json=", 0) == 0) return checked(a.substr(14));
+        if (a.find('=') != std::string::npos) continue;
+        if (a == "-c" || a == "-p" || a == "--profile") {
+            ++i;
+            continue;
+        }
+        const cordon::KeyInfo* key = a.rfind("--", 0) == 0 ? cordon::find_key(a.substr(2)) : nullptr;
+        if (key && key->type != cordon::KeyType::Bool) i += static_cast<size_t>(key->arity);
     }
-    if (!target || target->empty()) return std::nullopt;
-    if (target->rfind("fd:", 0) == 0) {
-        const std::string n = target->substr(3);
-        if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    }
-    return target;
+    return std::nullopt;
 }
 
 // A failure before the run, on stderr and (SPEC §9: at every exit, bad input included) in the
@@ -283,7 +295,7 @@ int run(const std::vector<std::string>& args) {
     if (auto answered = answer_help_or_version(*cli)) return *answered;
     auto resolved = cordon::resolve_spec(*cli, cordon::current_host());
     if (!resolved) {
-        std::optional<std::string> given = cordon::get_string(cli->layer, "status-json");
+        const std::optional<std::string> given = cordon::get_string(cli->layer, "status-json");
         return refuse(resolved.error(), given ? status_target_of({"--status-json", *given}) : std::nullopt,
                       Reason::UsageError);
     }

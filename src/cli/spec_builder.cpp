@@ -1,5 +1,6 @@
 #include "cordon/spec_builder.hpp"
 
+#include <fcntl.h>
 #include <sys/capability.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -10,10 +11,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "cordon/env_filter.hpp"
+#include "cordon/fd.hpp"
+#include "cordon/git_config.hpp"
 #include "cordon/net.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
@@ -402,10 +406,68 @@ Result<std::string> explicit_workdir(const std::string& wd, const HostInfo& host
     return std::string(real);
 }
 
+// A small file's text (a .git file, HEAD), read without following a final symlink.
+std::optional<std::string> read_small_file(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096) return std::nullopt;
+    std::string text(static_cast<size_t>(st.st_size), '\0');
+    if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return std::nullopt;
+    return text;
+}
+
+// GITDIR is a git directory as git's is_git_directory takes one: a valid HEAD (a symlink into
+// refs/, "ref: refs/...", or an object name), and objects/ and refs/ (or a commondir).
+bool is_git_directory(const std::string& gitdir) {
+    struct stat st {};
+    const std::string head = gitdir + "/HEAD";
+    if (::lstat(head.c_str(), &st) != 0) return false;
+    if (S_ISLNK(st.st_mode)) {
+        char target[256];
+        const ssize_t n = ::readlink(head.c_str(), target, sizeof target);
+        if (n < 5 || std::string_view(target, static_cast<size_t>(n)).rfind("refs/", 0) != 0) return false;
+    } else {
+        auto text = read_small_file(head);
+        if (!text) return false;
+        const bool ref = text->rfind("ref:", 0) == 0 && text->find("refs/") != std::string::npos;
+        const size_t hex = text->find_first_not_of("0123456789abcdef");
+        if (!ref && hex != 40 && hex != 64) return false;
+    }
+    if (::stat((gitdir + "/commondir").c_str(), &st) == 0) return true;
+    struct stat objects {
+    }, refs{};
+    return ::stat((gitdir + "/objects").c_str(), &objects) == 0 && S_ISDIR(objects.st_mode) &&
+           ::stat((gitdir + "/refs").c_str(), &refs) == 0 && S_ISDIR(refs.st_mode);
+}
+
+// What DIR's .git entry makes of DIR for git: a repository's top (Yes), nothing (No: git looks
+// further up), or one git refuses for its owner (Refused: "dubious ownership", safe.directory's
+// default, which stops git's search too).
+enum class Top { Yes, No, Refused };
+Top repository_at(const std::string& dir) {
+    const std::string dotgit = dir == "/" ? std::string("/.git") : dir + "/.git";
+    struct stat st {};
+    if (::lstat(dotgit.c_str(), &st) != 0) return Top::No;
+    std::string gitdir = dotgit;
+    if (S_ISREG(st.st_mode)) {  // a worktree's or a submodule's: "gitdir: PATH"
+        auto text = read_small_file(dotgit);
+        auto path = text ? git_file_path(*text) : std::nullopt;
+        if (!path) return Top::No;
+        gitdir = path->empty() ? dir : (*path)[0] == '/' ? *path : dir + "/" + *path;
+    } else if (::stat(dotgit.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return Top::No;
+    }
+    if (!is_git_directory(gitdir)) return Top::No;
+    struct stat top {
+    }, git{};
+    if (::stat(dir.c_str(), &top) != 0 || ::stat(gitdir.c_str(), &git) != 0) return Top::No;
+    return top.st_uid == ::geteuid() && git.st_uid == ::geteuid() ? Top::Yes : Top::Refused;
+}
+
 // The top of the git repository that holds DIR (a real path), found as git finds it: the first
-// directory from DIR up with a .git entry (a directory, a .git file or a link), not past a file
-// system boundary (git's GIT_DISCOVERY_ACROSS_FILESYSTEM default) or a GIT_CEILING_DIRECTORIES
-// entry; nullopt where there is none.
+// directory from DIR up whose .git is a repository git takes, not past a file system boundary
+// (git's GIT_DISCOVERY_ACROSS_FILESYSTEM default) or a GIT_CEILING_DIRECTORIES entry (each
+// taken as its real path, as git takes it); nullopt where there is none, or git would refuse it.
 std::optional<std::string> repository_top(const std::string& dir, const HostInfo& host) {
     std::vector<std::string> ceilings;
     for (const auto& kv : host.environ) {
@@ -414,19 +476,30 @@ std::optional<std::string> repository_top(const std::string& dir, const HostInfo
         for (size_t at = 0; at <= list.size();) {
             size_t end = list.find(':', at);
             if (end == std::string::npos) end = list.size();
-            if (end > at) ceilings.push_back(normalize_path(list.substr(at, end - at), "/"));
+            if (end > at) {
+                const std::string entry = normalize_path(list.substr(at, end - at), "/");
+                char real[PATH_MAX];
+                ceilings.push_back(::realpath(entry.c_str(), real) ? std::string(real) : entry);
+            }
             at = end + 1;
         }
     }
     struct stat first {};
     if (::stat(dir.c_str(), &first) != 0) return std::nullopt;
     for (std::string d = dir;;) {
-        struct stat st {};
-        if (::lstat((d == "/" ? std::string("/.git") : d + "/.git").c_str(), &st) == 0) return d;
+        switch (repository_at(d)) {
+            case Top::Yes:
+                return d;
+            case Top::Refused:
+                return std::nullopt;
+            case Top::No:
+                break;
+        }
         if (d == "/") return std::nullopt;
         const size_t slash = d.rfind('/');
         const std::string up = slash == 0 ? "/" : d.substr(0, slash);
         if (std::find(ceilings.begin(), ceilings.end(), up) != ceilings.end()) return std::nullopt;
+        struct stat st {};
         if (::stat(up.c_str(), &st) != 0 || st.st_dev != first.st_dev) return std::nullopt;
         d = up;
     }

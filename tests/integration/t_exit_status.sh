@@ -85,6 +85,16 @@ bad_input "an unknown profile" usage-error "nosuchprofile" -p nosuchprofile
 bad_input "a missing --rw path" usage-error "/nonexistent/cordon-rw" --rw /nonexistent/cordon-rw
 bad_input "an unknown option" usage-error "--no-such-option" --no-such-option
 bad_input "a bad --memory" usage-error "--memory" --memory 12Q
+# The command's own --status-json (no "--" before it) is never taken for cordon's, nor is a
+# later one: the file cordon was given gets the object, the command's is left alone.
+echo precious > "$WORK/tool.json"
+run "$CORDON" --status-json "$WORK/status.json" --timeout=5x mytool --status-json "$WORK/tool.json"
+[[ $rc -eq 125 && $(cat "$WORK/tool.json") == precious && -s $WORK/status.json ]] &&
+  ok "bad input: the command's own --status-json file is untouched, cordon's is written" ||
+  not_ok "bad input and the command's --status-json (rc $rc): tool.json=$(cat "$WORK/tool.json")"
+run "$CORDON" --timeout=5x sh -c 'echo hi' --status-json "$WORK/tool.json"
+[[ $rc -eq 125 && $(cat "$WORK/tool.json") == precious ]] && ok "bad input: a --status-json after the command is the command's" ||
+  not_ok "a --status-json after the command was taken: $(cat "$WORK/tool.json")"
 # A limit this host cannot apply: refused under --limits required (the default), and recorded
 # in the file under best-effort. Where the host has the controllers (the VM), it applies.
 if [[ -n $(cat /sys/fs/cgroup/unified/cgroup.controllers /sys/fs/cgroup/cgroup.controllers 2>/dev/null | grep -w pids) ]]; then

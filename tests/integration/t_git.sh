@@ -94,6 +94,26 @@ expect_out "^rc=0$|^rc=[1-9]" "--workdir . from a subdirectory: the command ran"
 [[ ! -e $top/from-dot ]] && ok "--workdir . from a subdirectory: only the directory itself is writable" || not_ok "from-dot landed at the top"
 expect_err_absent() { grep -q "$1" "$OUT/err" && not_ok "$2" || ok "$2"; }
 expect_err_absent "the workdir is the git repository" "--workdir .: no note about the repository"
+# Only a repository git itself would take: an empty .git (a directory anyone may make in a
+# shared parent) or a junk .git file above leaves the current directory the workdir, and so
+# does a GIT_CEILING_DIRECTORIES entry given through a symlink (git takes its real path).
+mkdir -p "$WORK/shared/.git" "$WORK/shared/proj" && cd "$WORK/shared/proj"
+jailed "echo x > $WORK/shared/above; echo done"
+[[ ! -e $WORK/shared/above ]] && ok "an empty .git above is no repository: its parent is not made the workdir" ||
+  not_ok "an empty .git above made $WORK/shared writable"
+mkdir -p "$WORK/junk/proj" && echo "not a gitdir line" > "$WORK/junk/.git" && cd "$WORK/junk/proj"
+jailed "echo x > $WORK/junk/above; echo done"
+[[ ! -e $WORK/junk/above ]] && ok "a junk .git file above is no repository" || not_ok "a junk .git file made $WORK/junk writable"
+ln -sfn "$top/src" "$WORK/ceiling-link" && cd "$top/src/deep"
+run env GIT_CEILING_DIRECTORIES="$WORK/ceiling-link" "$CORDON" -- /bin/sh -c "$GUARD; echo x > $top/ceiling-write; echo done"
+expect_out "^done$" "GIT_CEILING_DIRECTORIES through a symlink: the command ran"
+[[ ! -e $top/ceiling-write ]] && ok "GIT_CEILING_DIRECTORIES through a symlink stops the search, as in git" ||
+  not_ok "the ceiling was passed: $top/ceiling-write landed"
+rm -f "$top/ceiling-write"
+# A linked worktree's subdirectory: the worktree's top (its .git is a file).
+(cd "$top" && "${G[@]}" worktree add -q "$WORK/sub-wt" 2>/dev/null) && mkdir -p "$WORK/sub-wt/x" && cd "$WORK/sub-wt/x"
+jailed "echo x > $WORK/sub-wt/from-x && echo done"
+[[ -e $WORK/sub-wt/from-x ]] && ok "a worktree's subdirectory: the worktree's top is the workdir" || not_ok "worktree: from-x not written"
 # A HOME kept in git (dotfiles): its subdirectories stay workdirs of their own.
 mkdir -p "$WORK/home/proj" && "${G[@]}" init -q "$WORK/home" && cd "$WORK/home/proj"
 run env HOME="$WORK/home" "$CORDON" -- /bin/sh -c "$GUARD; echo x > $WORK/home/dot-write; echo x > inside; echo done"
