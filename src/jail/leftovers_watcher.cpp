@@ -148,7 +148,6 @@ private:
     std::unordered_map<int, uint32_t> by_wd_;
     std::set<uint32_t> repos_;  // the nodes with a HEAD or a .git
     std::map<std::pair<uint32_t, std::string>, uint32_t> children_;
-    std::unordered_map<uint32_t, uint32_t> moving_;  // a directory moved from here: by cookie
     // Directories made or moved in, to be watched and read: by parent (and its generation) and name.
     struct Made {
         uint32_t parent, gen;
@@ -362,7 +361,7 @@ bool Daemon::drain() {
         constexpr int kRounds = 200;
         if (round >= kRounds) return false;
         if (!any) {
-            const struct timespec ms { 0, 1000 * 1000 };
+            const struct timespec ms { 0, 1000L * 1000 };
             ::nanosleep(&ms, nullptr);
         }
     }
@@ -405,40 +404,24 @@ bool Daemon::read_queue(bool& any) {
                 // answer in between may name it still (it is only looked at).
             }
             if (!dir) continue;
-            if ((e.mask & (IN_DELETE | IN_MOVED_FROM)) != 0) {  // a directory made: accounted for
+            // A directory is known by its path only (inotify names no inode), and a path is
+            // opened after its event: so one removed or moved away is forgotten with what is
+            // below it, and one moved in is read anew where it lands, as one made there. A
+            // node is never relabelled: the directory at a path when it was opened may not be
+            // the one a later move event was about.
+            if ((e.mask & (IN_DELETE | IN_MOVED_FROM)) != 0) {
                 std::erase_if(made_, [&](const Made& m) { return m.parent == d && m.name == name; });
-            }
-            if ((e.mask & IN_MOVED_FROM) != 0) {
-                const uint32_t c = child(d, name);
-                if (c != kNoNode) {
-                    children_.erase({d, name});
-                    moving_[e.cookie] = c;
-                }
-            } else if ((e.mask & IN_DELETE) != 0) {
                 if (const uint32_t c = child(d, name); c != kNoNode) forget(c);
             } else if ((e.mask & IN_MOVED_TO) != 0 && child(d, name) != kNoNode) {
                 // Onto a directory that is there: a rename over an empty one, or an exchange
                 // (RENAME_EXCHANGE), whose two moves inotify cannot tell apart from here. The
                 // view would be wrong either way: it is lost.
                 return false;
-            } else if ((e.mask & IN_MOVED_TO) != 0 && moving_.count(e.cookie) != 0) {
-                const uint32_t c = moving_[e.cookie];
-                moving_.erase(e.cookie);
-                nodes_[c].parent = d;
-                nodes_[c].name = name;
-                children_[{d, name}] = c;
             } else if ((e.mask & (IN_CREATE | IN_MOVED_TO)) != 0) {
                 made_.push_back(Made{d, nodes_[d].gen, name});
             }
         }
     }
-    // Moved out of the workdir (no IN_MOVED_TO came): forgotten. One whose IN_MOVED_TO comes
-    // later is then taken as new, and read.
-    for (const auto& [cookie, c] : moving_) {
-        nodes_[c].parent = kNoNode;  // detached: forget must not look for it under a parent
-        forget(c);
-    }
-    moving_.clear();
     return true;
 }
 

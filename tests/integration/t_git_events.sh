@@ -306,6 +306,21 @@ if libc.renameat2(-100, b\"xa\", -100, b\"xb\", 2) != 0: raise OSError(ctypes.ge
   jailed "true" && jailed "true"
   [[ -z $(ls cwc/hooks | grep -F '.cordon-unsafe.cordon-unsafe') ]] && ok "a hook moved aside is not moved again in later runs" ||
     not_ok "moved again: $(ls cwc/hooks | grep -v sample)"
+  # A directory made, moved away at once and replaced by another that is removed again (the
+  # watcher opens a made directory by its path, after the event: it may find the substitute):
+  # the next run's repositories in the moved ones are all found.
+  mkdir sw && (cd sw && seq -f P%g 1 60 | xargs mkdir)
+  until_watched || true
+  jailed "cd sw && for i in \$(seq 60); do mkdir P\$i/N && mv P\$i/N P\$i/M && mkdir P\$i/N && rmdir P\$i/N; done; echo done"
+  expect_out "^done$" "watcher: directories made, moved at once, their names made and removed again"
+  until_watched || true
+  script=""
+  for i in $(seq 60); do script+="$(plant_hook sw/P$i/M/r) && "; done
+  jailed "$script echo done" --status-json "$SCRATCH/status.json"
+  expect_out "^done$" "watcher: a repository planted in each moved directory in the next run"
+  missed=0
+  for i in $(seq 60); do [[ -e sw/P$i/M/r/.git/hooks/post-commit.cordon-unsafe ]] || missed=$((missed + 1)); done
+  ((missed == 0)) && ok "watcher: all 60 hooks in the moved directories are moved aside" || not_ok "swap: $missed of 60 not moved aside"
   # A run that writes ordinary files (a source file, a ref) is judged by the watcher, not walked.
   jailed "echo hello > notes.txt && mkdir -p build && echo 0123456789abcdef0123456789abcdef01234567 > build/ref && echo done" \
     --status-json "$SCRATCH/status.json"
