@@ -159,7 +159,7 @@ private:
     std::vector<Conn> conns_;
     bool failed_ = false;  // a limit: no new watcher for a while
     alignas(struct inotify_event) char buf_[65536];
-    char dents_[32768];
+    alignas(8) char dents_[32768];  // getdents64 records are 8-byte aligned within it
 };
 
 uint32_t Daemon::add_node(uint32_t parent, const std::string& name) {
