@@ -276,16 +276,21 @@ void RepoWatch::State::note_cached_repos() {
         if (!ok) continue;
         const uint32_t i = node_for(r);
         if (i == kNone || nodes[i].id != Id{dirs[c].dev, dirs[c].ino}) continue;
-        nodes[i].has_head = dirs[c].has_head;
-        nodes[i].has_git = dirs[c].has_git;
         nodes[i].cached = c;
-        if (nodes[i].has_head) {
-            UniqueFd tmp;
-            const int fd = fd_of(i, tmp);
-            if (fd >= 0) note_before(i, fd, false);
-        }
+        note_known(i, dirs[c].has_head, dirs[c].has_git);
     }
     if (dirs[0].has_git) nodes[0].has_git = true;
+}
+
+// Node I, which a view from before the run (the tree cache's, the watcher's) says holds a HEAD
+// or a .git, noted so; one with a HEAD as it is now (Before), once.
+void RepoWatch::State::note_known(uint32_t i, bool head, bool git) {
+    nodes[i].has_head = nodes[i].has_head || head;
+    nodes[i].has_git = nodes[i].has_git || git;
+    if (!head || before.count(i) != 0) return;
+    UniqueFd tmp;
+    const int fd = fd_of(i, tmp);
+    if (fd >= 0) note_before(i, fd, false);
 }
 
 namespace {
@@ -381,8 +386,10 @@ void RepoWatch::State::judge_events() {
     std::vector<std::string> subdirs;
     for (const EventDir& e : event_dirs) {
         std::string r;
+        uint32_t i = kNone;
         if (e.rel) {  // the watcher's: its path now, with the jail gone
             r = *e.rel;
+            i = node_for(r);
         } else {
             UniqueFd dir = open_handle(e.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (!dir) continue;  // removed since
@@ -397,10 +404,9 @@ void RepoWatch::State::judge_events() {
                 r = p.substr(prefix.size());
             }
             auto sx = stat_at(dir.get(), "");
-            const uint32_t at = node_for(r);
-            if (at == kNone || !sx || id_of(*sx) != nodes[at].id) continue;
+            i = node_for(r);
+            if (i != kNone && (!sx || id_of(*sx) != nodes[i].id)) continue;
         }
-        const uint32_t i = node_for(r);
         if (i == kNone) continue;
         touched.push_back(i);
         if (!nodes[i].listed) {
@@ -462,14 +468,7 @@ void RepoWatch::State::ask_watcher() {
         return;
     }
     for (const auto& repo : repos) {
-        const uint32_t i = node_for(repo.rel);
-        if (i == kNone) continue;
-        nodes[i].has_head = nodes[i].has_head || repo.head;
-        nodes[i].has_git = nodes[i].has_git || repo.git;
-        if (!repo.head || before.count(i) != 0) continue;
-        UniqueFd tmp;
-        const int fd = fd_of(i, tmp);
-        if (fd >= 0) note_before(i, fd, false);
+        if (const uint32_t i = node_for(repo.rel); i != kNone) note_known(i, repo.head, repo.git);
     }
 }
 

@@ -187,8 +187,7 @@ void RepoWatch::State::judge_hooks(int gitdir, const std::string& rel, bool stri
             // git's examples, and what cordon moved aside before: git runs hooks by their exact
             // names, so neither runs (a strictly judged common directory would else rename the
             // same file again in every run, its name growing).
-            const std::string_view suffix = kSuffix;
-            if (is_sample(name) || (n.size() > suffix.size() && n.substr(n.size() - suffix.size()) == suffix)) return;
+            if (is_sample(n) || is_moved_aside(n)) return;
             auto esx = stat_at(hooks.get(), name);
             if (!esx) return;
             bool known = false;

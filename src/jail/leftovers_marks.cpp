@@ -34,8 +34,7 @@ void RepoWatch::State::take_over_killed() {
     if (private_runtime_dir().empty()) return;
     const std::string dir = private_runtime_dir() + "/watch";
     (void)::mkdir(dir.c_str(), 0700);  // inside the private runtime directory: ours alone
-    char hash[24];
-    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(root));
+    const std::string hash = workdir_key(root);
     const std::string prefix = std::string("watch-") + hash + ".";
     cache_path = dir + "/tree-" + hash;
     UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -46,7 +45,7 @@ void RepoWatch::State::take_over_killed() {
         [&](const char* name, unsigned char) {
             if (std::string_view(name).rfind(prefix, 0) == 0) {
                 names.emplace_back(name);
-            } else if (name != "tree-" + std::string(hash)) {
+            } else if (name != "tree-" + hash) {
                 others.emplace_back(name);
             }
         },

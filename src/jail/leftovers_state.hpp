@@ -12,8 +12,10 @@
 
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -123,7 +125,20 @@ inline std::string join(const std::string& rel, const std::string& name) {
 
 // git's own example hooks, which it never runs.
 inline bool is_sample(std::string_view name) {
-    return name.size() > 7 && name.substr(name.size() - 7) == ".sample";
+    return name.size() > 7 && name.ends_with(".sample");
+}
+
+// A name cordon moved something aside to (quarantine), which git never runs either.
+inline bool is_moved_aside(std::string_view name) {
+    const std::string_view suffix = kSuffix;
+    return name.size() > suffix.size() && name.ends_with(suffix);
+}
+
+// The workdir's key in the private runtime directory's names (tree caches, marks, watchers).
+inline std::string workdir_key(const std::string& root) {
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(root));
+    return hash;
 }
 
 // FD's entries from its start (REWIND: it may have been read before). SHORT_IS_END: the file
@@ -295,6 +310,7 @@ struct RepoWatch::State {
     void walk_sparse();
     void infer_before();
     void note_cached_repos();
+    void note_known(uint32_t i, bool head, bool git);
     void save_sparse_cache();
     uint32_t node_for(const std::string& rel);
     [[nodiscard]] bool made_in_run(uint32_t i) const;

@@ -61,6 +61,7 @@
 
 #include "cordon/leftovers.hpp"
 #include "cordon/placeholders.hpp"
+#include "leftovers_state.hpp"
 
 namespace cordon::watcher {
 
@@ -232,25 +233,19 @@ bool Daemon::watch(uint32_t i, int fd) {
 // Node I's listing: HEAD and .git looked for, its subdirectories into SUBDIRS.
 bool Daemon::list(uint32_t i, int fd, std::vector<std::string>& subdirs) {
     bool head = false, git = false;
-    for (;;) {
-        const ssize_t n = ::getdents64(fd, dents_, sizeof dents_);
-        if (n < 0) return errno == ENOENT;  // removed meanwhile: its events say so
-        if (n == 0) break;
-        for (ssize_t off = 0; off < n;) {
-            const auto* d = reinterpret_cast<const struct dirent64*>(dents_ + off);
-            off += d->d_reclen;
-            const char* name = d->d_name;
-            if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+    const bool whole = watch::for_each_entry(
+        fd, dents_, sizeof dents_,
+        [&](const char* name, unsigned char type) {
             head = head || is_name(name, "HEAD");
             git = git || is_name(name, ".git");
-            unsigned char type = d->d_type;
             if (type == DT_UNKNOWN) {
                 struct stat st {};
                 type = ::fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
             }
             if (type == DT_DIR) subdirs.emplace_back(name);
-        }
-    }
+        },
+        false);
+    if (!whole) return errno == ENOENT;  // removed meanwhile: its events say so
     nodes_[i].head = head;
     nodes_[i].git = git;
     if (head || git) {

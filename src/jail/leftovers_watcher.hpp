@@ -61,8 +61,8 @@ struct Paths {
 };
 // DIR/HASH.sock, .lock and .failed for workdir ROOT.
 Paths paths_in(const std::string& dir, const std::string& root);
-// The same in the private runtime directory's "watcher"; nullopt where there is none, or the
-// socket's name would not fit in sun_path.
+// The same in the private runtime directory's "watcher" (not made here: spawn makes it);
+// nullopt where there is none, or the socket's name would not fit in sun_path.
 std::optional<Paths> paths_for(const std::string& root);
 // CORDON_WATCHER=off: no watcher is started or asked.
 bool off_by_env();

@@ -18,37 +18,24 @@
 #include <utility>
 
 #include "cordon/placeholders.hpp"
+#include "leftovers_state.hpp"
 #include "leftovers_watcher.hpp"
 
 namespace cordon::watcher {
 
 namespace wire {
 
-namespace {
-
-std::string hash_of(const std::string& root) {
-    char hash[24];
-    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(root));
-    return hash;
-}
-
-}  // namespace
-
 Paths paths_in(const std::string& dir, const std::string& root) {
-    const std::string base = dir + "/" + hash_of(root);
+    const std::string base = dir + "/" + watch::workdir_key(root);
     return Paths{dir, base + ".sock", base + ".lock", base + ".failed"};
 }
 
-// The watchers' directory, in the private runtime directory; nullopt where there is none, or
-// the socket's name would not fit in sun_path.
+// The watchers' directory, in the private runtime directory (the caller's alone, so nothing
+// else can have made its "watcher"); nullopt where there is none, or the socket's name would not
+// fit in sun_path. Nothing is made here: a run that only asks costs no system call for it.
 std::optional<Paths> paths_for(const std::string& root) {
     if (private_runtime_dir().empty()) return std::nullopt;
-    const std::string dir = private_runtime_dir() + "/watcher";
-    (void)::mkdir(dir.c_str(), 0700);
-    struct stat st {};
-    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
-        return std::nullopt;
-    Paths p = paths_in(dir, root);
+    Paths p = paths_in(private_runtime_dir() + "/watcher", root);
     if (p.sock.size() >= sizeof(sockaddr_un::sun_path)) return std::nullopt;
     return p;
 }
@@ -186,6 +173,7 @@ void spawn(const std::string& root) {
     if (off_by_env()) return;
     auto paths = paths_for(root);
     if (!paths) return;
+    (void)::mkdir(paths->dir.c_str(), 0700);
     struct stat st {};
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
