@@ -250,12 +250,7 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
 // cordon's; only where it is a PATH or fd:N.
 std::optional<std::string> status_target_of(const std::vector<std::string>& args) {
     auto checked = [](const std::string& t) -> std::optional<std::string> {
-        if (t.empty()) return std::nullopt;
-        if (t.rfind("fd:", 0) == 0) {
-            const std::string n = t.substr(3);
-            if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos)
-                return std::nullopt;
-        }
+        if (t.empty() || !cordon::is_output_target(t)) return std::nullopt;
         return t;
     };
     for (size_t i = 0; i < args.size(); ++i) {

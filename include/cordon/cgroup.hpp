@@ -118,7 +118,9 @@ struct CgroupPlan {
     std::vector<std::string> controllers;  // to enable and write
 };
 // nullopt: no cgroup for this run (no limits asked, or best-effort with none applicable).
-// An error only with --limits required; with best-effort, what will not apply goes to warnings.
+// An error only with --limits required; with best-effort, what will not apply goes to warnings,
+// each "OPTION" kNotApplied "WHY" (the status JSON's limits_not_applied reads them so).
+inline constexpr std::string_view kNotApplied = " not applied (--limits best-effort): ";
 Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const CgroupHost& host,
                                               std::vector<std::string>& warnings);
 

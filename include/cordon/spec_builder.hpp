@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cordon/cli.hpp"
@@ -72,6 +73,9 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merge
 // `--profile auto`: the profile named after COMMAND's basename when one exists and the
 // executable does not live in a location the caller can write; otherwise "default".
 std::string auto_profile(const CliRequest& cli, const HostInfo& host);
+
+// --status-json's and --audit's TARGET is a PATH or fd:N (N at most 6 digits).
+bool is_output_target(std::string_view target);
 
 // The full flow: load profiles named on the command line (or `default`), merge, build.
 Result<ResolvedRun> resolve_spec(const CliRequest& cli, const HostInfo& host);

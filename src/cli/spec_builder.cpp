@@ -610,14 +610,21 @@ Status set_security(const SettingsLayer& merged, Spec& s) {
     return {};
 }
 
+}  // namespace
+
+bool is_output_target(std::string_view target) {
+    if (target.rfind("fd:", 0) != 0) return true;
+    const std::string_view n = target.substr(3);
+    return !n.empty() && n.find_first_not_of("0123456789") == std::string_view::npos && n.size() <= 6;
+}
+
+namespace {
+
 // An output target: PATH or fd:N.
 Result<std::optional<std::string>> output_target(const SettingsLayer& merged, const char* key) {
     auto target = get_string(merged, key);
-    if (target && target->rfind("fd:", 0) == 0) {
-        std::string n = target->substr(3);
-        if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 6) {
-            return make_error(std::string("--") + key, "invalid value '" + *target + "': expected PATH or fd:N");
-        }
+    if (target && !is_output_target(*target)) {
+        return make_error(std::string("--") + key, "invalid value '" + *target + "': expected PATH or fd:N");
     }
     return target;
 }

@@ -249,8 +249,7 @@ Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const 
             return e;
         }
         for (const auto& c : need) {
-            warnings.push_back(std::string(option_for(c)) + " not applied (--limits best-effort): " + e.what + ": " +
-                               e.why);
+            warnings.push_back(std::string(option_for(c)) + std::string(kNotApplied) + e.what + ": " + e.why);
         }
         return std::optional<CgroupPlan>{};
     };
@@ -310,7 +309,7 @@ Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const 
         if (!limits.best_effort) return e;
         for (const auto& m : missing) {
             warnings.push_back(
-                std::string(option_for(m)) + " not applied (--limits best-effort): the " + m +
+                std::string(option_for(m)) + std::string(kNotApplied) + "the " + m +
                 " controller is not available in cgroup v2 here (offered: " + (have.empty() ? "none" : have) + ")");
         }
         if (plan.controllers.empty()) return std::optional<CgroupPlan>{};

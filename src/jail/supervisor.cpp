@@ -767,10 +767,9 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     if (run.fallback) out.dropped = run.fallback->dropped;
     judge_leftovers(run, facts, out);
     // What --limits best-effort left out, as the warnings said it (planned, then at creation).
-    constexpr std::string_view kDropped = " not applied (--limits best-effort): ";
     for (const auto& w : prepared.warnings) {
-        if (const size_t at = w.find(kDropped); at != std::string::npos)
-            out.limits_not_applied.push_back(w.substr(0, at) + ": " + w.substr(at + kDropped.size()));
+        if (const size_t at = w.find(kNotApplied); at != std::string::npos)
+            out.limits_not_applied.push_back(w.substr(0, at) + ": " + w.substr(at + kNotApplied.size()));
     }
     for (auto& d : run.limits_dropped) out.limits_not_applied.push_back(std::move(d));
     report_oom(out, run);
