@@ -211,14 +211,32 @@ if [[ $expected_mode == watcher ]]; then
       [[ $(tr '\0' ' ' < "$f" 2>/dev/null) == "cordon-repowatch $WORK/p "* ]] && { f=${f#/proc/}; echo "${f%/cmdline}"; return; }
     done
   }
+  # A hook that reads as a harmless config too: no file the run writes reads as unsafe, so only
+  # the watcher's view can find it (no walk). hook_into REPO, plant_hook REPO (made first): the
+  # commands that plant it.
+  hook='#!/bin/sh\n[core]\nabbrev=7;'"$evil"'\n'
+  hook_into() { echo "printf '$hook' > $1/.git/hooks/post-commit && chmod +x $1/.git/hooks/post-commit"; }
+  plant_hook() { echo "${G[*]} init -q $1 && $(hook_into "$1")"; }
+  # hooks_everywhere DESCRIPTION N FORMAT: a run plants a repository at each printf FORMAT of
+  # 1..N, judged by the watcher, and every hook is moved aside.
+  hooks_everywhere() {
+    local desc=$1 n=$2 format=$3 script="" i missed=0
+    for i in $(seq "$n"); do script+="$(plant_hook "$(printf "$format" "$i")") && "; done
+    jailed "$script echo done" --status-json "$SCRATCH/status.json"
+    expect_out "^done$" "watcher, $desc: a repository planted in each of $n in the next run"
+    [[ $(judged_by) == watcher ]] && ok "watcher, $desc: that run was judged by its events" ||
+      not_ok "$desc: judged by $(judged_by)"
+    for i in $(seq "$n"); do
+      [[ -e $(printf "$format" "$i")/.git/hooks/post-commit.cordon-unsafe ]] || missed=$((missed + 1))
+    done
+    ((missed == 0)) && ok "watcher, $desc: all $n planted hooks are moved aside" ||
+      not_ok "$desc: $missed of $n hooks not moved aside"
+  }
   fresh_project
   [[ -n $(watcher_pid) ]] && ok "watcher: one runs for the project" || not_ok "watcher: none runs"
   mv node_modules/p3 node_modules/renamed && "${G[@]}" init -q node_modules/renamed/r
   sleep 0.2
-  # A hook that reads as a harmless config too: no file the run wrote reads as unsafe, so the
-  # watcher's events alone (no walk) must find it.
-  jailed "printf '#!/bin/sh\n[core]\nabbrev=7;$evil\n' > node_modules/renamed/r/.git/hooks/post-commit &&
-    chmod +x node_modules/renamed/r/.git/hooks/post-commit && echo done" --status-json "$SCRATCH/status.json"
+  jailed "$(hook_into node_modules/renamed/r) && echo done" --status-json "$SCRATCH/status.json"
   expect_out "^done$" "watcher: the command plants in a directory the host renamed"
   [[ $(judged_by) == watcher ]] && ok "watcher: the run was judged by its events" || not_ok "watcher: judged by $(judged_by)"
   moved "watcher, renamed by the host" "node_modules/renamed/r/.git/hooks/post-commit"
@@ -238,10 +256,7 @@ if [[ $expected_mode == watcher ]]; then
   # Blind spots the attack found (each made the watcher miss a directory, which every later run
   # trusted): a directory its owner cannot read (inotify needs read), one that is so only for a
   # moment, one whose path from the workdir passes PATH_MAX, and directories made just before
-  # their parents are renamed, under a flood. Hooks that read as harmless configs, so that only
-  # the watcher's view can find them (no file written reads as unsafe: no walk).
-  hook='#!/bin/sh\n[core]\nabbrev=7;'"$evil"'\n'
-  plant_hook() { echo "${G[*]} init -q $1 && printf '$hook' > $1/.git/hooks/post-commit && chmod +x $1/.git/hooks/post-commit"; }
+  # their parents are renamed, under a flood.
   jailed "python3 -c 'import os; os.mkdir(\"unread\", 0o300)' && $(plant_hook unread/r) && echo done" --status-json "$SCRATCH/status.json"
   expect_out "^done$" "watcher: a repository planted in a directory its owner cannot read"
   moved "watcher, unreadable directory" "unread/r/.git/hooks/post-commit"
@@ -273,14 +288,7 @@ os.mkdir(\"deep\"); os.rename(\"P\", \"../\" * 0 + \"P\", src_dir_fd=d, dst_dir_
     cd race && for i in \$(seq 300); do mkdir p\$i/a && mv p\$i q\$i; done; wait; echo done"
   expect_out "^done$" "watcher: directories made just before their parents are renamed, under a flood"
   until_watched || true
-  script=""
-  for i in $(seq 300); do script+="$(plant_hook race/q$i/a/r) && "; done
-  jailed "$script echo done" --status-json "$SCRATCH/status.json"
-  expect_out "^done$" "watcher: a repository planted in each of them in the next run"
-  [[ $(judged_by) == watcher ]] && ok "watcher: that run was judged by its events" || not_ok "race: judged by $(judged_by)"
-  missed=0
-  for i in $(seq 300); do [[ -e race/q$i/a/r/.git/hooks/post-commit.cordon-unsafe ]] || missed=$((missed + 1)); done
-  ((missed == 0)) && ok "watcher: all 300 planted hooks are moved aside" || not_ok "race: $missed of 300 hooks not moved aside"
+  hooks_everywhere "after the rename race" 300 "race/q%s/a/r"
   # Two directories exchanged (renameat2 RENAME_EXCHANGE: inotify reports two moves onto names
   # that are there): the next run still finds what is planted on either side, and in the user's
   # repository that moved with them.
@@ -291,8 +299,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 if libc.renameat2(-100, b\"xa\", -100, b\"xb\", 2) != 0: raise OSError(ctypes.get_errno(), \"renameat2\")' && echo done"
   expect_out "^done$" "watcher: two directories exchanged"
   until_watched || true
-  jailed "$(plant_hook xa/keep/evil) && printf '#!/bin/sh\n[core]\nabbrev=7;$evil\n' > xb/keep/userrepo/.git/hooks/post-commit &&
-    chmod +x xb/keep/userrepo/.git/hooks/post-commit && echo done" --status-json "$SCRATCH/status.json"
+  jailed "$(plant_hook xa/keep/evil) && $(hook_into xb/keep/userrepo) && echo done" --status-json "$SCRATCH/status.json"
   expect_out "^done$" "watcher: planted on both sides of the exchange"
   moved "watcher, after an exchange" "xa/keep/evil/.git/hooks/post-commit"
   moved "watcher, the user's repository after an exchange" "xb/keep/userrepo/.git/hooks/post-commit"
@@ -314,13 +321,7 @@ if libc.renameat2(-100, b\"xa\", -100, b\"xb\", 2) != 0: raise OSError(ctypes.ge
   jailed "cd sw && for i in \$(seq 60); do mkdir P\$i/N && mv P\$i/N P\$i/M && mkdir P\$i/N && rmdir P\$i/N; done; echo done"
   expect_out "^done$" "watcher: directories made, moved at once, their names made and removed again"
   until_watched || true
-  script=""
-  for i in $(seq 60); do script+="$(plant_hook sw/P$i/M/r) && "; done
-  jailed "$script echo done" --status-json "$SCRATCH/status.json"
-  expect_out "^done$" "watcher: a repository planted in each moved directory in the next run"
-  missed=0
-  for i in $(seq 60); do [[ -e sw/P$i/M/r/.git/hooks/post-commit.cordon-unsafe ]] || missed=$((missed + 1)); done
-  ((missed == 0)) && ok "watcher: all 60 hooks in the moved directories are moved aside" || not_ok "swap: $missed of 60 not moved aside"
+  hooks_everywhere "after the swaps" 60 "sw/P%s/M/r"
   # A run that writes ordinary files (a source file, a ref) is judged by the watcher, not walked.
   jailed "echo hello > notes.txt && mkdir -p build && echo 0123456789abcdef0123456789abcdef01234567 > build/ref && echo done" \
     --status-json "$SCRATCH/status.json"
