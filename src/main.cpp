@@ -223,10 +223,17 @@ cordon::Result<int> open_audit(const cordon::RunOptions& options) {
     return fd;
 }
 
-// Each exec inside the jail: judged with the run's policies, reported (the first LINES on
-// stderr), logged.
+// The denials shown on stderr: the first kMaxStderrLines, each once in a row (a shell that
+// tries each PATH entry in turn is denied once per entry, for one command).
+struct DenialLines {
+    cordon::LineBudget budget;
+    pid_t last_pid = 0;
+    std::string last;
+};
+
+// Each exec inside the jail: judged with the run's policies, reported on stderr, logged.
 cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& options,
-                          const cordon::policy::PolicySet& policies, int audit_fd, cordon::LineBudget& lines,
+                          const cordon::policy::PolicySet& policies, int audit_fd, DenialLines& shown,
                           const cordon::ExecRequest& r) {
     static cordon::ProgramIdentity identity;  // the jail's system programs, indexed on first need
     cordon::ExecJudgement j = cordon::judge_exec(policies, r, spec.home, &identity);
@@ -237,7 +244,12 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
     }
     cordon::ExecVerdict v;
     if (j.decision.allow) return v;
-    if (lines.take()) std::fprintf(stderr, "%s\n", cordon::exec_denial_line(j).c_str());
+    std::string line = cordon::exec_denial_line(j);
+    if ((r.pid != shown.last_pid || line != shown.last) && shown.budget.take()) {
+        std::fprintf(stderr, "%s\n", line.c_str());
+        shown.last_pid = r.pid;
+        shown.last = std::move(line);
+    }
     v.allow = false;
     v.end_run = options.kill_on_deny;
     v.denial_json = cordon::exec_denial_json(j);
@@ -320,16 +332,20 @@ int run(const std::vector<std::string>& args) {
     // first is mostly the command's own, and a run that execs nothing more (start-up, as
     // bench/startup measures it) pays nothing for the decoding.
     int judged = 0;
-    cordon::LineBudget denial_lines;
+    DenialLines denial_lines;
     auto exec_gate = [&](const cordon::ExecRequest& r) {
         if (++judged == 2) policies.decode_all();
         return judge(spec, options, policies, *audit, denial_lines, r);
     };
     const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value(), *audit};
     const cordon::Outcome outcome = cordon::run_jail(spec, *prepared, supervisor, gate, exec_gate);
-    if (denial_lines.held() > 0) {
+    if (denial_lines.budget.held() > 0) {
         std::fprintf(stderr, "cordon: denied: ... and %llu more denied execs not shown (cordon(1), BOUNDS)\n",
-                     static_cast<unsigned long long>(denial_lines.held()));
+                     static_cast<unsigned long long>(denial_lines.budget.held()));
+    }
+    if (outcome.reason == cordon::Outcome::Reason::Exited && options.verbosity >= 0) {
+        if (const std::string note = cordon::protected_git_note(spec, outcome.exit_code); !note.empty())
+            std::fprintf(stderr, "cordon: note: %s\n", note.c_str());
     }
     return finish(conclude(outcome, options));
 }

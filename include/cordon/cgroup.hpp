@@ -68,6 +68,9 @@ struct CgroupHost {
     std::string path;             // our cgroup, relative to our cgroup namespace ("/" = the visible root)
     std::string dir;              // its directory ("" when unreachable)
     std::vector<std::string> v1;  // controllers held by cgroup v1 hierarchies
+    // What the cgroup2 hierarchy's root offers (its cgroup.controllers, readable by anyone);
+    // nullopt when unread.
+    std::optional<std::vector<std::string>> v2_root;
 };
 CgroupHost discover_cgroups();
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace cordon {
 
@@ -17,16 +18,19 @@ struct Error {
     int err = 0;       // errno, or 0
     std::string hint;  // how to fix it, when we know
     ErrorKind kind = ErrorKind::Setup;
+    // Further errors found in the same input (a profile's other bad keys), each a whole
+    // message, in the input's order.
+    std::vector<std::string> also;
 
-    // "cordon: <what>: <why>: <strerror>" plus the hint on its own line.
+    // "cordon: <what>: <why>: <strerror>", the further errors, then the hint, each on its own line.
     [[nodiscard]] std::string message() const;
 };
 
 [[nodiscard]] inline Error make_error(std::string what, std::string why, int err = 0) {
-    return Error{std::move(what), std::move(why), err, {}, ErrorKind::Setup};
+    return Error{std::move(what), std::move(why), err, {}, ErrorKind::Setup, {}};
 }
 [[nodiscard]] inline Error sys_error(std::string what, int err = errno) {
-    return Error{std::move(what), {}, err, {}, ErrorKind::Setup};
+    return Error{std::move(what), {}, err, {}, ErrorKind::Setup, {}};
 }
 
 // A minimal expected<T, Error>.

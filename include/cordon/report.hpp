@@ -21,5 +21,8 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
 std::string status_json(const Outcome& outcome);
 // TARGET is a path or fd:N.
 Status write_status_json(const std::string& target, const Outcome& outcome);
+// Why a git command that failed with STATUS may have failed because of the jail (it cannot
+// change the repository's protected config: git says "Device or resource busy"), or "".
+std::string protected_git_note(const Spec& spec, int status);
 
 }  // namespace cordon

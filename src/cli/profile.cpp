@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <set>
 
 #include "cordon/builtin.hpp"
@@ -30,21 +31,26 @@ size_t edit_distance(const std::string& a, const std::string& b) {
     return prev[b.size()];
 }
 
-std::string suggestion(const std::string& key) {
+// " (did you mean 'NAME'?)" for the one of NAMES nearest to WORD, if one is near; or "".
+std::string nearest(const std::string& word, const std::vector<std::string>& names) {
     std::string best;
     size_t best_d = 3;
-    std::vector<std::string> names = {"description", "extends"};
-    for (const auto& k : all_keys()) {
-        if (k.profile_ok) names.emplace_back(k.name);
-    }
     for (const auto& n : names) {
-        size_t d = edit_distance(key, n);
+        size_t d = edit_distance(word, n);
         if (d < best_d) {
             best_d = d;
             best = n;
         }
     }
     return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+std::string suggestion(const std::string& key) {
+    std::vector<std::string> names = {"description", "extends"};
+    for (const auto& k : all_keys()) {
+        if (k.profile_ok) names.emplace_back(k.name);
+    }
+    return nearest(key, names);
 }
 
 const char* type_name(KeyType t) {
@@ -147,6 +153,28 @@ K toml_kind(KeyType type) {
     return K::Other;
 }
 
+// A key whose metavar lists its values ("none|host") takes one of them; checked here so that
+// the message names the file and line, with the other errors of the file.
+Status check_choice(const KeyInfo& info, const std::string& value, const std::string& at) {
+    const std::string_view choices = info.metavar;
+    if (choices.find('|') == std::string_view::npos ||
+        choices.find_first_not_of("abcdefghijklmnopqrstuvwxyz-|") != std::string_view::npos)
+        return {};
+    std::vector<std::string> names;
+    std::string listed;
+    for (size_t start = 0; start <= choices.size();) {
+        const size_t bar = std::min(choices.find('|', start), choices.size());
+        names.emplace_back(choices.substr(start, bar - start));
+        start = bar + 1;
+    }
+    if (std::find(names.begin(), names.end(), value) != names.end()) return {};
+    for (size_t i = 0; i < names.size(); ++i) {
+        listed += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    }
+    return make_error(at, "'" + std::string(info.name) + "': invalid value '" + value + "': expected " + listed +
+                              nearest(value, names));
+}
+
 // One profile file's values on their way into a SettingsLayer: each key's value checked,
 // converted and placed with its file:line:column.
 class ProfileReader {
@@ -213,7 +241,9 @@ Status ProfileReader::read_setting(const TomlValue::Key& k, const TomlValue& nod
     if (node.kind != toml_kind(info->type)) return make_error(at, "'" + key + "' must be " + type_name(info->type));
     switch (info->type) {
         case KeyType::String: {
-            CORDON_ASSIGN_OR_RETURN(layer_.values[key], string_at(node, key, true));
+            CORDON_ASSIGN_OR_RETURN(std::string value, string_at(node, key, true));
+            CORDON_TRY(check_choice(*info, value, at));
+            layer_.values[key] = std::move(value);
             return {};
         }
         case KeyType::Bool:
@@ -310,18 +340,35 @@ Result<SettingsLayer> parse_profile(const std::string& text, const std::string& 
                                     bool item_origins) {
     CORDON_ASSIGN_OR_RETURN(const TomlValue tbl, profile_tree(text, path));
     ProfileReader reader(path, vars, item_origins);
-    for (size_t idx = 0; idx < tbl.items.size(); ++idx) {
+    // The keys in the file's order (the tree holds them in key order), every bad one reported.
+    std::vector<size_t> order(tbl.items.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return std::pair(tbl.keys[a].line, tbl.keys[a].column) < std::pair(tbl.keys[b].line, tbl.keys[b].column);
+    });
+    std::optional<Error> first;
+    auto read_key = [&](size_t idx) -> Status {
         const std::string& key = tbl.keys[idx].name;
         const TomlValue& node = tbl.items[idx];
         std::string at = where(path, node);
         if (key == "description") {
             if (node.kind != K::String) return make_error(at, "'description' must be a string");
-        } else if (key == "extends") {
-            CORDON_TRY(reader.read_extends(node, at, extends, extends_where));
-        } else {
-            CORDON_TRY(reader.read_setting(tbl.keys[idx], node, at));
+            return {};
+        }
+        if (key == "extends") return reader.read_extends(node, at, extends, extends_where);
+        return reader.read_setting(tbl.keys[idx], node, at);
+    };
+    constexpr size_t kMaxReported = 20;
+    for (size_t idx : order) {
+        auto st = read_key(idx);
+        if (st) continue;
+        if (!first) {
+            first = std::move(st.error());
+        } else if (first->also.size() < kMaxReported) {
+            first->also.push_back(st.error().message());
         }
     }
+    if (first) return std::move(*first);
     return std::move(reader).finish();
 }
 
@@ -334,7 +381,12 @@ Result<std::string> find_profile(const std::string& name) {
         if (::stat(candidate.c_str(), &st) == 0) return candidate;
     }
     if (auto builtin = builtin_profile(name)) return *builtin;
-    Error e = make_error("profile '" + name + "'", "not found");
+    std::vector<ProfileEntry> known = list_profiles();
+    add_builtin_profiles(known);
+    std::vector<std::string> names;
+    names.reserve(known.size());
+    for (const auto& k : known) names.push_back(k.name);
+    Error e = make_error("profile '" + name + "'", "not found" + nearest(name, names));
     std::string dirs;
     for (const auto& dir : search_path("profiles", "CORDON_PROFILE_PATH")) dirs += (dirs.empty() ? "" : ":") + dir;
     e.hint = "searched " + dirs;

@@ -3,13 +3,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "cordon/fallback.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/json.hpp"
 #include "cordon/net.hpp"
+#include "cordon/paths.hpp"
 
 namespace cordon {
 
@@ -217,6 +221,32 @@ Status write_status_json(const std::string& target, const Outcome& outcome) {
     if (!fd) return sys_error("--status-json: open " + target);
     if (!write_all(fd.get(), text.data(), text.size())) return sys_error("--status-json: write " + target);
     return {};
+}
+
+// git changes .git/config by renaming config.lock over it; onto the read-only bind of a
+// protected path that rename fails with EBUSY, which git reports without saying why. The
+// subcommands that write the repository's config, failing: say why, once, after the run.
+std::string protected_git_note(const Spec& spec, int status) {
+    if (status == 0 || status == 1 || spec.argv.empty() || !spec.workdir || spec.workdir_readonly) return "";
+    if (path_basename(spec.argv[0]) != "git") return "";
+    if (std::find(spec.protect.begin(), spec.protect.end(), ".git/config") == spec.protect.end()) return "";
+    static const std::vector<std::string_view> writers = {"config", "remote",      "submodule", "branch",
+                                                          "push",   "maintenance", "lfs",       "worktree"};
+    // The subcommand: the first word after git's own options (-C DIR and -c NAME=VALUE take one).
+    for (size_t i = 1; i < spec.argv.size(); ++i) {
+        const std::string& a = spec.argv[i];
+        if (a == "-C" || a == "-c") {
+            ++i;
+            continue;
+        }
+        if (!a.empty() && a[0] == '-') continue;
+        if (std::find(writers.begin(), writers.end(), a) == writers.end()) return "";
+        return "git " + a +
+               " failed: if git said \"Device or resource busy\" about .git/config, that is "
+               "the jail: the repository's config is a protected path, read-only inside (cordon(1), PROTECTED "
+               "PATHS); change it outside the jail";
+    }
+    return "";
 }
 
 }  // namespace cordon

@@ -151,7 +151,13 @@ void merge_layer(SettingsLayer& base, const SettingsLayer& top) {
         } else {
             it->second = value;
         }
-        if (auto w = top.where.find(key); w != top.where.end()) base.where[key] = w->second;
+        if (auto w = top.where.find(key); w != top.where.end()) {
+            base.where[key] = w->second;
+        } else if (!std::holds_alternative<std::vector<std::string>>(value) &&
+                   !std::holds_alternative<std::vector<PairValue>>(value) &&
+                   !std::holds_alternative<std::vector<OpValue>>(value)) {
+            base.where.erase(key);  // a scalar TOP replaced: no longer where BASE set it
+        }
     }
     for (const auto& [key, origins] : top.item_where) {
         auto& dst = base.item_where[key];

@@ -522,10 +522,14 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
         auto unsafe = [&](const std::string& d) {
             return is_unsafe_workdir(d, host.home) || is_unsafe_workdir(d, home_real);
         };
-        if (unsafe(cwd)) {
+        if (unsafe(cwd) && s.private_home && (cwd == host.home || cwd == home_real)) {
+            o.workdir_note = "the current directory is HOME (" + cwd +
+                             "), which is not shared: the jail's HOME is private, and what is written there is "
+                             "discarded when the run ends (pass --workdir DIR to share a directory)";
+        } else if (unsafe(cwd)) {
             o.workdir_note = "the current directory " + cwd +
-                             " is /, HOME, an ancestor of HOME or a system directory; nothing is writable "
-                             "(pass --workdir DIR to choose one)";
+                             " is /, HOME, an ancestor of HOME or a system directory, and is not shared: nothing "
+                             "written there reaches the host (pass --workdir DIR to share a directory)";
         } else {
             s.workdir = cwd;
             // A subdirectory of a repository: the repository's top, unless that is one of the
@@ -538,6 +542,16 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
         }
     }
     s.workdir_readonly = get_bool(merged, "workdir-readonly");
+    // A project the caller can read but not write (root's, a read-only file system) runs
+    // read-only, as --workdir-readonly runs it: the jail could not write there anyway, and its
+    // protections need placeholders made there.
+    if (s.workdir && !s.workdir_readonly && ::faccessat(AT_FDCWD, s.workdir->c_str(), W_OK, AT_EACCESS) != 0 &&
+        (errno == EACCES || errno == EPERM || errno == EROFS)) {
+        s.workdir_readonly = true;
+        const std::string why = errno == EROFS ? "is on a read-only file system" : "is not writable by you";
+        const std::string ro = "the workdir " + *s.workdir + " " + why + ": it is shared read-only";
+        o.workdir_note = o.workdir_note.empty() ? ro : o.workdir_note + "; " + ro;
+    }
     return {};
 }
 
@@ -658,7 +672,9 @@ Status set_exec_checks(const SettingsLayer& merged, RunOptions& o) {
 
 }  // namespace
 
-Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host) {
+namespace {
+
+Result<ResolvedRun> build_spec_steps(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host) {
     ResolvedRun run;
     Spec& s = run.spec;
     RunOptions& o = run.options;
@@ -687,6 +703,22 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merge
     s.no_policy = cli.no_policy;
     s.policies = get_list(merged, "policy");
     o.profiles = cli.profiles;
+    return run;
+}
+
+}  // namespace
+
+// A bad value is named where it was written: "--net" for the command line, "FILE:LINE:COL" and
+// the key for a profile's.
+Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host) {
+    auto run = build_spec_steps(cli, merged, host);
+    if (run || run.error().what.rfind("--", 0) != 0) return run;
+    Error& e = run.error();
+    const std::string key = e.what.substr(2);
+    const auto at = merged.where.find(key);
+    if (at == merged.where.end() || cli.layer.values.count(key) != 0) return run;
+    e.why = "'" + key + "': " + e.why;
+    e.what = at->second;
     return run;
 }
 

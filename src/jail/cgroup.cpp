@@ -221,6 +221,12 @@ CgroupHost discover_cgroups() {
     if (auto cg = read_file("/proc/self/cgroup")) h.path = parse_cgroup2_path(*cg).value_or("");
     if (h.mount && !h.path.empty()) h.dir = cgroup_dir(*h.mount, h.path).value_or("");
     if (auto pc = read_file("/proc/cgroups")) h.v1 = v1_controllers(*pc);
+    if (h.mount) {
+        if (auto root = read_file(h.mount->mount_point + "/cgroup.controllers")) {
+            h.v2_root.emplace();
+            for (auto w : split_words(*root)) h.v2_root->emplace_back(w);
+        }
+    }
     return h;
 }
 
@@ -239,7 +245,7 @@ std::unique_ptr<CgroupBackend> cgroupfs_backend() {
 
 Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const CgroupHost& host,
                                               std::vector<std::string>& warnings) {
-    const auto need = needed_controllers(limits);
+    auto need = needed_controllers(limits);
     if (need.empty()) return std::optional<CgroupPlan>{};
     // One error for the whole request: the first limit named, why, and what to do.
     auto refuse = [&](Error e) -> Result<std::optional<CgroupPlan>> {
@@ -257,6 +263,35 @@ Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const 
         Error e = make_error("cgroup v2", "no cgroup2 file system is mounted");
         e.hint = "mount cgroup2 on /sys/fs/cgroup (a cgroup v2 system), " + std::string(kBestEffortHint);
         return refuse(e);
+    }
+    // A controller that a cgroup v1 hierarchy holds is out of every cgroup2 backend's reach, for
+    // root and for anyone: say so first, before what this caller could or could not delegate.
+    if (host.v2_root) {
+        std::string have;
+        for (const auto& a : *host.v2_root) have += (have.empty() ? "" : " ") + a;
+        std::vector<std::string> reachable;
+        for (const auto& c : need) {
+            if (contains(*host.v2_root, c) || !contains(host.v1, c)) {
+                reachable.push_back(c);
+                continue;
+            }
+            const std::string why = "the " + c +
+                                    " controller is bound to a cgroup v1 hierarchy on this host, so no cgroup v2 "
+                                    "cgroup can have it (the cgroup2 hierarchy at " +
+                                    host.mount->mount_point + " offers: " + (have.empty() ? "none" : have) + ")";
+            if (limits.best_effort) {
+                warnings.push_back(std::string(option_for(c)) + std::string(kNotApplied) + why);
+                continue;
+            }
+            Error e = make_error(option_for(c), "cannot apply the limit: " + why);
+            e.hint =
+                "this is the host's cgroup setup, the same for root and every user: boot with "
+                "systemd.unified_cgroup_hierarchy=1 (or cgroup_no_v1=all) for cgroup v2 limits, " +
+                std::string(kBestEffortHint);
+            return e;
+        }
+        need = std::move(reachable);
+        if (need.empty()) return std::optional<CgroupPlan>{};
     }
 
     CgroupPlan plan;

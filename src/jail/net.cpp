@@ -146,6 +146,18 @@ Result<AllowHost> parse_allow_host(std::string_view text) {
     auto bad = [&](const std::string& why) {
         return make_error("--allow-host", "invalid value '" + std::string(text) + "': " + why);
     };
+    if (!text.empty() && text.front() == '-') return bad("an option, not a host: write --allow-host HOST[:PORT]");
+    if (const size_t scheme = text.find("://"); scheme != std::string_view::npos) {
+        // A URL: name the entry it stands for.
+        const std::string_view proto = text.substr(0, scheme);
+        std::string_view rest = text.substr(scheme + 3);
+        rest = rest.substr(0, rest.find_first_of("/?#"));
+        if (const size_t at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);
+        const bool has_port = !rest.empty() && rest.back() != ']' && rest.find(':') != std::string_view::npos;
+        std::string entry(rest);
+        if (!has_port && (proto == "http" || proto == "https")) entry += proto == "http" ? ":80" : ":443";
+        return bad("a URL, not a host: write '" + entry + "'");
+    }
     AllowHost r;
     r.text = std::string(text);
     std::string_view host = text;

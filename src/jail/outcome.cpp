@@ -22,9 +22,9 @@ const char* const kUsernsHint =
 Error child_error(const ChildFailure& f) {
     if (f.kind == ChildFailure::Kind::Exec) {
         if (f.err == ENOENT || f.err == ENOTDIR) {
-            return Error{f.text, "command not found inside the jail", 0, {}, ErrorKind::NotFound};
+            return Error{f.text, "command not found inside the jail", 0, {}, ErrorKind::NotFound, {}};
         }
-        return Error{f.text, "cannot execute inside the jail", f.err, {}, ErrorKind::Denied};
+        return Error{f.text, "cannot execute inside the jail", f.err, {}, ErrorKind::Denied, {}};
     }
     Error e = sys_error("jail setup failed: " + f.text, f.err);
     if (f.err == EPERM || f.err == EACCES) {

@@ -252,7 +252,13 @@ Result<Placeholders::Step> Placeholders::try_acquire(size_t parent, const std::s
     const int taken = type == Placeholder::Type::Dir ? take_from_pool(dirfd, name) : ENOENT;
     const bool created = taken == 0 || (taken != EEXIST && create_marked(dirfd, name.c_str(), ph) == 0);
     if (taken == EEXIST) errno = EEXIST;
-    if (!created && errno != EEXIST) return sys_error("protected path: create " + path);
+    if (!created && errno != EEXIST) {
+        Error e = sys_error("protected path: create " + path);
+        e.hint =
+            "cordon keeps the protected paths of a writable workdir with placeholders made on the host; "
+            "--workdir-readonly runs without them";
+        return e;
+    }
     // Whatever is there now, never through a symlink, and never waiting on a FIFO.
     UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     if (!fd) {

@@ -67,15 +67,16 @@ expect_out "^1$" "/dev/shm is nosuid and nodev"
 jailed 'ls /sys 2>&1 | head -1; test -e /sys/kernel && echo HAS-SYS-KERNEL'
 expect_no_out "HAS-SYS-KERNEL" "no host /sys internals"
 
-# The current directory is HOME: nothing is writable, and cordon says so.
+# The current directory is HOME: it is not shared, and cordon says that writes there are lost.
 pushd "$HOME" >/dev/null
 run "$CORDON" -- /bin/sh -c "$GUARD; touch \"\$HOME/x\" && echo wrote-home; touch /cordon-x 2>/dev/null || echo root-ro"
 popd >/dev/null
-expect_err "nothing is writable" "running from HOME prints a note"
+expect_err "is HOME .*not shared: the jail's HOME is private, and what is written there is discarded" "running from HOME says writes there are discarded"
+expect_out "wrote-home" "and the private HOME takes them, as the note says"
 expect_out "root-ro" "and / stays read-only"
 [[ -e $HOME/x ]] && not_ok "HOME became writable by accident" || ok "HOME was not made writable"
 pushd / >/dev/null; run "$CORDON" -- /bin/true; popd >/dev/null
-expect_err "nothing is writable" "running from / prints a note"
+expect_err "current directory / is .*not shared: nothing written there reaches the host" "running from / prints a note"
 
 # --workdir none, --ro, --rw, --hide, --tmpfs.
 mkdir -p "$SCRATCH/extra" && echo data > "$SCRATCH/extra/f"

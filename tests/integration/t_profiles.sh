@@ -72,7 +72,7 @@ expect_exit 125 "a wrong type" "$CORDON" -p type -- true
 expect_err "type.toml:1:7: 'net' must be a string" "wrong type names the key"
 printf 'net = "maybe"\n' > "$P/value.toml"
 expect_exit 125 "a bad value" "$CORDON" -p value -- true
-expect_err "--net.*maybe" "bad value names it"
+expect_err "value.toml:1:7: 'net': invalid value 'maybe': expected none or host" "bad value names it, with its line"
 printf 'tmpfs-size = "12Q"\n' > "$P/size.toml"
 expect_exit 125 "a bad size in a profile" "$CORDON" -p size -- true
 expect_err "size.toml:1:14: 'tmpfs-size'" "bad size names file:line:col"

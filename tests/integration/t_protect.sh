@@ -91,17 +91,20 @@ n2=$(wc -l < "$WORK/p2b/ticks" 2>/dev/null || echo 0)
 [[ ! -e $WORK/p2b/.claude && ! -e $WORK/p2b/.vscode && ! -e $WORK/p2b/.git ]] && ok "it planted nothing in the placeholders' place" \
   || not_ok "left in p2b: $(ls -A "$WORK/p2b")"
 
-# A placeholder that cannot be created (a workdir the caller may not write; root may, so this
-# runs as the unprivileged user) is a setup error naming it, and nothing runs.
+# A placeholder that cannot be created in a workdir the caller may write (a .git it may not
+# write; root may, so this runs as the unprivileged user) is a setup error naming it, and
+# nothing runs. (A workdir the caller may not write at all runs read-only: t_usability.)
 if [[ $(id -u) -ne 0 ]]; then
-  mkdir -p "$WORK/p2c" && chmod 0555 "$WORK/p2c"
+  mkdir -p "$WORK/p2c/.git" && chmod 0555 "$WORK/p2c/.git"
   pushd "$WORK/p2c" >/dev/null
   expect_exit 125 "an uncreatable placeholder is a setup error" "$CORDON" -- /bin/sh -c 'echo RAN'
   popd >/dev/null
-  expect_err "^cordon: protected path: create .*/p2c/\.git: Permission denied" "the error names the placeholder"
+  expect_err "^cordon: protected path: create .*/p2c/\.git/hooks: Permission denied" "the error names the placeholder"
+  expect_err "hint: .*--workdir-readonly runs without them" "and says how to run without placeholders"
   expect_no_out "RAN" "the command did not run"
-  [[ -z $(ls -A "$WORK/p2c") ]] && ok "nothing was left in the workdir" || not_ok "left: $(ls -A "$WORK/p2c")"
-  chmod 0755 "$WORK/p2c"
+  [[ $(ls -A "$WORK/p2c") == .git && -z $(ls -A "$WORK/p2c/.git") ]] && ok "nothing was left in the workdir" ||
+    not_ok "left: $(ls -A "$WORK/p2c")"
+  chmod 0755 "$WORK/p2c/.git"
 fi
 
 # Existing .envrc is protected; a missing one is not created by cordon.

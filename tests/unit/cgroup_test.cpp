@@ -253,6 +253,43 @@ TEST_CASE("plan_cgroup checks the controllers the base offers", "[cgroup]") {
     CHECK(warnings[0].find("--cpus not applied") != std::string::npos);
 }
 
+TEST_CASE("plan_cgroup names a controller bound to cgroup v1 before delegation", "[cgroup]") {
+    // The host of this project's CI: cgroup2 offers only hugetlb, memory and pids are on v1.
+    // The cause is the same for root and for a user whose cgroup is not delegated: no
+    // "run as root" for a user, since root fails the same way.
+    CgroupHost h;
+    h.mount = Cgroup2Mount{"/nonexistent/cgroup2", "/"};
+    h.path = "/user.slice";
+    h.dir = "/nonexistent/cgroup2/user.slice";
+    h.v1 = {"memory", "pids"};
+    h.v2_root = Strings{"hugetlb"};
+    CgroupLimits l;
+    l.memory = 64ULL << 20;
+    std::vector<std::string> warnings;
+    auto p = plan_cgroup(l, h, warnings);
+    REQUIRE_FALSE(p);
+    CHECK(p.error().what == "--memory");
+    CHECK(p.error().why.find("memory controller is bound to a cgroup v1 hierarchy") != std::string::npos);
+    CHECK(p.error().why.find("offers: hugetlb") != std::string::npos);
+    CHECK(p.error().hint.find("the same for root and every user") != std::string::npos);
+    CHECK(p.error().message().find("run as root") == std::string::npos);
+
+    l.best_effort = true;
+    auto be = plan_cgroup(l, h, warnings);
+    REQUIRE(be);
+    CHECK_FALSE(be->has_value());
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("--memory not applied (--limits best-effort): the memory controller is bound") !=
+          std::string::npos);
+
+    // Offered by cgroup2 after all (v1 holds it but the root lists it): the backends decide.
+    h.v2_root = Strings{"hugetlb", "memory"};
+    l.best_effort = false;
+    auto p2 = plan_cgroup(l, h, warnings);
+    REQUIRE_FALSE(p2);
+    CHECK(p2.error().why.find("bound to a cgroup v1 hierarchy") == std::string::npos);
+}
+
 TEST_CASE("plan_cgroup refuses a cgroup shared with other processes", "[cgroup]") {
     FakeCgroup cg("memory");
     cg.put("cgroup.procs", std::to_string(::getpid()) + "\n1\n");

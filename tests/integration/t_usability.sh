@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Where users stumble (issue 28): a project they cannot write, messages that name the file,
+# line and value, git's protected config explained, one denial printed once.
+source "$TESTLIB"
+
+# A project the caller can read but not write runs read-only, with one note. As root: a
+# read-only bind of it (in a mount namespace of the test's own); as the user: mode 0555.
+proj="$SCRATCH/readonly-project"
+mkdir -p "$proj" && echo hello > "$proj/index.txt" && git -C "$proj" init -q
+ro_run() {
+  pushd "$proj" >/dev/null
+  if [[ $(id -u) -eq 0 ]]; then
+    run unshare -m sh -c 'mount --bind -o ro "$1" "$1" && cd "$1" && shift && exec "$@"' sh "$proj" "$CORDON" -- "$@"
+  else
+    chmod 0555 "$proj"
+    run "$CORDON" -- "$@"
+    chmod 0755 "$proj"
+  fi
+  popd >/dev/null
+}
+ro_run /bin/sh -c "$GUARD; cat index.txt; touch new 2>/dev/null || echo no-write"
+[[ $(cat "$OUT/out") == *hello* ]] && ok "an unwritable project runs: its files are readable" ||
+  not_ok "an unwritable project runs: $(cat "$OUT/err")"
+expect_out "no-write" "and it is shared read-only"
+expect_err "note: the workdir .*readonly-project (is not writable by you|is on a read-only file system): it is shared read-only" \
+  "one note says why it is read-only"
+[[ $(grep -c "cordon: " "$OUT/err") -eq 1 ]] && ok "and that note is the only message" ||
+  not_ok "more than the note: $(cat "$OUT/err")"
+[[ -e $proj/new || -e $proj/.claude ]] && not_ok "the read-only project was written" ||
+  ok "nothing was made in the read-only project"
+
+# A profile with several errors: each named with file:line:column, in the file's order.
+cat > "$SCRATCH/bad.toml" <<'EOF'
+net = "hots"
+memory = "lots"
+bogus = 1
+isolation = "landlok"
+EOF
+expect_exit 125 "a profile with four errors is refused" "$CORDON" -p "$SCRATCH/bad.toml" -- true
+expect_err "bad.toml:1:7: 'net': invalid value 'hots': expected none or host \(did you mean 'host'\?\)" \
+  "net = \"hots\" is named with its file and line"
+expect_err "bad.toml:2:10: 'memory': invalid size 'lots'" "the second error too"
+expect_err "bad.toml:3:1: unknown key 'bogus'" "the third too"
+expect_err "bad.toml:4:13: 'isolation': invalid value 'landlok'.*did you mean 'landlock'" "and the fourth"
+[[ $(grep -o "bad.toml:[0-9]*" "$OUT/err" | tr '\n' ' ') == "bad.toml:1 bad.toml:2 bad.toml:3 bad.toml:4 " ]] &&
+  ok "in the file's order" || not_ok "not in the file's order: $(cat "$OUT/err")"
+printf 'cpus = "many"\n' > "$SCRATCH/cpus.toml"
+expect_exit 125 "a bad value checked later is still located" "$CORDON" -p "$SCRATCH/cpus.toml" -- true
+expect_err "cpus.toml:1:8: 'cpus': invalid value 'many'" "with the profile's file and line"
+expect_exit 125 "the command line's bad value" "$CORDON" -p "$SCRATCH/cpus.toml" --cpus lots -- true
+expect_err "^cordon: --cpus: invalid value 'lots'" "is named as the option, not the profile's line"
+
+expect_exit 125 "a profile name one letter off" "$CORDON" -p npmm -- true
+expect_err "profile 'npmm': not found \(did you mean 'npm'\?\)" "gets a did-you-mean"
+
+expect_exit 125 "--allow-host -- is refused" "$CORDON" --allow-host -- true
+expect_err "--allow-host: invalid value '--': an option, not a host" "as an option, not taken for a host"
+expect_exit 125 "--allow-host with a URL is refused" "$CORDON" --allow-host https://registry.invalid/pkg -- true
+expect_err "a URL, not a host: write 'registry.invalid:443'" "naming the entry it stands for"
+expect_exit 125 "--allow-host http URL with a port" "$CORDON" --allow-host http://h.invalid:8080/ -- true
+expect_err "write 'h.invalid:8080'" "keeps the URL's port"
+
+# git cannot change the protected .git/config: git says "Device or resource busy"; cordon
+# says why, once, after the run. A git command that did not fail gets no note.
+repo="$SCRATCH/noterepo"
+git init -q "$repo"
+pushd "$repo" >/dev/null
+run "$CORDON" -p git -- git config user.name someone
+[[ $rc -ne 0 ]] && ok "git config cannot change the protected config" || not_ok "git config succeeded inside"
+expect_err "note: git config failed: .*Device or resource busy.*protected path" "and cordon says why"
+run "$CORDON" -p git -- git status --short
+popd >/dev/null
+expect_no_err "note: git" "a git command that succeeds gets no note"
+
+# A denial is printed once, though the shell tries each PATH entry that holds rm.
+run "$CORDON" -c 'rm -rf $UNSET_VAR/'
+[[ $rc -eq 126 ]] && ok "rm -rf \$UNSET/ is denied" || not_ok "rm -rf \$UNSET/ gave $rc"
+[[ $(grep -c "cordon: denied: rm -rf /" "$OUT/err") -eq 1 ]] && ok "and the denial is printed once" ||
+  not_ok "denial printed $(grep -c "cordon: denied" "$OUT/err") times"
+
+finish
