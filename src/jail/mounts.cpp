@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -156,6 +157,35 @@ int do_bind(const Ctx& c, const MountOp& op, int src_root, int premounted = kNoP
     return 0;
 }
 
+// The caller's terminal, if the jail's stdin, stdout or stderr is one, as DEV/console (as
+// bubblewrap's --dev gives it): the jail's own devpts does not hold the host's pty, so without
+// a name for it ttyname(3) and tty(1) fail. The jail holds the terminal open already; the node
+// gives it a name, not more access.
+int bind_console(const Ctx& c, const std::string& dev) {
+    int tty = -1;
+    for (int fd = 0; fd <= 2 && tty < 0; ++fd) {
+        if (::isatty(fd)) tty = fd;
+    }
+    if (tty < 0) return 0;
+    // Its node on the host: a pty's is /dev/pts/N (N from the device number, as devpts numbers
+    // them), checked to be the same file (a pty of another devpts instance, or a terminal of
+    // another kind: the jail goes without a name). /proc is not the host's here.
+    struct stat want {};
+    if (::fstat(tty, &want) != 0 || !S_ISCHR(want.st_mode)) return 0;
+    const unsigned major = ::major(want.st_rdev), minor = ::minor(want.st_rdev);
+    if (major < 136 || major > 143) return 0;  // UNIX98_PTY_SLAVE_MAJOR and its 7 followers
+    const std::string name = "/dev/pts/" + std::to_string((major - 136) * 256 + minor);
+    struct stat have {};
+    UniqueFd src(openat2_at(c.oldroot, name, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
+    if (!src || ::fstat(src.get(), &have) != 0 || have.st_rdev != want.st_rdev || have.st_ino != want.st_ino ||
+        have.st_dev != want.st_dev)
+        return 0;
+    UniqueFd dest(ensure_file(c.newroot, dev + "/console", kInRoot));
+    if (!dest || bind_fd(src.get(), dest.get(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0)
+        return fail(c, "bind the terminal on", dev + "/console");
+    return 0;
+}
+
 int do_dev(const Ctx& c, const std::string& dest_path) {
     UniqueFd dest(ensure_dir(c.newroot, dest_path, kInRoot, 0755));
     if (!dest) return fail(c, "create", dest_path);
@@ -172,6 +202,7 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
                          .optional = std::strcmp(node, "tty") == 0};
         if (do_bind(c, op, c.oldroot) != 0) return -1;
     }
+    if (bind_console(c, dest_path) != 0) return -1;
     {
         UniqueFd pts(ensure_dir(c.newroot, dest_path + "/pts", kInRoot, 0755));
         if (!pts) return fail(c, "create", dest_path + "/pts");

@@ -189,6 +189,15 @@ expect_out '^stdin linux -1 1$' "TIOCLINUX on the terminal cordon was given fail
 expect_out '^stdin queued 0$' "nothing was injected into the terminal cordon was given"
 status_is 0 "the TIOCSTI probe under a tty exits 0"
 
+# --- the terminal's name: the host's pty is not in the jail's devpts; it is /dev/console there, as
+# bubblewrap's --dev gives it, so tty(1) and ttyname(3) work.
+ptyjailed '[]' 'tty; python3 -c "import os; print(\"ttyname\", os.ttyname(0))"; test -e /dev/pts/ptmx && echo own-devpts'
+expect_out '^/dev/console$' "tty names the terminal /dev/console inside the jail"
+expect_out '^ttyname /dev/console$' "and ttyname(3) finds it"
+expect_out '^own-devpts$' "the jail keeps a devpts of its own"
+run "$CORDON" -- /bin/sh -c 'test -e /dev/console && echo console; tty || true' </dev/null
+expect_no_out '^console$' "without a terminal there is no /dev/console"
+
 # --- (b) window size ---------------------------------------------------------------------------------------
 ptyrun '[]' 37 111 "$CORDON" -- /bin/sh -c 'test -t 0 && stty size'
 expect_out '^37 111$' "the payload sees a terminal of the size the host set (37x111)"
