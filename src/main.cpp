@@ -321,6 +321,9 @@ int run(const std::vector<std::string>& args) {
     if (!options.workdir_note.empty() && options.verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", options.workdir_note.c_str());
     }
+    if (!options.program_note.empty() && options.verbosity >= 0) {
+        std::fprintf(stderr, "cordon: note: %s\n", options.program_note.c_str());
+    }
     print_env_note(spec, options);
     // The command policy decides while the child builds the jail: nothing of the command runs,
     // and no placeholder is made on the host, before it allows the command.

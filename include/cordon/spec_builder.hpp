@@ -49,6 +49,7 @@ struct RunOptions {
     std::optional<std::string> status_json;  // --status-json PATH or fd:N
     std::vector<std::string> profiles;       // the profiles named, for --dry-run and -v
     std::string workdir_note;                // why the current directory was not made writable
+    std::string program_note;                // the command is a program in HOME the jail does not see
     // Exec-time checks (--exec-checks, --on-deny, --audit): what the caller asked for; whether
     // the run gets them is Spec::exec_checks, decided once the host has been probed.
     enum class ExecChecks : unsigned char { Auto, Required, Off } exec_checks = ExecChecks::Auto;

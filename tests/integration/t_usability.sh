@@ -78,4 +78,44 @@ run "$CORDON" -c 'rm -rf $UNSET_VAR/'
 [[ $(grep -c "cordon: denied: rm -rf /" "$OUT/err") -eq 1 ]] && ok "and the denial is printed once" ||
   not_ok "denial printed $(grep -c "cordon: denied" "$OUT/err") times"
 
+# HOME toolchains: the default jail shows them read-only in the private HOME, so the command
+# is the same program inside as outside; a program in HOME it does not show gets a note.
+mkdir -p "$HOME/.pyenv/shims" "$HOME/hiddenbin"
+printf '#!/bin/sh\necho from-pyenv\n' > "$HOME/.pyenv/shims/cordon-faketool"
+printf '#!/bin/sh\necho from-hidden\n' > "$HOME/hiddenbin/cordon-hiddentool"
+chmod +x "$HOME/.pyenv/shims/cordon-faketool" "$HOME/hiddenbin/cordon-hiddentool"
+PATH="$HOME/.pyenv/shims:$HOME/hiddenbin:$PATH" run "$CORDON" -- cordon-faketool
+expect_out "^from-pyenv$" "a pyenv shim in HOME runs inside, as outside"
+expect_no_err "note: 'cordon-faketool'" "and gets no note"
+jailed "echo x > \$HOME/.pyenv/planted 2>/dev/null && echo WROTE; ls \$HOME/.pyenv/shims"
+expect_no_out "WROTE" "the toolchain is read-only inside"
+[[ ! -e $HOME/.pyenv/planted ]] && ok "nothing was planted in the host's toolchain" || not_ok "planted in ~/.pyenv"
+PATH="$HOME/hiddenbin:$PATH" run "$CORDON" -- cordon-hiddentool
+[[ $rc -eq 127 ]] && ok "a program in a HOME directory the jail does not show is not found inside" ||
+  not_ok "hidden tool: exit $rc"
+expect_err "note: 'cordon-hiddentool' is .*/hiddenbin/cordon-hiddentool on the host, in HOME, which the jail does not show.*--ro .*/hiddenbin" \
+  "and a note says it is in HOME, hidden, and how to show it"
+rm -rf "$HOME/.pyenv" "$HOME/hiddenbin"
+
+# The git identity, without the rest of ~/.gitconfig.
+printf '[user]\n\tname = Test Person\n\temail = test@example.invalid\n[alias]\n\tsecret = !echo leaked\n' > "$HOME/.gitconfig"
+idrepo="$WORK/idrepo"
+git init -q "$idrepo"
+pushd "$idrepo" >/dev/null
+run "$CORDON" -- /bin/sh -c 'git config user.name; git config user.email; git config alias.secret || echo no-alias
+  test -e ~/.gitconfig || echo no-gitconfig
+  echo a > a && git add a && git commit -qm first && git log -1 --format="author=%an <%ae>"'
+popd >/dev/null
+expect_out "^Test Person$" "git sees the caller's user.name"
+expect_out "^test@example.invalid$" "and user.email"
+expect_out "^no-alias$" "but not the rest of ~/.gitconfig"
+expect_out "^no-gitconfig$" "and not the file itself"
+expect_out "^author=Test Person <test@example.invalid>$" "git commit works under the default profile"
+git -C "$idrepo" config user.name "Repo Local"
+pushd "$idrepo" >/dev/null
+run "$CORDON" -- git config user.name
+popd >/dev/null
+expect_out "^Repo Local$" "a repository's own user.name wins, as in git"
+rm -f "$HOME/.gitconfig"
+
 finish
