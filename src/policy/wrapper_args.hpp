@@ -1,5 +1,6 @@
 // How wrapper programs (sudo, env, flock, strace, ...) spell their own options, and what they
-// run: the pieces wrappers.cpp and program_wrappers.cpp share. Internal to src/policy.
+// run: the pieces wrappers.cpp and program_wrappers.cpp share (wrapper_args.cpp). Internal to
+// src/policy.
 #pragma once
 
 #include <initializer_list>
