@@ -2,8 +2,6 @@
 // find of wrappers.cpp: most are described by a table of their option syntax, a few (a command
 // as shell text, options after an operand) by their own rules.
 #include <algorithm>
-#include <cctype>
-#include <optional>
 #include <span>
 #include <unordered_map>
 
@@ -14,10 +12,6 @@ namespace cordon::policy {
 namespace {
 
 using namespace wrap;
-
-bool is_word(const Field& f, std::string_view w) {
-    return f.is_static() && f.static_text() == w;
-}
 
 // getopt options, then COMMAND [ARG...].
 struct Simple {
@@ -403,83 +397,6 @@ Unwrapped parallel(const Argv& argv) {
     std::string text;
     for (const auto& l : lines) text += join(l, 0).static_text() + "\n";
     return script(Field::lit(text));
-}
-
-// The value of a git configuration KEY that git runs as a shell command, if it is one: the
-// pager, editor, ssh command and the like; an alias or a credential helper starting with '!'.
-std::optional<Field> git_command(std::string key, const Field& value) {
-    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
-    auto ends = [&](std::string_view e) { return key.size() > e.size() && key.ends_with(e); };
-    if (key.starts_with("alias.") || key == "credential.helper") {
-        if (!value.starts_with("!")) return std::nullopt;
-        return value.drop_prefix(1);
-    }
-    static constexpr std::string_view keys[] = {"core.pager",   "core.editor",   "core.sshcommand", "core.fsmonitor",
-                                                "core.askpass", "diff.external", "sequence.editor", "gpg.program"};
-    const bool command = std::find(std::begin(keys), std::end(keys), key) != std::end(keys) ||
-                         key.starts_with("pager.") ||
-                         ((key.starts_with("difftool.") || key.starts_with("mergetool.")) && ends(".cmd")) ||
-                         (key.starts_with("filter.") && (ends(".clean") || ends(".smudge") || ends(".process")));
-    if (!command || is_word(value, "true") || is_word(value, "false")) return std::nullopt;
-    return value;
-}
-
-// KEY=VALUE (git -c) or KEY and VALUE (git config): the shell command VALUE runs, if any.
-void git_setting(const Field& key, const Field* value, std::vector<Argv>& commands) {
-    if (key.pieces.empty() || key.pieces[0].kind != Piece::Kind::Lit) return;
-    const std::string& t = key.pieces[0].text;
-    const size_t eq = value ? std::string::npos : t.find('=');
-    if (!value && eq == std::string::npos) return;
-    const Field v = value ? *value : key.drop_prefix(eq + 1);
-    if (auto text = git_command(t.substr(0, eq), v)) commands.push_back(shell_text(*text));
-}
-
-// git config [OPTIONS] [set] KEY VALUE, from the word after "config".
-void git_config(const Argv& argv, size_t i, std::vector<Argv>& commands) {
-    const Opts opts{"f", {"file", "blob", "type", "default", "comment", "value"}};
-    size_t k = parse_opts(argv, opts, i).next;
-    if (k < argv.size() && is_word(argv[k], "set")) k = parse_opts(argv, opts, k + 1).next;
-    if (k + 1 < argv.size() && argv[k].is_static()) git_setting(argv[k], &argv[k + 1], commands);
-}
-
-// git -C DIR ... runs in DIR (each -C relative to the one before): the same command line
-// without -C, checked again as run there. Settings whose value git runs as a shell command
-// (git -c core.pager=TEXT, git config alias.x '!TEXT') are checked as shell text.
-Unwrapped git(const Argv& argv) {
-    Argv cmd{argv[0]};
-    std::optional<Field> dir;
-    std::vector<Argv> commands;
-    size_t i = 1;
-    for (; i < argv.size() && argv[i].is_static() && argv[i].starts_with("-"); ++i) {
-        const std::string t = argv[i].static_text();
-        if (t == "-C" && i + 1 < argv.size()) {
-            const Field& d = argv[++i];
-            if (!dir || d.starts_with("/")) {
-                dir = d;
-            } else {
-                dir->add(Piece::Kind::Lit, "/");
-                for (const auto& piece : d.pieces) dir->add(piece.kind, piece.text);
-            }
-            continue;
-        }
-        cmd.push_back(argv[i]);
-        const bool takes =
-            t == "-c" || t == "--git-dir" || t == "--work-tree" || t == "--namespace" || t == "--config-env";
-        if (!takes || i + 1 >= argv.size()) continue;
-        cmd.push_back(argv[++i]);
-        if (t == "-c") git_setting(argv[i], nullptr, commands);
-    }
-    if (i < argv.size() && is_word(argv[i], "config")) git_config(argv, i + 1, commands);
-    if (!dir && commands.empty()) return {};
-    Unwrapped u;
-    u.kind = Unwrapped::Kind::Argv;
-    if (dir) {
-        for (; i < argv.size(); ++i) cmd.push_back(argv[i]);
-        u.argvs.push_back(std::move(cmd));
-        u.chdir = *dir;
-    }
-    for (auto& c : commands) u.argvs.push_back(std::move(c));
-    return u;
 }
 
 // trap [--] ACTION SIGNAL...: the shell runs ACTION, shell text, when SIGNAL comes.

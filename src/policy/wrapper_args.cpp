@@ -9,6 +9,10 @@
 
 namespace cordon::policy::wrap {
 
+bool is_word(const Field& f, std::string_view w) {
+    return f.is_static() && f.static_text() == w;
+}
+
 bool has_flag(const Parsed& p, char c) {
     return p.flags.find(c) != std::string::npos;
 }

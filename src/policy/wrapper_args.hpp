@@ -30,6 +30,9 @@ struct Parsed {
     bool unknown = false;                               // a non-static word among the options
 };
 
+// Whether F is the static word W.
+bool is_word(const Field& f, std::string_view w);
+
 Parsed parse_opts(const Argv& argv, const Opts& o, size_t start = 1);
 // Options anywhere among the operands, as GNU getopt permutes them (su root -c TEXT); up to "--".
 Parsed parse_permuted(const Argv& argv, const Opts& o);
@@ -69,5 +72,7 @@ namespace cordon::policy {
 // The wrappers of program_wrappers.cpp: flock, strace, unshare, systemd-run, ... and the
 // table-driven ones (nice, timeout, ...). PROG is argv[0]'s basename; None for any other.
 Unwrapped unwrap_program(std::string_view prog, const wrap::Argv& argv);
+// git -C DIR and git's settings that run shell text (git_wrapper.cpp).
+Unwrapped git(const wrap::Argv& argv);
 
 }  // namespace cordon::policy
