@@ -4,7 +4,7 @@
 //   admit      while the child builds the jail: the cgroup move (without CLONE_INTO_CGROUP), the
 //              gate (the command policy), the placeholders, and the word to proceed
 //   supervise  one poll loop over the child's sync socket, a signalfd and the timeout timer until
-//              the jail's init is gone
+//              the jail's init is gone (supervise.cpp)
 // classify() (outcome.cpp) alone decides the reason and exit status from those facts. The
 // timeline of the signal handling in both processes is at the top of child.cpp.
 #include <fcntl.h>
@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,7 +27,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <iterator>
 #include <memory>
 #include <optional>
 
@@ -40,6 +38,7 @@
 #include "cordon/outcome.hpp"
 #include "cordon/placeholders.hpp"
 #include "cordon/root_remap.hpp"
+#include "supervisor_run.hpp"
 
 namespace cordon {
 
@@ -49,43 +48,6 @@ const char* const kUsernsRefusedHint =
     "see 'cordon doctor': it says what refuses user namespaces here and how to allow them (sysctl "
     "user.max_user_namespaces, Ubuntu's kernel.apparmor_restrict_unprivileged_userns and cordon's AppArmor "
     "profile, a container's seccomp profile)";
-
-constexpr int kSupervisedSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
-void ignore_signal(int) {}
-
-// For the supervisor's lifetime around the jail: its signals are blocked (read from a signalfd)
-// and have a do-nothing handler. The handler is for the child: clone keeps dispositions, and as
-// pid 1 of its namespace the child would silently drop any signal still at SIG_DFL, such as a
-// Ctrl-C or a relayed SIGTERM that arrives before it installs its own (signals 1, child.cpp).
-class SupervisedSignals final {
-public:
-    SupervisedSignals() {
-        sigemptyset(&mask_);
-        for (int sig : kSupervisedSignals) sigaddset(&mask_, sig);
-        ::sigprocmask(SIG_BLOCK, &mask_, &old_mask_);
-        struct sigaction sa {};
-        sa.sa_handler = ignore_signal;
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < std::size(kSupervisedSignals); ++i) {
-            ::sigaction(kSupervisedSignals[i], &sa, &old_actions_[i]);
-        }
-    }
-    SupervisedSignals(const SupervisedSignals&) = delete;
-    SupervisedSignals& operator=(const SupervisedSignals&) = delete;
-    ~SupervisedSignals() {
-        for (size_t i = 0; i < std::size(kSupervisedSignals); ++i) {
-            ::sigaction(kSupervisedSignals[i], &old_actions_[i], nullptr);
-        }
-        ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
-    }
-    [[nodiscard]] const sigset_t& mask() const { return mask_; }
-
-private:
-    sigset_t mask_{}, old_mask_{};
-    struct sigaction old_actions_[std::size(kSupervisedSignals)]{};
-};
-constexpr uint64_t kKillGraceMs = 3000;  // after --timeout's SIGTERM, before SIGKILL
 
 uint64_t ms_since(std::chrono::steady_clock::time_point t0) {
     return static_cast<uint64_t>(
@@ -116,13 +78,6 @@ std::string format_size(uint64_t bytes) {
         if (bytes % (1ULL << shift) == 0) return std::to_string(bytes >> shift) + suffix;
     }
     return std::to_string(bytes) + " bytes";
-}
-
-void arm(int tfd, uint64_t ms) {
-    struct itimerspec its {};
-    its.it_value.tv_sec = static_cast<time_t>(ms / 1000);
-    its.it_value.tv_nsec = static_cast<long>((ms % 1000) * 1000000);
-    ::timerfd_settime(tfd, 0, &its, nullptr);
 }
 
 // --allow-host: the jail's /etc/resolv.conf names the fake resolver, for the tools that resolve
@@ -214,34 +169,8 @@ std::vector<SyscallRule> seccomp_rules(const Prepared& prepared) {
 
 namespace {
 
-// Everything one run holds in the supervisor. Members go in reverse order: the sync socket
-// closes first, then the signals are restored, the cgroup is removed (its tree killed), and the
-// placeholders are released last, once nothing of the jail can use them.
-struct Run {
-    Run(const Spec& s, const Prepared& p, const SupervisorOptions& o) : spec(s), prepared(p), options(o) {}
-    const Spec& spec;
-    const Prepared& prepared;
-    const SupervisorOptions& options;
-    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-    // The Landlock jail (fallback.hpp), planned before clone (--isolation landlock) or once clone
-    // was refused a user namespace (auto); its TMPDIR goes last, with the jail long gone.
-    RunTmpdir tmpdir;
-    std::optional<FallbackPlan> fallback;
-    std::vector<std::string> fallback_env;
-    std::unique_ptr<Placeholders> placeholders;  // admit
-    std::vector<std::string> limits_dropped;     // --limits best-effort: what the cgroup could not take
-    std::unique_ptr<NetFilter> net;              // --allow-host: the listeners come in supervise
-    std::unique_ptr<RunCgroup> cgroup;           // start, before clone
-    std::optional<SupervisedSignals> signals;    // start, before clone; restored when supervise ends
-    UniqueFd sigfd;
-    UniqueFd sync;  // our end of the child's SOCK_SEQPACKET socket (ChildMsg one way, bytes the other)
-    pid_t init = -1;
-    bool late_cgroupns = false;           // the child waits to be moved into its cgroup (admit)
-    const ExecGate* exec_gate = nullptr;  // spec.exec_checks: judges each exec
-    // The workdir's repositories, watched from clone on and judged once the jail is gone
-    // (leftovers.hpp); it goes first, before the placeholders it sees as they are.
-    std::unique_ptr<RepoWatch> repos;
-};
+using supervisor::kSupervisedSignals;
+using supervisor::Run;
 
 void print_notes(const Run& run) {
     if (run.options.verbosity < 0) return;
@@ -461,211 +390,6 @@ Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunF
     return {};
 }
 
-// --- supervise ----------------------------------------------------------------------------------
-
-// From the word to proceed until the jail's end: one poll loop over the child's sync socket,
-// the signalfd and the timeout timer, which records what happens in FACTS.
-class Supervision final {
-public:
-    Supervision(Run& run, RunFacts& facts)
-        : run_(run),
-          facts_(facts),
-          // A cgroup must be empty before it is removed, and --status-json reports the jail's
-          // CPU time from init's rusage: then init is reaped first.
-          reap_init_(run.cgroup != nullptr || run.options.report_cpu),
-          exec_(run.exec_gate, run.spec.argv, run.spec.chdir) {}
-    Status loop();
-
-private:
-    // Init reports Exited only once every other process of the jail is gone. From then on the
-    // jail can do nothing, so cordon finishes without waiting for init's own exit (it tears
-    // down the namespaces, which is slow, and the kernel kills it with us: PDEATHSIG), unless
-    // init is to be reaped.
-    [[nodiscard]] bool over() const { return facts_.init_status || (facts_.payload_status && !reap_init_); }
-    // Init waits for us after Exited; when we want it reaped, closing the socket lets it exit.
-    void let_init_exit() {
-        if (facts_.payload_status && reap_init_) run_.sync.reset();
-    }
-    void on_sync(short revents);
-    // One queued message, if any, with the descriptor it carries: recv's result (0: the child
-    // closed its end).
-    ssize_t read_message();
-    bool next_message() { return read_message() == static_cast<ssize_t>(sizeof(ChildMsg)); }
-    void on_message(const ChildMsg& m, UniqueFd fd);
-    void on_exec(short revents);
-    void on_signal(const struct signalfd_siginfo& si);
-    void on_timer();
-    void finish();
-
-    Run& run_;
-    RunFacts& facts_;
-    const bool reap_init_;
-    UniqueFd timer_;
-    ExecChecks exec_;
-};
-
-namespace {
-
-int64_t monotonic_ms() {
-    struct timespec t {};
-    ::clock_gettime(CLOCK_MONOTONIC, &t);
-    return static_cast<int64_t>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
-}
-
-}  // namespace
-
-Status Supervision::loop() {
-    timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-    if (!timer_) return sys_error("timerfd_create");
-    if (run_.spec.timeout_ms) arm(timer_.get(), *run_.spec.timeout_ms);
-    // RepoWatch's events are taken off their queue at most every kEventsRestMs: the host's own
-    // writes to the file system come there too, and need not wake cordon for each one.
-    constexpr int64_t kEventsRestMs = 100;
-    int64_t events_rest_until = 0;
-    while (!over()) {
-        const int events = run_.repos ? run_.repos->events_fd() : -1;
-        const int64_t rest = events < 0 ? 0 : events_rest_until - monotonic_ms();
-        struct pollfd fds[5] = {{run_.sync.get(), POLLIN, 0},
-                                {run_.sigfd.get(), POLLIN, 0},
-                                {timer_.get(), POLLIN, 0},
-                                {exec_.fd(), POLLIN, 0},
-                                {rest > 0 ? -1 : events, POLLIN, 0}};
-        if (::poll(fds, 5, rest > 0 ? static_cast<int>(rest) : -1) < 0 && errno != EINTR) break;
-        if (fds[4].revents & POLLIN) {
-            run_.repos->on_events();
-            events_rest_until = monotonic_ms() + kEventsRestMs;
-        }
-        on_sync(fds[0].revents);
-        if (fds[3].revents) on_exec(fds[3].revents);
-        if (fds[1].revents & POLLIN) {
-            struct signalfd_siginfo si {};
-            while (::read(run_.sigfd.get(), &si, sizeof si) == sizeof si) on_signal(si);
-        }
-        if (fds[2].revents & POLLIN) on_timer();
-    }
-    finish();
-    return {};
-}
-
-void Supervision::on_sync(short revents) {
-    UniqueFd& sync = run_.sync;
-    if (sync && (revents & POLLIN)) {
-        if (read_message() == 0) sync.reset();
-        let_init_exit();
-    } else if (sync && (revents & (POLLHUP | POLLERR))) {
-        sync.reset();
-    }
-}
-
-ssize_t Supervision::read_message() {
-    ChildMsg m{};
-    int fd = -1;
-    const ssize_t r = recv_with_fd(run_.sync.get(), &m, sizeof m, fd);
-    if (r == static_cast<ssize_t>(sizeof m)) {
-        on_message(m, UniqueFd(fd));
-    } else if (fd >= 0) {
-        ::close(fd);
-    }
-    return r;
-}
-
-// An exec inside the jail waits for its answer (exec_notify.hpp). A denial that ends the run
-// (--on-deny kill) takes the whole jail at once.
-void Supervision::on_exec(short revents) {
-    if (!exec_.on_ready(revents, facts_.exec_denials) || facts_.denied_exec_ended) return;
-    facts_.denied_exec_ended = true;
-    if (run_.cgroup)
-        run_.cgroup->kill_all();
-    else
-        ::kill(run_.init, SIGKILL);
-}
-
-void Supervision::on_message(const ChildMsg& m, UniqueFd fd) {
-    auto text = [&] { return std::string(m.text, ::strnlen(m.text, sizeof m.text)); };
-    switch (m.type) {
-        case ChildMsg::SetupError:
-            facts_.child_failure = ChildFailure{ChildFailure::Kind::Setup, m.err, text()};
-            break;
-        case ChildMsg::ExecError:
-            facts_.child_failure = ChildFailure{ChildFailure::Kind::Exec, m.err, text()};
-            break;
-        case ChildMsg::Started:
-            facts_.started = true;
-            break;
-        case ChildMsg::Exited:
-            facts_.payload_status = m.status;
-            break;
-        case ChildMsg::ExecListener:
-            exec_.adopt(std::move(fd));
-            break;
-        case ChildMsg::NetListener:
-            if (run_.net) run_.net->adopt(static_cast<uint32_t>(m.status), std::move(fd));
-            break;
-    }
-}
-
-void Supervision::on_signal(const struct signalfd_siginfo& si) {
-    const int sig = static_cast<int>(si.ssi_signo);
-    if (sig == SIGCHLD) {
-        int status = 0;
-        if (::waitpid(run_.init, &status, WNOHANG) == run_.init) facts_.init_status = status;
-        return;
-    }
-    // Signals 3 (child.cpp): before the command has started, any of them ends the run at once:
-    // setup may be stalled (a hung filesystem, a placeholder locked by a stranger), and there is
-    // no command yet to hand the signal to. The jail goes with init. The payload says Started
-    // before it execs; a message already queued counts.
-    if (!facts_.started && run_.sync) {
-        while (!facts_.started && next_message()) {
-        }
-        let_init_exit();
-    }
-    if (!facts_.started && !facts_.child_failure && !facts_.payload_status) {
-        if (!facts_.interrupted) facts_.interrupted = sig;
-        ::kill(run_.init, SIGKILL);
-        return;
-    }
-    // Signals 7: kill(cordon) is relayed to the payload; terminal signals (Ctrl-C) already
-    // reached it, or init, through the process group, unless it runs in its own session.
-    const bool from_user = si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE;
-    if (from_user || run_.spec.new_session) ::kill(run_.init, sig);
-}
-
-// --timeout: SIGTERM, then after a grace period SIGKILL (signals 7, child.cpp).
-void Supervision::on_timer() {
-    uint64_t ticks = 0;
-    (void)::read(timer_.get(), &ticks, sizeof ticks);
-    if (!facts_.timed_out) {
-        facts_.timed_out = true;
-        ::kill(run_.init, SIGTERM);
-        arm(timer_.get(), kKillGraceMs);
-    } else if (!facts_.timeout_killed) {
-        facts_.timeout_killed = true;
-        // The whole tree at once, also what escaped init's process group.
-        if (run_.cgroup)
-            run_.cgroup->kill_all();
-        else
-            ::kill(run_.init, SIGKILL);
-    }
-}
-
-void Supervision::finish() {
-    UniqueFd& sync = run_.sync;
-    // Messages sent just before init exited are still queued.
-    if (sync) {
-        while (next_message()) {
-        }
-    }
-    // Not reaping init: it waits on the socket and exits when cordon does, so that its
-    // namespace teardown does not compete with our cleanup. The descriptor closes with us.
-    if (sync && facts_.payload_status && !reap_init_) (void)sync.release();
-    // Signals 9: a signal that came with the jail's end (the same Ctrl-C that ended the
-    // payload) must not kill cordon once unblocked, before it reports and cleans up.
-    for (struct signalfd_siginfo si{}; ::read(run_.sigfd.get(), &si, sizeof si) == sizeof si;) {
-    }
-    run_.signals.reset();
-}
-
 // --- the end ------------------------------------------------------------------------------------
 
 // A run that ends before supervise, or in it with an error: the jail goes at once.
@@ -750,7 +474,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     Status status = start(run);
     if (status) status = admit(run, gate, facts);
     const bool admitted = status && !facts.gate_stop;
-    if (admitted) status = Supervision(run, facts).loop();
+    if (admitted) status = supervisor::supervise(run, facts);
     if (run.net) {
         NetRefusals refused = run.net->stop();
         facts.net_denials = std::move(refused.records);
