@@ -40,7 +40,6 @@
 #include <sched.h>
 #include <sys/capability.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -49,7 +48,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -59,11 +57,9 @@
 #include <string>
 #include <vector>
 
+#include "child_setup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
-#include "cordon/net.hpp"
-#include "cordon/net_proxy.hpp"
-#include "cordon/paths.hpp"
 
 namespace cordon {
 
@@ -78,10 +74,20 @@ void send_msg(int fd, ChildMsg::Type type, int err, int status, const char* text
     (void)retry_eintr([&] { return ::send(fd, &m, sizeof m, MSG_NOSIGNAL); });
 }
 
+}  // namespace
+
+namespace init {
+
 [[noreturn]] void setup_failed(int fd, const char* step) {
     send_msg(fd, ChildMsg::SetupError, errno, 0, step);
     ::_exit(125);
 }
+
+}  // namespace init
+
+namespace {
+
+using namespace init;
 
 // The signals init relays from the supervisor to the payload.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -103,36 +109,6 @@ pid_t g_supervisor = 0;
 void note_signal(int sig, siginfo_t* si, void*) {
     if (!g_early) g_early = sig;
     if (si->si_code == SI_USER && si->si_pid == g_supervisor) g_relay = g_relay | (1 << sig);
-}
-
-bool keep_cap(const Spec& spec, int cap) {
-    for (int k : spec.cap_keep) {
-        if (k == cap) return true;
-    }
-    return false;
-}
-
-bool has_effective_cap(cap_value_t cap) {
-    cap_t caps = ::cap_get_proc();
-    if (!caps) return false;
-    cap_flag_value_t has = CAP_CLEAR;
-    ::cap_get_flag(caps, cap, CAP_EFFECTIVE, &has);
-    ::cap_free(caps);
-    return has == CAP_SET;
-}
-
-// Bounding set: everything not explicitly kept. Needs CAP_SETPCAP, so it runs before the
-// capability sets are cleared. A Landlock jail's unprivileged caller has no capability to drop
-// (EPERM): under no_new_privs an exec cannot give it one.
-int drop_bounding_set(const Spec& spec, bool fallback) {
-    for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
-        if (keep_cap(spec, cap)) continue;
-        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
-            if (fallback && errno == EPERM && !has_effective_cap(CAP_SETPCAP)) return 0;
-            return -1;
-        }
-    }
-    return 0;
 }
 
 // Init keeps no capability once the payload has started (the payload sets its own from
@@ -299,32 +275,8 @@ int payload_main(void* arg) {
     return 127;
 }
 
-// init, at the payload's end (end_jail). The supervisor removes the placeholders once it reads
-// Exited. One still mounted on here makes its removal detach that mount from this namespace, an
-// RCU grace period apiece; detaching the trees that hold them at once costs one. It is done
-// before Exited is sent: done alongside, the supervisor's removals often came first.
-// Init also keeps each placeholder open until it exits, after cordon: removing a directory frees
-// its disk block, and on a file system mounted with discard that waits for the disk; an inode
-// still open is freed by its last holder instead.
-void detach_placeholder_mounts(const ChildContext& ctx) {
-    const Spec& spec = *ctx.spec;
-    std::vector<std::string> roots;
-    for (const auto& ph : ctx.prepared->mounts.placeholders) {
-        (void)::open(ph.path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);  // held until init exits
-        std::string best;
-        auto consider = [&](const std::string& r) {
-            // A writable "/" does not count: its placeholders are detached one by one.
-            if (r.size() > best.size() && r != "/" && path_under(ph.path, r)) best = r;
-        };
-        if (spec.workdir) consider(*spec.workdir);
-        for (const auto& r : spec.rw) consider(r);
-        if (best.empty()) best = ph.path;
-        if (std::find(roots.begin(), roots.end(), best) == roots.end()) roots.push_back(best);
-    }
-    for (const auto& r : roots) (void)::umount2(r.c_str(), MNT_DETACH);
-}
-
 // --- init's steps, in the order child_main takes them -------------------------------------------
+// (those that build the jail are in child_setup.cpp)
 
 // init: as pid 1 we only ever receive signals we handle. The supervisor's mask (inherited)
 // keeps them blocked; with handlers in place they stay pending until watch_signals, where they
@@ -332,140 +284,6 @@ void detach_placeholder_mounts(const ChildContext& ctx) {
 void hold_signals() {
     for (int sig : kForwarded) ::signal(sig, noop_handler);
     ::signal(SIGCHLD, noop_handler);
-}
-
-// init: die with the supervisor. It may already be gone: then the socket is at EOF later, and
-// the word to proceed never comes.
-void die_with_supervisor(int sync) {
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) setup_failed(sync, "set the parent-death signal");
-}
-
-// init: nothing inherited beyond stdio and the sync socket reaches the jail. The supervisor's
-// ready-made mounts for a remapped root caller's jail (root_remap.hpp), if any, are closed once
-// build_filesystem has attached them.
-void close_inherited_fds(const ChildContext& ctx, bool premounts_attached) {
-    const bool premounts = ctx.premounts && !ctx.premounts->empty();
-    if (premounts != premounts_attached) return;
-    const int sync = ctx.sync_fd;
-    if (sync > 3) ::close_range(3, static_cast<unsigned>(sync) - 1, 0);
-    ::close_range(static_cast<unsigned>(sync) + 1, ~0U, 0);
-}
-
-// init: our ids. A process may write the single-line maps of a user namespace it has just
-// created (its own ids, or 0 for them), while it still holds its capabilities there: no round
-// trip to the supervisor. Should the supervisor be gone already (before die_with_supervisor),
-// the word to proceed it never sends stops us before anything of the command runs.
-void write_id_maps(const ChildContext& ctx) {
-    const int sync = ctx.sync_fd;
-    // Cloned with other effective ids than the supervisor's real ones (a remapped root caller's
-    // jail), our memory started non-dumpable, and /proc/self root's: dumpable again to write
-    // our maps (lock_privileges makes init non-dumpable for good).
-    if (ctx.remap && ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) setup_failed(sync, "make init dumpable for its maps");
-    char what[96];
-    const std::pair<const char*, std::string> maps[] = {
-        {"/proc/self/setgroups", "deny"},
-        {"/proc/self/uid_map", format_id_map(uid_maps(*ctx.spec, ctx.remap))},
-        {"/proc/self/gid_map", format_id_map(gid_maps(*ctx.spec, ctx.remap))},
-    };
-    for (const auto& [file, data] : maps) {
-        if (!write_file(file, data)) {
-            std::snprintf(what, sizeof what, "write %s (%s)", file, data.substr(0, data.find('\n')).c_str());
-            setup_failed(sync, what);
-        }
-    }
-}
-
-// init, in a remapped root caller's jail: only our effective ids were kRootJailId; now all of
-// them are, so nothing of ours is host root any more (not the real uid either). The parent-death
-// signal is set again, should the kernel have cleared it with the change of ids.
-void take_jail_ids(const ChildContext& ctx) {
-    if (!ctx.remap) return;
-    const Spec& spec = *ctx.spec;
-    if (::syscall(SYS_setresgid, spec.gid, spec.gid, spec.gid) != 0 ||
-        ::syscall(SYS_setresuid, spec.uid, spec.uid, spec.uid) != 0) {
-        setup_failed(ctx.sync_fd, "take the jail's ids");
-    }
-    die_with_supervisor(ctx.sync_fd);
-}
-
-// init, without CLONE_INTO_CGROUP: wait until the supervisor has moved us into the jail's
-// cgroup, which then becomes the root of our cgroup namespace before anything of the payload
-// exists.
-void enter_cgroup_namespace(const ChildContext& ctx) {
-    if (!ctx.late_cgroupns) return;
-    char go = 0;
-    if (retry_eintr([&] { return ::recv(ctx.sync_fd, &go, 1, 0); }) != 1) ::_exit(125);
-    if (!ctx.fallback && ::unshare(CLONE_NEWCGROUP) != 0) setup_failed(ctx.sync_fd, "create the cgroup namespace");
-}
-
-// init: the filesystem (the mount plan, then pivot_root into the new root). Needs CAP_SYS_ADMIN
-// in our user namespace, which init holds until start_payload. Returns whether the supervisor's
-// word to proceed was read meanwhile (at the first placeholder's mount).
-bool build_filesystem(const ChildContext& ctx) {
-    static const std::vector<int> kNone;
-    const std::vector<int>& premounts = ctx.premounts ? *ctx.premounts : kNone;
-    const bool jail_is_host_root = ctx.spec->host_uid == 0 && !ctx.remap;
-    char step[256] = "";
-    bool proceeded = false;
-    const auto handoff = [&] { return proceeded = wait_proceed(ctx.sync_fd); };
-    if (apply_mounts(ctx.prepared->mounts, premounts, jail_is_host_root, handoff, step, sizeof step) != 0) {
-        setup_failed(ctx.sync_fd, step);
-    }
-    return proceeded;
-}
-
-// init: the hostname and the network namespace's loopback; with --allow-host, the filter's
-// listeners, bound here while init still holds CAP_NET_BIND_SERVICE (ports 53, 80 and 443).
-void set_up_uts_and_network(const ChildContext& ctx) {
-    const Spec& spec = *ctx.spec;
-    if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
-        setup_failed(ctx.sync_fd, "set the hostname");
-    }
-    if (!spec.share_net && bring_loopback_up() != 0) setup_failed(ctx.sync_fd, "bring up the loopback interface");
-    char step[128];
-    if (!spec.allow_hosts.empty() && make_net_listeners(spec, ctx.sync_fd, step, sizeof step) != 0) {
-        setup_failed(ctx.sync_fd, step);
-    }
-}
-
-// init: the command's working directory. The caller's directory may not exist in the jail
-// (--no-profile, a directory outside every exposed path): like bwrap, fall back to HOME, then
-// /. An explicit --chdir must work.
-void enter_working_directory(const ChildContext& ctx) {
-    const Spec& spec = *ctx.spec;
-    if (::chdir(spec.chdir.c_str()) != 0 &&
-        (spec.chdir_explicit || (::chdir(spec.home.c_str()) != 0 && ::chdir("/") != 0))) {
-        char step[256];
-        std::snprintf(step, sizeof step, "change to directory %s inside the jail", spec.chdir.c_str());
-        setup_failed(ctx.sync_fd, step);
-    }
-}
-
-// init: the Landlock ruleset, named in the jail's own terms now that its root is in place; the
-// payload enforces it (-1: none).
-int build_landlock(const ChildContext& ctx) {
-    int landlock = -1;
-    char step[256] = "";
-    const LandlockPlan& plan = ctx.fallback ? ctx.fallback->landlock : ctx.prepared->landlock;
-    if (build_landlock_ruleset(plan, landlock, step, sizeof step) != 0) {
-        setup_failed(ctx.sync_fd, step);
-    }
-    return landlock;
-}
-
-// init: no way back up for init or anything it starts. Init is not dumpable, so the payload
-// (same uid) cannot ptrace it or read its memory through /proc.
-void lock_privileges(const ChildContext& ctx) {
-    if (drop_bounding_set(*ctx.spec, ctx.fallback != nullptr) != 0) {
-        setup_failed(ctx.sync_fd, "drop the capability bounding set");
-    }
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed(ctx.sync_fd, "set no_new_privs");
-    // A Landlock jail's init stays dumpable: the payload, in a Landlock domain that init is
-    // outside of, can neither ptrace it nor open its /proc files, and the payload, which shares
-    // init's memory until it execs, must be readable by an exec check outside (cordon in cordon).
-    if (!ctx.fallback && ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
-        setup_failed(ctx.sync_fd, "make init non-dumpable");
-    }
 }
 
 // init: the supervisor's word that the command may run (the command policy is checked while
