@@ -62,6 +62,7 @@
 #include "cordon/leftovers.hpp"
 #include "cordon/placeholders.hpp"
 #include "leftovers_state.hpp"
+#include "leftovers_watcher_daemon.hpp"
 
 namespace cordon::watcher {
 
@@ -69,7 +70,6 @@ namespace {
 
 using namespace wire;  // NOLINT(google-build-using-namespace): the protocol's own
 
-constexpr uint32_t kNoNode = UINT32_MAX;
 constexpr size_t kMaxNodes = size_t{1} << 20;
 constexpr size_t kMaxDepth = 512;
 constexpr size_t kMaxClients = 64;
@@ -79,89 +79,13 @@ constexpr int kIdleSeconds = 600;
 constexpr uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_CLOSE_WRITE |
                            IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 
-void put32(std::string& out, uint32_t v) {
-    out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-void put64(std::string& out, uint64_t v) {
-    out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-void put_str(std::string& out, const std::string& s) {
-    put32(out, static_cast<uint32_t>(s.size()));
-    out += s;
-}
-
 bool is_name(const char* name, const char* of) {
     return ::strcasecmp(name, of) == 0;
 }
 
+}  // namespace
+
 // --- the watcher --------------------------------------------------------------------------------
-
-class Daemon final {
-public:
-    Daemon(std::string root, Paths paths) : root_(std::move(root)), paths_(std::move(paths)) {}
-    int run();
-
-private:
-    struct Node {
-        int wd = -1;
-        uint32_t parent = kNoNode;
-        uint32_t gen = 0;
-        std::string name;
-        bool head = false, git = false, live = false;
-    };
-    enum Kind : uint8_t { kItself, kMade, kEntry };
-    struct Event {
-        uint64_t seq;
-        uint32_t node, gen;
-        Kind kind;
-        std::string name;
-    };
-    struct Conn {
-        UniqueFd fd;
-        bool started = false;
-        uint64_t epoch = 0;
-    };
-
-    bool setup();
-    uint32_t add_node(uint32_t parent, const std::string& name);
-    void forget(uint32_t top);
-    uint32_t child(uint32_t parent, const std::string& name) const;
-    bool watch(uint32_t i, int fd);
-    bool list(uint32_t i, int fd, std::vector<std::string>& subdirs);
-    bool scan(uint32_t top, UniqueFd fd);
-    UniqueFd open_rel(const std::string& rel, bool& root_gone) const;
-    bool watch_made();
-    [[nodiscard]] std::string rel(uint32_t i) const;
-    bool drain();
-    bool read_queue(bool& any);
-    void note(uint32_t node, Kind kind, const char* name);
-    void serve(Conn& c);
-    std::string answer_start() const;
-    std::string answer_finish(const Conn& c) const;
-
-    std::string root_;
-    Paths paths_;
-    UniqueFd lock_, ino_, listen_;
-    dev_t dev_ = 0;
-    ino_t root_ino_ = 0;
-    std::vector<Node> nodes_;
-    std::vector<uint32_t> free_;
-    std::unordered_map<int, uint32_t> by_wd_;
-    std::set<uint32_t> repos_;  // the nodes with a HEAD or a .git
-    std::map<std::pair<uint32_t, std::string>, uint32_t> children_;
-    // Directories made or moved in, to be watched and read: by parent (and its generation) and name.
-    struct Made {
-        uint32_t parent, gen;
-        std::string name;
-    };
-    std::vector<Made> made_;
-    std::deque<Event> log_;
-    uint64_t seq_ = 0, dropped_to_ = 0;  // events up to DROPPED_TO_ are no longer kept
-    std::vector<Conn> conns_;
-    bool failed_ = false;  // a limit: no new watcher for a while
-    alignas(struct inotify_event) char buf_[65536];
-    alignas(8) char dents_[32768];  // getdents64 records are 8-byte aligned within it
-};
 
 uint32_t Daemon::add_node(uint32_t parent, const std::string& name) {
     uint32_t i = 0;
@@ -443,73 +367,6 @@ bool Daemon::watch_made() {
     return true;
 }
 
-std::string Daemon::answer_start() const {
-    std::string body;
-    uint32_t count = 0;
-    for (uint32_t i : repos_) {
-        const Node& n = nodes_[i];
-        if (!n.live || (!n.head && !n.git)) continue;
-        if (++count > kMaxRepos) return {};
-        body += static_cast<char>((n.head ? 1 : 0) | (n.git ? 2 : 0));  // then the path
-        put_str(body, rel(i));
-        if (body.size() > kMaxAnswer) return {};
-    }
-    std::string out;
-    put32(out, count);
-    return out + body;
-}
-
-std::string Daemon::answer_finish(const Conn& c) const {
-    if (c.epoch < dropped_to_) return {};
-    // Each name once per directory: a file made, written and closed is three events.
-    std::map<uint32_t, std::pair<std::set<std::string_view>, std::set<std::string_view>>> by_dir;
-    for (const Event& e : log_) {
-        if (e.seq <= c.epoch || !nodes_[e.node].live || nodes_[e.node].gen != e.gen) continue;
-        auto& [made, other] = by_dir[e.node];
-        if (e.kind == kMade) made.insert(e.name);
-        if (e.kind == kEntry) other.insert(e.name);
-    }
-    std::string out;
-    put32(out, static_cast<uint32_t>(by_dir.size()));
-    for (const auto& [node, lists] : by_dir) {
-        put_str(out, rel(node));
-        for (const auto* list : {&lists.first, &lists.second}) {
-            put32(out, static_cast<uint32_t>(list->size()));
-            for (std::string_view name : *list) put_str(out, std::string(name));
-        }
-        if (out.size() > kMaxAnswer) return {};
-    }
-    return out;
-}
-
-// One request of a run: 'S' or 'F', answered after the queue is taken to its end.
-void Daemon::serve(Conn& c) {
-    char what = 0;
-    if (::recv(c.fd.get(), &what, 1, MSG_DONTWAIT) != 1 || (what != 'S' && what != 'F')) {
-        c.fd.reset();
-        return;
-    }
-    std::string body;
-    uint32_t status = 0;
-    if (what == 'S') {
-        c.started = true;
-        c.epoch = seq_;
-        body = answer_start();
-    } else {
-        body = c.started ? answer_finish(c) : std::string();
-        c.started = false;
-    }
-    if (body.empty()) status = 1;
-    std::string out;
-    put32(out, kMagic);
-    put32(out, status);
-    put64(out, static_cast<uint64_t>(dev_));
-    put64(out, static_cast<uint64_t>(root_ino_));
-    put64(out, body.size());
-    out += body;
-    if (!write_all(c.fd.get(), out.data(), out.size())) c.fd.reset();
-}
-
 bool Daemon::setup() {
     lock_.reset(::open(paths_.lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!lock_ || ::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) return false;  // one runs
@@ -594,8 +451,6 @@ int Daemon::run() {
     }
     return 0;
 }
-
-}  // namespace
 
 int daemon_main(const std::vector<std::string>& args) {
     if (args.size() != 2 || args[0].empty() || args[0][0] != '/' || args[1].empty() || args[1][0] != '/') {
