@@ -224,7 +224,7 @@ CgroupHost discover_cgroups() {
     if (h.mount) {
         if (auto root = read_file(h.mount->mount_point + "/cgroup.controllers")) {
             h.v2_root.emplace();
-            for (auto w : split_words(*root)) h.v2_root->emplace_back(w);
+            for (const auto& w : split_words(*root)) h.v2_root->emplace_back(w);
         }
     }
     return h;
@@ -242,6 +242,42 @@ BaseChoice choose_base(const BaseFacts& f) {
 std::unique_ptr<CgroupBackend> cgroupfs_backend() {
     return std::make_unique<CgroupfsBackend>();
 }
+
+namespace {
+
+// NEED less the controllers a cgroup v1 hierarchy holds, which are out of every cgroup2
+// backend's reach, for root and for anyone: an error naming the first (under best-effort a
+// warning for each), said before what this caller could or could not delegate.
+Result<std::vector<std::string>> reachable_controllers(const std::vector<std::string>& need, const CgroupLimits& limits,
+                                                       const CgroupHost& host, std::vector<std::string>& warnings) {
+    if (!host.v2_root || !host.mount) return need;
+    std::string have;
+    for (const auto& a : *host.v2_root) have += (have.empty() ? "" : " ") + a;
+    std::vector<std::string> reachable;
+    for (const auto& c : need) {
+        if (contains(*host.v2_root, c) || !contains(host.v1, c)) {
+            reachable.push_back(c);
+            continue;
+        }
+        const std::string why = "the " + c +
+                                " controller is bound to a cgroup v1 hierarchy on this host, so no cgroup v2 "
+                                "cgroup can have it (the cgroup2 hierarchy at " +
+                                host.mount->mount_point + " offers: " + (have.empty() ? "none" : have) + ")";
+        if (limits.best_effort) {
+            warnings.push_back(std::string(option_for(c)) + std::string(kNotApplied) + why);
+            continue;
+        }
+        Error e = make_error(option_for(c), "cannot apply the limit: " + why);
+        e.hint =
+            "this is the host's cgroup setup, the same for root and every user: boot with "
+            "systemd.unified_cgroup_hierarchy=1 (or cgroup_no_v1=all) for cgroup v2 limits, " +
+            std::string(kBestEffortHint);
+        return e;
+    }
+    return reachable;
+}
+
+}  // namespace
 
 Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const CgroupHost& host,
                                               std::vector<std::string>& warnings) {
@@ -264,35 +300,8 @@ Result<std::optional<CgroupPlan>> plan_cgroup(const CgroupLimits& limits, const 
         e.hint = "mount cgroup2 on /sys/fs/cgroup (a cgroup v2 system), " + std::string(kBestEffortHint);
         return refuse(e);
     }
-    // A controller that a cgroup v1 hierarchy holds is out of every cgroup2 backend's reach, for
-    // root and for anyone: say so first, before what this caller could or could not delegate.
-    if (host.v2_root) {
-        std::string have;
-        for (const auto& a : *host.v2_root) have += (have.empty() ? "" : " ") + a;
-        std::vector<std::string> reachable;
-        for (const auto& c : need) {
-            if (contains(*host.v2_root, c) || !contains(host.v1, c)) {
-                reachable.push_back(c);
-                continue;
-            }
-            const std::string why = "the " + c +
-                                    " controller is bound to a cgroup v1 hierarchy on this host, so no cgroup v2 "
-                                    "cgroup can have it (the cgroup2 hierarchy at " +
-                                    host.mount->mount_point + " offers: " + (have.empty() ? "none" : have) + ")";
-            if (limits.best_effort) {
-                warnings.push_back(std::string(option_for(c)) + std::string(kNotApplied) + why);
-                continue;
-            }
-            Error e = make_error(option_for(c), "cannot apply the limit: " + why);
-            e.hint =
-                "this is the host's cgroup setup, the same for root and every user: boot with "
-                "systemd.unified_cgroup_hierarchy=1 (or cgroup_no_v1=all) for cgroup v2 limits, " +
-                std::string(kBestEffortHint);
-            return e;
-        }
-        need = std::move(reachable);
-        if (need.empty()) return std::optional<CgroupPlan>{};
-    }
+    CORDON_ASSIGN_OR_RETURN(need, reachable_controllers(need, limits, host, warnings));
+    if (need.empty()) return std::optional<CgroupPlan>{};
 
     CgroupPlan plan;
     std::vector<std::string> available;

@@ -1,0 +1,137 @@
+// build_spec's environment step, and what the host's PATH says about the command (spec_steps.hpp).
+#include "spec_steps.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "cordon/env_filter.hpp"
+#include "cordon/fd.hpp"
+#include "cordon/git_config.hpp"
+#include "cordon/paths.hpp"
+
+namespace cordon::spec_steps {
+
+namespace {
+
+// VAR's value in ENV, or nullopt.
+std::optional<std::string> env_value(const std::vector<std::string>& env, std::string_view var) {
+    for (const auto& kv : env) {
+        if (kv.size() > var.size() && kv.compare(0, var.size(), var) == 0 && kv[var.size()] == '=')
+            return kv.substr(var.size() + 1);
+    }
+    return std::nullopt;
+}
+
+// The last value of KEY ("user.name") in the git config file PATH, or nullopt. Read with
+// git's own grammar (git_config.hpp); includes are not followed.
+std::optional<std::string> git_config_value(const std::string& path, std::string_view key) {
+    // A regular file only, never waiting on a FIFO, at most 1 MiB (as git reads a config file).
+    constexpr off_t kMaxConfig = 1 << 20;
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxConfig) return std::nullopt;
+    std::string buf(static_cast<size_t>(st.st_size), '\0');
+    const ssize_t got = ::read(fd.get(), buf.data(), buf.size());
+    if (got < 0) return std::nullopt;
+    buf.resize(static_cast<size_t>(got));
+    const std::optional<std::string> text = std::move(buf);
+    std::optional<std::string> out;
+    for (const auto& e : parse_git_config(*text).entries) {
+        if (e.key == key) out = e.value;
+    }
+    return out;
+}
+
+// The caller's git identity for a private HOME that does not show ~/.gitconfig: user.name and
+// user.email of the caller's global git config, and nothing else of it, as GIT_CONFIG_KEY_n /
+// GIT_CONFIG_VALUE_n entries (so `git commit` has an author). Left out where git would not use
+// it: the environment names an author or configures git itself, the workdir's repository sets
+// the key, or --unsetenv GIT_CONFIG_COUNT asks for none.
+void add_git_identity(const SettingsLayer& merged, const HostInfo& host, const Spec& s, std::vector<std::string>& env) {
+    if (!s.private_home || host.home.empty() || env_value(env, "GIT_CONFIG_COUNT")) return;
+    const std::string gitconfig = normalize_path(host.home + "/.gitconfig", "/");
+    if (std::find(s.ro.begin(), s.ro.end(), gitconfig) != s.ro.end()) return;  // shown whole (-p git)
+    const auto unset = get_list(merged, "unsetenv");
+    if (std::find(unset.begin(), unset.end(), "GIT_CONFIG_COUNT") != unset.end()) return;
+    std::string xdg = config_home(host.home);
+    const std::string global[] = {xdg.empty() ? std::string() : xdg + "/git/config", gitconfig};
+    constexpr size_t kMaxValue = 256;
+    int n = 0;
+    for (const auto& [key, author, committer] : {std::tuple{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
+                                                 std::tuple{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}}) {
+        if (env_value(env, author) || env_value(env, committer)) continue;
+        if (s.workdir && git_config_value(*s.workdir + "/.git/config", key)) continue;
+        std::optional<std::string> value;
+        for (const auto& file : global) {  // git reads the XDG file first; ~/.gitconfig wins
+            if (auto v = file.empty() ? std::nullopt : git_config_value(file, key)) value = v;
+        }
+        if (!value || value->empty() || value->size() > kMaxValue || value->find('\n') != std::string::npos) continue;
+        env.push_back("GIT_CONFIG_KEY_" + std::to_string(n) + "=" + key);
+        env.push_back("GIT_CONFIG_VALUE_" + std::to_string(n) + "=" + *value);
+        ++n;
+    }
+    if (n > 0) env.push_back("GIT_CONFIG_COUNT=" + std::to_string(n));
+}
+
+}  // namespace
+
+// The command, when it is a program the host finds in HOME (pyenv's, nvm's, ~/.local/bin's)
+// and the jail's private HOME does not show: inside, PATH may find another program or none.
+void note_hidden_program(const HostInfo& host, const Spec& s, RunOptions& o) {
+    if (!s.private_home || s.via_shell || s.argv.empty() || s.argv[0].find('/') != std::string::npos) return;
+    if (host.home.empty() || host.home == "/") return;
+    const std::string path = env_value(host.environ, "PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+    for (size_t start = 0; start <= path.size();) {
+        const size_t end = std::min(path.find(':', start), path.size());
+        const std::string dir = path.substr(start, end - start);
+        start = end + 1;
+        if (dir.empty() || dir[0] != '/') continue;
+        const std::string exe = normalize_path(dir + "/" + s.argv[0], "/");
+        if (::access(exe.c_str(), X_OK) != 0) continue;
+        if (!path_under(exe, host.home)) return;
+        auto shown = [&](const std::vector<std::string>& list) {
+            return std::any_of(list.begin(), list.end(),
+                               [&](const std::string& p) { return path_at_or_under(exe, p); });
+        };
+        if (shown(s.ro) || shown(s.rw) || (s.workdir && path_at_or_under(exe, *s.workdir))) return;
+        o.program_note = "'" + s.argv[0] + "' is " + exe +
+                         " on the host, in HOME, which the jail does not show (its HOME is private): inside, PATH "
+                         "finds another program or none (--ro " +
+                         dir + " shows it)";
+        return;
+    }
+}
+
+// The caller's environment, filtered, then the explicit --setenv edits. What was removed for
+// its value is named (never shown) in a note: the name alone does not say why it went.
+Status set_environment(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o) {
+    FilteredEnv filtered = EnvFilter(env_rules(merged)).apply(host.environ);
+    std::vector<std::string> env = std::move(filtered.kept);
+    for (auto& removed : filtered.removed) {
+        if (removed.why == EnvRemoval::ByValue || removed.why == EnvRemoval::GitSet) {
+            o.env_value_removals.push_back(removed.name + " (" + std::string(describe(removed.what)) + ")");
+        }
+        s.env_removed.push_back(std::move(removed.name));
+    }
+    add_git_identity(merged, host, s, env);
+    for (const auto& [name, value] : get_pairs(merged, "setenv")) {
+        if (name.empty() || name.find('=') != std::string::npos) {
+            return make_error("--setenv", "invalid variable name '" + name + "'");
+        }
+        const std::string prefix = name + "=";
+        std::erase_if(env, [&prefix](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
+        env.push_back(name + "=" + value);
+    }
+    s.env = env;
+    return {};
+}
+
+}  // namespace cordon::spec_steps

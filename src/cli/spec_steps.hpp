@@ -1,0 +1,20 @@
+// The steps of build_spec (spec_builder.cpp) kept in files of their own: the workdir and the
+// current directory (spec_workdir.cpp), the environment and what it says about the command
+// (spec_env.cpp). Internal to src/cli.
+#pragma once
+
+#include "cordon/settings.hpp"
+#include "cordon/spec_builder.hpp"
+
+namespace cordon::spec_steps {
+
+// The workdir: explicit (--workdir / profile), else the current directory or the top of the git
+// repository that holds it; read-only where the caller cannot write it.
+Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o);
+void set_chdir(const SettingsLayer& merged, const HostInfo& host, Spec& s);
+// The environment: filtered, the git identity, --setenv.
+Status set_environment(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o);
+// A note when the command is a program in HOME that the jail does not show.
+void note_hidden_program(const HostInfo& host, const Spec& s, RunOptions& o);
+
+}  // namespace cordon::spec_steps

@@ -1,0 +1,193 @@
+// build_spec's workdir step: which directory the jail shares, and how (spec_steps.hpp).
+#include "spec_steps.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/fd.hpp"
+#include "cordon/git_config.hpp"
+#include "cordon/paths.hpp"
+
+namespace cordon::spec_steps {
+
+namespace {
+
+// --workdir DIR: an existing directory, resolved.
+Result<std::string> explicit_workdir(const std::string& wd, const HostInfo& host) {
+    std::string n = normalize_path(wd, host.cwd);
+    struct stat st {};
+    if (::stat(n.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return make_error("--workdir", "'" + wd + "' is not a directory");
+    }
+    char real[PATH_MAX];
+    if (!::realpath(n.c_str(), real)) return sys_error("--workdir: " + wd);
+    return std::string(real);
+}
+
+// A small file's text (a .git file, HEAD), read without following a final symlink.
+std::optional<std::string> read_small_file(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096) return std::nullopt;
+    std::string text(static_cast<size_t>(st.st_size), '\0');
+    if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return std::nullopt;
+    return text;
+}
+
+// GITDIR is a git directory as git's is_git_directory takes one: a valid HEAD (a symlink into
+// refs/, "ref: refs/...", or an object name), and objects/ and refs/ (or a commondir).
+bool is_git_directory(const std::string& gitdir) {
+    struct stat st {};
+    const std::string head = gitdir + "/HEAD";
+    if (::lstat(head.c_str(), &st) != 0) return false;
+    if (S_ISLNK(st.st_mode)) {
+        char target[256];
+        const ssize_t n = ::readlink(head.c_str(), target, sizeof target);
+        if (n < 5 || std::string_view(target, static_cast<size_t>(n)).rfind("refs/", 0) != 0) return false;
+    } else {
+        auto text = read_small_file(head);
+        if (!text) return false;
+        const bool ref = text->rfind("ref:", 0) == 0 && text->find("refs/") != std::string::npos;
+        const size_t hex = text->find_first_not_of("0123456789abcdef");
+        if (!ref && hex != 40 && hex != 64) return false;
+    }
+    if (::stat((gitdir + "/commondir").c_str(), &st) == 0) return true;
+    struct stat objects {
+    }, refs{};
+    return ::stat((gitdir + "/objects").c_str(), &objects) == 0 && S_ISDIR(objects.st_mode) &&
+           ::stat((gitdir + "/refs").c_str(), &refs) == 0 && S_ISDIR(refs.st_mode);
+}
+
+// What DIR's .git entry makes of DIR for git: a repository's top (Yes), nothing (No: git looks
+// further up), or one git refuses for its owner (Refused: "dubious ownership", safe.directory's
+// default, which stops git's search too).
+enum class Top { Yes, No, Refused };
+Top repository_at(const std::string& dir) {
+    const std::string dotgit = dir == "/" ? std::string("/.git") : dir + "/.git";
+    struct stat st {};
+    if (::lstat(dotgit.c_str(), &st) != 0) return Top::No;
+    std::string gitdir = dotgit;
+    if (S_ISREG(st.st_mode)) {  // a worktree's or a submodule's: "gitdir: PATH"
+        auto text = read_small_file(dotgit);
+        auto path = text ? git_file_path(*text) : std::nullopt;
+        if (!path) return Top::No;
+        gitdir = path->empty() ? dir : (*path)[0] == '/' ? *path : dir + "/" + *path;
+    } else if (::stat(dotgit.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return Top::No;
+    }
+    if (!is_git_directory(gitdir)) return Top::No;
+    struct stat top {
+    }, git{};
+    if (::stat(dir.c_str(), &top) != 0 || ::stat(gitdir.c_str(), &git) != 0) return Top::No;
+    return top.st_uid == ::geteuid() && git.st_uid == ::geteuid() ? Top::Yes : Top::Refused;
+}
+
+// The top of the git repository that holds DIR (a real path), found as git finds it: the first
+// directory from DIR up whose .git is a repository git takes, not past a file system boundary
+// (git's GIT_DISCOVERY_ACROSS_FILESYSTEM default) or a GIT_CEILING_DIRECTORIES entry (each
+// taken as its real path, as git takes it); nullopt where there is none, or git would refuse it.
+std::optional<std::string> repository_top(const std::string& dir, const HostInfo& host) {
+    std::vector<std::string> ceilings;
+    for (const auto& kv : host.environ) {
+        if (kv.rfind("GIT_CEILING_DIRECTORIES=", 0) != 0) continue;
+        const std::string list = kv.substr(24);
+        for (size_t at = 0; at <= list.size();) {
+            size_t end = list.find(':', at);
+            if (end == std::string::npos) end = list.size();
+            if (end > at) {
+                const std::string entry = normalize_path(list.substr(at, end - at), "/");
+                char real[PATH_MAX];
+                ceilings.push_back(::realpath(entry.c_str(), real) ? std::string(real) : entry);
+            }
+            at = end + 1;
+        }
+    }
+    struct stat first {};
+    if (::stat(dir.c_str(), &first) != 0) return std::nullopt;
+    for (std::string d = dir;;) {
+        switch (repository_at(d)) {
+            case Top::Yes:
+                return d;
+            case Top::Refused:
+                return std::nullopt;
+            case Top::No:
+                break;
+        }
+        if (d == "/") return std::nullopt;
+        const size_t slash = d.rfind('/');
+        const std::string up = slash == 0 ? "/" : d.substr(0, slash);
+        if (std::find(ceilings.begin(), ceilings.end(), up) != ceilings.end()) return std::nullopt;
+        struct stat st {};
+        if (::stat(up.c_str(), &st) != 0 || st.st_dev != first.st_dev) return std::nullopt;
+        d = up;
+    }
+}
+
+}  // namespace
+
+// The workdir: explicit (--workdir / profile) is honoured; the implicit one is the current
+// directory, or the top of the git repository that holds it (so that git works from a
+// subdirectory, and the repository's protections apply where its .git is), and it is refused
+// when it is /, HOME, an ancestor of HOME or a system directory.
+Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o) {
+    if (auto wd = get_string(merged, "workdir")) {
+        if (*wd != "none") {
+            CORDON_ASSIGN_OR_RETURN(s.workdir, explicit_workdir(*wd, host));
+        }
+    } else if (!s.no_profile) {
+        char real[PATH_MAX];
+        std::string cwd = ::realpath(host.cwd.c_str(), real) ? std::string(real) : host.cwd;
+        // HOME may be spelled through a symlink; compare its resolved form too.
+        std::string home_real = ::realpath(host.home.c_str(), real) ? std::string(real) : host.home;
+        auto unsafe = [&](const std::string& d) {
+            return is_unsafe_workdir(d, host.home) || is_unsafe_workdir(d, home_real);
+        };
+        if (unsafe(cwd) && s.private_home && (cwd == host.home || cwd == home_real)) {
+            o.workdir_note = "the current directory is HOME (" + cwd +
+                             "), which is not shared: the jail's HOME is private, and what is written there is "
+                             "discarded when the run ends (pass --workdir DIR to share a directory)";
+        } else if (unsafe(cwd)) {
+            o.workdir_note = "the current directory " + cwd +
+                             " is /, HOME, an ancestor of HOME or a system directory, and is not shared: nothing "
+                             "written there reaches the host (pass --workdir DIR to share a directory)";
+        } else {
+            s.workdir = cwd;
+            // A subdirectory of a repository: the repository's top, unless that is one of the
+            // places above (a HOME kept in git): then the current directory alone, as before.
+            if (auto top = repository_top(cwd, host); top && *top != cwd && !unsafe(*top)) {
+                s.workdir = *top;
+                o.workdir_note = "the workdir is the git repository " + *top +
+                                 ", which holds the current directory (pass --workdir . for the directory alone)";
+            }
+        }
+    }
+    s.workdir_readonly = get_bool(merged, "workdir-readonly");
+    // A project the caller can read but not write (root's, a read-only file system) runs
+    // read-only, as --workdir-readonly runs it: the jail could not write there anyway, and its
+    // protections need placeholders made there.
+    if (s.workdir && !s.workdir_readonly && ::faccessat(AT_FDCWD, s.workdir->c_str(), W_OK, AT_EACCESS) != 0 &&
+        (errno == EACCES || errno == EPERM || errno == EROFS)) {
+        s.workdir_readonly = true;
+        const std::string why = errno == EROFS ? "is on a read-only file system" : "is not writable by you";
+        const std::string ro = "the workdir " + *s.workdir + " " + why + ": it is shared read-only";
+        o.workdir_note = o.workdir_note.empty() ? ro : o.workdir_note + "; " + ro;
+    }
+    return {};
+}
+
+void set_chdir(const SettingsLayer& merged, const HostInfo& host, Spec& s) {
+    s.chdir_explicit = get_string(merged, "chdir").has_value();
+    s.chdir = get_string(merged, "chdir").value_or(host.cwd);
+    s.chdir = normalize_path(s.chdir, host.cwd);
+}
+
+}  // namespace cordon::spec_steps
