@@ -68,7 +68,16 @@ std::vector<SyscallRule> seccomp_rules(const Prepared& prepared);
 
 // Child -> supervisor messages over a SOCK_SEQPACKET socket.
 struct ChildMsg {
-    enum Type : uint32_t { SetupError = 1, ExecError = 2, Started = 3, Exited = 4, ExecListener = 5, NetListener = 6 };
+    // Layers: err = LayerCheck::checked, status = its failed bits, text = the seccomp filters.
+    enum Type : uint32_t {
+        SetupError = 1,
+        ExecError = 2,
+        Started = 3,
+        Exited = 4,
+        ExecListener = 5,
+        NetListener = 6,
+        Layers = 7
+    };
     Type type;
     int32_t err;     // errno
     int32_t status;  // wait status, for Exited

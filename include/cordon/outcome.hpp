@@ -17,6 +17,43 @@
 
 namespace cordon {
 
+// The payload's check, from inside, after its last step and before exec, of the layers the jail
+// claims (cordon(1), LAYERS): the bits it checked, those that failed, and the seccomp filters
+// it counted (0: unknown).
+struct LayerCheck {
+    enum Bit : uint32_t {
+        Seccomp = 1,       // seccomp mode 2 (filter)
+        NoNewPrivs = 2,    // no_new_privs set
+        Capabilities = 4,  // effective, permitted, inheritable, ambient and bounding: the kept ones only
+        ReadonlyRoot = 8,  // the jail's / is a read-only mount (the namespace jail)
+        NoNetwork = 16,    // no route to anything but loopback (--net none)
+        Landlock = 32,     // the Landlock domain was enforced (the Landlock jail, or --landlock)
+    };
+    static constexpr uint32_t kLast = Landlock;
+    uint32_t checked = 0;
+    uint32_t failed = 0;
+    uint32_t seccomp_filters = 0;
+    // "seccomp", "no_new_privs", "capabilities", "readonly_root", "no_network", "landlock".
+    static const char* name(uint32_t bit) {
+        switch (bit) {
+            case Seccomp:
+                return "seccomp";
+            case NoNewPrivs:
+                return "no_new_privs";
+            case Capabilities:
+                return "capabilities";
+            case ReadonlyRoot:
+                return "readonly_root";
+            case NoNetwork:
+                return "no_network";
+            case Landlock:
+                return "landlock";
+            default:
+                return "?";
+        }
+    }
+};
+
 // How the run ended, for the exit status and --status-json.
 struct Outcome {
     // UsageError: bad input, found before any run (main.cpp writes it; classify never does).
@@ -37,6 +74,7 @@ struct Outcome {
     uint64_t quarantined_dropped = 0;             // ... counted but not kept
     std::string repo_watch;                       // RepoWatch::judged_by, where the workdir was watched
     std::vector<std::string> limits_not_applied;  // --limits best-effort: "--memory: why"
+    std::optional<LayerCheck> layers;             // the payload's check of the jail's layers
 };
 
 // A failure the child reported over the sync socket (ChildMsg SetupError or ExecError).
@@ -56,6 +94,7 @@ struct RunFacts {
     std::optional<ChildFailure> child_failure;  // the child's last reported failure
     // The jail's processes.
     bool started = false;               // the payload said Started: a signal is the command's now
+    std::optional<LayerCheck> layers;   // the payload's check of the layers, before exec
     std::optional<int> payload_status;  // its wait status, from init's Exited
     std::optional<int> init_status;     // init's wait status, when the supervisor reaped it
     // --timeout: SIGTERM was sent, and SIGKILL after the grace period.

@@ -155,6 +155,10 @@ struct Spec {
     std::vector<int> cap_keep;
     std::vector<std::string> cap_keep_names;
     std::string seccomp = "default";
+    // The payload checks from inside that each layer is engaged (LayerCheck); with this, a layer
+    // that is not is exit 125 and the command is never run.
+    bool require_layers = false;
+    uint32_t test_layer_fail = 0;  // CORDON_TEST_LAYER_FAIL: layers reported failed (tests only)
 
     // Command policy (checked while the jail is built, before the command can run).
     bool no_policy = false;

@@ -173,6 +173,23 @@ std::string json_array(const std::vector<std::string>& objects) {
 
 }  // namespace
 
+namespace {
+
+// {"verified": true, "checked": ["seccomp", ...], "failed": [], "seccomp_filters": 2}
+std::string layers_json(const LayerCheck& l) {
+    std::vector<std::string> checked, failed;
+    for (uint32_t bit = 1; bit <= LayerCheck::kLast; bit <<= 1) {
+        if (l.checked & bit) checked.push_back(json_quote(LayerCheck::name(bit)));
+        if (l.failed & bit) failed.push_back(json_quote(LayerCheck::name(bit)));
+    }
+    JsonObject o;
+    o.add("verified", l.failed == 0).add_raw("checked", json_array(checked)).add_raw("failed", json_array(failed));
+    if (l.seccomp_filters) o.add("seccomp_filters", static_cast<int64_t>(l.seccomp_filters));
+    return o.str();
+}
+
+}  // namespace
+
 std::string status_json(const Outcome& outcome) {
     JsonObject j;
     j.add("exit_code", static_cast<int64_t>(outcome.exit_code));
@@ -206,6 +223,7 @@ std::string status_json(const Outcome& outcome) {
         j.add_raw("limits_not_applied", json_array(quoted));
     }
     if (!outcome.repo_watch.empty()) j.add("repo_watch", outcome.repo_watch);
+    if (outcome.layers) j.add_raw("layers", layers_json(*outcome.layers));
     if (outcome.error) j.add("error", outcome.error->message());
     return j.str() + "\n";
 }

@@ -99,6 +99,8 @@ const std::vector<KeyInfo>& all_keys() {  // NOLINT(readability-function-size)
         {"new-session", T::Bool, "", "run the command in a new session (no controlling terminal)", kProfile, 0},
         {"argv0", T::String, "NAME", "argv[0] the command is given (COMMAND is still the program run)", kCliOnly, 1},
         {"seccomp", T::String, "NAME|PATH", "syscall policy (default: default)", kProfile, 1},
+        {"require-layers", T::Bool, "", "exit 125, nothing run, unless the jail proves each layer from inside",
+         kProfile, 0},
         // policy
         {"policy", T::List, "NAME|PATH", "command policy to check the command against (repeatable; default: default)",
          kProfile, 1},

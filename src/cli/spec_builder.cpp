@@ -19,6 +19,7 @@
 #include "cordon/fd.hpp"
 #include "cordon/git_config.hpp"
 #include "cordon/net.hpp"
+#include "cordon/outcome.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/profile.hpp"
 #include "spec_steps.hpp"
@@ -432,7 +433,19 @@ Status set_security(const SettingsLayer& merged, Spec& s) {
     s.argv0 = get_string(merged, "argv0");
     CORDON_TRY(add_capabilities(merged, s));
     s.seccomp = get_string(merged, "seccomp").value_or("default");
+    s.require_layers = get_bool(merged, "require-layers");
     return {};
+}
+
+// CORDON_TEST_LAYER_FAIL=NAME[,NAME]: the tests' way to see a layer fail its check (it only
+// makes the report say so; the jail is built as ever).
+void set_test_hooks(const HostInfo& host, Spec& s) {
+    for (const auto& kv : host.environ) {
+        if (kv.rfind("CORDON_TEST_LAYER_FAIL=", 0) != 0) continue;
+        for (uint32_t bit = 1; bit <= LayerCheck::kLast; bit <<= 1) {
+            if (kv.find(LayerCheck::name(bit)) != std::string::npos) s.test_layer_fail |= bit;
+        }
+    }
 }
 
 }  // namespace
@@ -510,6 +523,7 @@ Result<ResolvedRun> build_spec_steps(const CliRequest& cli, const SettingsLayer&
     spec_steps::note_hidden_program(host, s, o);
     CORDON_TRY(set_limits(merged, s));
     CORDON_TRY(set_security(merged, s));
+    set_test_hooks(host, s);
     CORDON_TRY(set_outputs(merged, o));
     CORDON_TRY(set_exec_checks(merged, o));
     s.no_policy = cli.no_policy;

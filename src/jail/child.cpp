@@ -37,6 +37,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/capability.h>
 #include <sys/mman.h>
@@ -44,7 +45,9 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +151,20 @@ struct PayloadPlan {
     struct sock_fprog socket_prog {};  // a Landlock jail's socket(2) refusals (len 0: none)
     sigset_t signals{};                // kForwarded and SIGCHLD
     int landlock_fd = -1;              // the Landlock ruleset (close-on-exec) the payload enforces, or -1
+    bool readonly_root = false;        // layers to check: the jail's / is read-only (the namespace jail)
+    bool no_network = false;           // ... and it has no route out (--net none)
+    // ... and the bounding set holds the kept capabilities only: not in the Landlock jail of a
+    // caller without CAP_SETPCAP, which cannot drop it (no_new_privs makes it inert there).
+    bool bounding_dropped = false;
+};
+
+// What the payload tells init over the report pipe: its check of the layers, right before the
+// exec (or instead of it, under --require-layers, when one failed), or why it could not exec.
+struct PayloadReport {
+    enum Kind : uint32_t { Layers = 1, ExecFailed = 2, LayersRefused = 3 };
+    Kind kind = Layers;
+    int32_t err = 0;
+    LayerCheck layers;
 };
 
 // init: the payload's plan, made before the last signal check (end_if_signalled_during_setup).
@@ -194,7 +211,99 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     sigemptyset(&p.signals);
     sigaddset(&p.signals, SIGCHLD);
     for (int sig : kForwarded) sigaddset(&p.signals, sig);
+    p.readonly_root = !ctx.fallback;
+    p.no_network = !ctx.fallback && !spec.share_net && spec.allow_hosts.empty();
+    p.bounding_dropped = !ctx.fallback || ::geteuid() == 0;
     return p;
+}
+
+// --- the payload's check of the layers (cordon(1), LAYERS): system calls only, no allocation ---
+
+// Only the kept capabilities, in every set: effective, permitted and inheritable as capset made
+// them, and none other in the bounding and ambient sets.
+bool only_kept_capabilities(const PayloadPlan& p) {
+    struct __user_cap_header_struct header {
+        _LINUX_CAPABILITY_VERSION_3, 0
+    };
+    struct __user_cap_data_struct have[2]{};
+    if (::syscall(SYS_capget, &header, have) != 0) return false;
+    for (int i = 0; i < 2; ++i) {
+        if (have[i].effective != p.caps[i].effective || have[i].permitted != p.caps[i].permitted ||
+            have[i].inheritable != p.caps[i].inheritable)
+            return false;
+    }
+    for (unsigned cap = 0; cap < 64; ++cap) {
+        const bool kept = ((p.caps[cap / 32].permitted >> (cap % 32)) & 1U) != 0;
+        const int bounding = ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+        if (bounding < 0) break;  // past the last capability this kernel knows
+        if (kept) continue;
+        if ((bounding != 0 && p.bounding_dropped) || ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) != 0)
+            return false;
+    }
+    return true;
+}
+
+// Whether FAMILY has a route to a documentation address (192.0.2.1, 2001:db8::1): a UDP
+// connect only looks the route up, and sends nothing.
+bool route_out(int family) {
+    const int fd = ::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    struct sockaddr_in v4 {};
+    struct sockaddr_in6 v6 {};
+    v4.sin_family = AF_INET;
+    v4.sin_port = htons(9);
+    v4.sin_addr.s_addr = htonl(0xC0000201);
+    v6.sin6_family = AF_INET6;
+    v6.sin6_port = htons(9);
+    v6.sin6_addr.s6_addr[0] = 0x20;
+    v6.sin6_addr.s6_addr[1] = 0x01;
+    v6.sin6_addr.s6_addr[2] = 0x0d;
+    v6.sin6_addr.s6_addr[3] = 0xb8;
+    v6.sin6_addr.s6_addr[15] = 1;
+    const int r = family == AF_INET ? ::connect(fd, reinterpret_cast<const sockaddr*>(&v4), sizeof v4)
+                                    : ::connect(fd, reinterpret_cast<const sockaddr*>(&v6), sizeof v6);
+    ::close(fd);
+    return r == 0;
+}
+
+// The "Seccomp_filters:" count of /proc/self/status (0 when /proc does not say).
+uint32_t seccomp_filters() {
+    char buf[4096];
+    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    const char* at = std::strstr(buf, "\nSeccomp_filters:");
+    if (!at) return 0;
+    at += std::strlen("\nSeccomp_filters:");
+    while (*at == ' ' || *at == '\t') ++at;
+    uint32_t count = 0;
+    for (; *at >= '0' && *at <= '9'; ++at) count = count * 10 + static_cast<uint32_t>(*at - '0');
+    return count;
+}
+
+// The payload, after its last step: each layer the jail claims, asked of the kernel.
+LayerCheck check_layers(const PayloadPlan& p) {
+    LayerCheck c;
+    auto check = [&](uint32_t bit, bool engaged) {
+        c.checked |= bit;
+        if (!engaged || (p.spec->test_layer_fail & bit) != 0) c.failed |= bit;
+    };
+    check(LayerCheck::Seccomp, ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER);
+    check(LayerCheck::NoNewPrivs, ::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1);
+    check(LayerCheck::Capabilities, only_kept_capabilities(p));
+    if (p.readonly_root) {
+        struct statfs st {};
+        check(LayerCheck::ReadonlyRoot, ::statfs("/", &st) == 0 && (st.f_flags & ST_RDONLY) != 0);
+    }
+    if (p.no_network) check(LayerCheck::NoNetwork, !route_out(AF_INET) && !route_out(AF_INET6));
+    // landlock_restrict_self returned 0 for the ruleset: the kernel has no call that reads a
+    // process's domain back.
+    if (p.landlock_fd >= 0) check(LayerCheck::Landlock, true);
+    c.seccomp_filters = seccomp_filters();
+    return c;
 }
 
 // The payload: reset what init changed, shed every privilege, install the syscall filter as
@@ -204,7 +313,8 @@ int payload_main(void* arg) {
     const PayloadPlan& p = *static_cast<const PayloadPlan*>(arg);
     const Spec& spec = *p.spec;
     auto die = [&](int err) {
-        (void)write_all(p.report_fd, &err, sizeof err);
+        const PayloadReport failed{PayloadReport::ExecFailed, err, {}};
+        (void)write_all(p.report_fd, &failed, sizeof failed);
         ::_exit(127);
     };
     // Signals 5: the default actions, then unblocked. One that came before (see note_signal)
@@ -264,6 +374,13 @@ int payload_main(void* arg) {
     }
     auto prog = p.prog;
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) die(errno);
+    // The proof: each layer checked from here, inside, after the last step. Under
+    // --require-layers, one that is not engaged ends the run here, before the command.
+    const LayerCheck layers = check_layers(p);
+    const bool refused = spec.require_layers && layers.failed != 0;
+    const PayloadReport report{refused ? PayloadReport::LayersRefused : PayloadReport::Layers, 0, layers};
+    (void)write_all(p.report_fd, &report, sizeof report);
+    if (refused) ::_exit(125);
     // execve with a PATH search inside the jail; the most telling errno wins.
     int best = ENOENT;
     for (const auto& t : p.targets) {
@@ -359,11 +476,30 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
     ::close(start.report[1]);
     if (start.plan.landlock_fd >= 0) ::close(start.plan.landlock_fd);
     if (drop_capabilities() != 0) setup_failed(sync, "drop init's capabilities");
-    int exec_err = 0;
-    ssize_t n = retry_eintr([&] { return ::read(start.report[0], &exec_err, sizeof exec_err); });
+    // The layers' check, then EOF (the command runs) or why it did not.
+    for (;;) {
+        PayloadReport r{};
+        const ssize_t n = retry_eintr([&] { return ::read(start.report[0], &r, sizeof r); });
+        if (n != static_cast<ssize_t>(sizeof r)) break;
+        if (r.kind == PayloadReport::ExecFailed) {
+            send_msg(sync, ChildMsg::ExecError, r.err, 0, ctx.spec->argv[0].c_str());
+            break;
+        }
+        send_msg(sync, ChildMsg::Layers, static_cast<int32_t>(r.layers.checked), static_cast<int32_t>(r.layers.failed),
+                 std::to_string(r.layers.seccomp_filters).c_str());
+        if (r.kind == PayloadReport::LayersRefused) {
+            std::string names;
+            for (uint32_t bit = 1; bit <= LayerCheck::kLast; bit <<= 1) {
+                if (r.layers.failed & bit) names += std::string(names.empty() ? "" : ", ") + LayerCheck::name(bit);
+            }
+            send_msg(
+                sync, ChildMsg::SetupError, 0, 0,
+                ("--require-layers: checked from inside, before the command, these layers are not engaged: " + names)
+                    .c_str());
+            break;
+        }
+    }
     ::close(start.report[0]);
-    if (n == static_cast<ssize_t>(sizeof exec_err))
-        send_msg(sync, ChildMsg::ExecError, exec_err, 0, ctx.spec->argv[0].c_str());
     return payload;
 }
 

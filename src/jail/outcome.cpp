@@ -93,6 +93,7 @@ Outcome classify(const RunFacts& f) {
     out.cpu_ms = f.cpu_ms;
     out.peak_memory_bytes = f.peak_memory_bytes;
     out.oom_kills = f.oom_kills;
+    out.layers = f.layers;
     out.denials = f.exec_denials.kept();
     out.denials_dropped = f.exec_denials.dropped() + f.net_denials_dropped;
     decide(f, out);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -149,6 +150,10 @@ void Supervision::on_message(const ChildMsg& m, UniqueFd fd) {
             break;
         case ChildMsg::Started:
             facts_.started = true;
+            break;
+        case ChildMsg::Layers:
+            facts_.layers = LayerCheck{static_cast<uint32_t>(m.err), static_cast<uint32_t>(m.status),
+                                       static_cast<uint32_t>(std::strtoul(text().c_str(), nullptr, 10))};
             break;
         case ChildMsg::Exited:
             facts_.payload_status = m.status;
