@@ -50,8 +50,15 @@ std::string config_home(const std::string& home);
 std::string cache_home(const std::string& home);
 
 // The search path for KIND ("profiles" or "policies"): $ENV_VAR (colon list),
-// $XDG_CONFIG_HOME/cordon/KIND (or ~/.config/cordon/KIND), /etc/cordon/KIND, data_dir()/KIND.
+// $XDG_CONFIG_HOME/cordon/KIND (or ~/.config/cordon/KIND), /etc/cordon/KIND, data_dir()/KIND;
+// only the directories trusted_location accepts.
 std::vector<std::string> search_path(const std::string& kind, const char* env_var);
+// Why PATH (resolved) may not be trusted to hold cordon's profiles or policies, or "": it and
+// every directory above it must belong to root or the caller and be writable by no one else
+// (a sticky directory above it, /tmp, may be; group write only for root's group or the caller's).
+// A data directory next to a binary in /tmp/x/bin must not let another user write the profile
+// that a root caller's run then uses.
+std::string untrusted_because(const std::string& path);
 
 // UID's name and home directory from /etc/passwd, for a caller without USER or HOME. cordon is
 // a static executable, which cannot load the C library's NSS modules: a user known only to a

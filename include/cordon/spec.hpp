@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "cordon/paths.hpp"
+
 namespace cordon {
 
 struct Rlimit {
@@ -167,5 +169,20 @@ struct Spec {
     // payload installs the listener and the jail's filter refuses any other.
     bool exec_checks = false;
 };
+
+// Whether the jail may write the host's PATH (or something at or below it, or a tree that
+// holds it) through --rw or a writable bind, apart from the workdir's own bind. A read-only
+// workdir still needs its protected paths where this holds (cordon(1), PROTECTED PATHS).
+inline bool written_through_binds(const Spec& s, std::string_view path) {
+    auto meets = [&](std::string_view w) { return path_at_or_under(path, w) || path_at_or_under(w, path); };
+    for (const auto& w : s.rw) {
+        if (meets(w)) return true;
+    }
+    for (const auto& m : s.mount_requests) {
+        const bool writable = m.kind == MountRequest::Kind::Bind || m.kind == MountRequest::Kind::DevBind;
+        if (writable && !m.source.empty() && m.source[0] == '/' && meets(m.source)) return true;
+    }
+    return false;
+}
 
 }  // namespace cordon

@@ -34,7 +34,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 // " (did you mean 'NAME'?)" for the one of NAMES nearest to WORD, if one is near; or "".
 std::string nearest(const std::string& word, const std::vector<std::string>& names) {
     std::string best;
-    size_t best_d = 3;
+    // Near: at most 2 edits, and fewer than half the word's length (" " is near nothing).
+    size_t best_d = std::min<size_t>(3, word.size() / 2 + 1);
     for (const auto& n : names) {
         size_t d = edit_distance(word, n);
         if (d < best_d) {
@@ -359,6 +360,7 @@ Result<SettingsLayer> parse_profile(const std::string& text, const std::string& 
         return reader.read_setting(tbl.keys[idx], node, at);
     };
     constexpr size_t kMaxReported = 20;
+    size_t more = 0;
     for (size_t idx : order) {
         auto st = read_key(idx);
         if (st) continue;
@@ -366,8 +368,12 @@ Result<SettingsLayer> parse_profile(const std::string& text, const std::string& 
             first = std::move(st.error());
         } else if (first->also.size() < kMaxReported) {
             first->also.push_back(st.error().message());
+        } else {
+            ++more;
         }
     }
+    if (first && more > 0)
+        first->also.push_back("cordon: " + path + ": ... and " + std::to_string(more) + " more errors");
     if (first) return std::move(*first);
     return std::move(reader).finish();
 }
@@ -378,7 +384,10 @@ Result<std::string> find_profile(const std::string& name) {
     for (const auto& dir : search_path("profiles", "CORDON_PROFILE_PATH")) {
         std::string candidate = dir + "/" + name + ".toml";
         struct stat st {};
-        if (::stat(candidate.c_str(), &st) == 0) return candidate;
+        if (::stat(candidate.c_str(), &st) != 0) continue;
+        if (std::string why = untrusted_because(candidate); !why.empty())
+            return make_error("profile '" + name + "'", candidate + " is not trusted: " + why);
+        return candidate;
     }
     if (auto builtin = builtin_profile(name)) return *builtin;
     std::vector<ProfileEntry> known = list_profiles();

@@ -32,9 +32,22 @@ MountOp protect_bind(const std::string& path) {
 // become placeholders that the supervisor creates and removes.
 void Planner::plan_protected_paths() {
     std::vector<Protected> entries;
-    if (spec_.workdir && !spec_.workdir_readonly) {
-        for (const auto& e : spec_.protect) entries.push_back({*spec_.workdir, e, false});
-        for (const auto& e : spec_.protect_existing) entries.push_back({*spec_.workdir, e, true});
+    if (spec_.workdir) {
+        // A read-only workdir keeps the entries that a --rw path or writable bind makes
+        // writable after all (an entry with a wildcard: up to its first wildcard).
+        auto needed = [&](const std::string& e) {
+            if (!spec_.workdir_readonly) return true;
+            std::string path = normalize_path(*spec_.workdir + "/" + e, "/");
+            if (const size_t wild = path.find_first_of("*?["); wild != std::string::npos)
+                path = std::string(path_parent(path.substr(0, wild)));
+            return written_through_binds(spec_, path);
+        };
+        for (const auto& e : spec_.protect) {
+            if (needed(e)) entries.push_back({*spec_.workdir, e, false});
+        }
+        for (const auto& e : spec_.protect_existing) {
+            if (needed(e)) entries.push_back({*spec_.workdir, e, true});
+        }
     }
     plan_cordon_dirs(entries);
     expand_patterns(entries);

@@ -143,8 +143,15 @@ std::optional<std::string> normalize_host_name(std::string_view name) {
 }
 
 Result<AllowHost> parse_allow_host(std::string_view text) {
+    // The value as it is echoed: a URL's user:password@ never.
+    std::string shown(text);
+    if (const size_t scheme = shown.find("://"), at = shown.find('@');
+        scheme != std::string::npos && at != std::string::npos && at > scheme) {
+        const size_t end = shown.find_first_of("/?#", scheme + 3);
+        if (end == std::string::npos || at < end) shown.replace(scheme + 3, at - scheme - 3, "...");
+    }
     auto bad = [&](const std::string& why) {
-        return make_error("--allow-host", "invalid value '" + std::string(text) + "': " + why);
+        return make_error("--allow-host", "invalid value '" + shown + "': " + why);
     };
     if (!text.empty() && text.front() == '-') return bad("an option, not a host: write --allow-host HOST[:PORT]");
     if (const size_t scheme = text.find("://"); scheme != std::string_view::npos) {

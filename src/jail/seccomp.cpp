@@ -367,10 +367,11 @@ Result<SeccompPolicy> load_seccomp(const std::string& name, const SeccompOptions
         path.clear();
         for (const auto& dir : search_path("policies", "CORDON_POLICY_PATH")) {
             std::string candidate = dir + "/" + name + ".seccomp.toml";
-            if (::access(candidate.c_str(), F_OK) == 0) {
-                path = candidate;
-                break;
-            }
+            if (::access(candidate.c_str(), F_OK) != 0) continue;
+            if (std::string why = untrusted_because(candidate); !why.empty())
+                return make_error("--seccomp " + name, candidate + " is not trusted: " + why);
+            path = candidate;
+            break;
         }
         if (path.empty())
             return make_error("--seccomp",

@@ -379,7 +379,8 @@ Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunF
     }
     // The workdir as it is before the command, read while the child builds the jail; the
     // placeholders made next count as the run's (leftovers.hpp).
-    if (run.spec.workdir && !run.spec.workdir_readonly) run.repos = RepoWatch::start(*run.spec.workdir);
+    if (run.spec.workdir && (!run.spec.workdir_readonly || written_through_binds(run.spec, *run.spec.workdir)))
+        run.repos = RepoWatch::start(*run.spec.workdir);
     // The Landlock jail has no mounts: its protected paths are rules that grant nothing there.
     bool ready = true;
     if (!run.fallback) {

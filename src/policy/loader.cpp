@@ -397,7 +397,10 @@ Result<std::string> find_policy(const std::string& name_or_path) {
     auto dirs = search_path("policies", "CORDON_POLICY_PATH");
     for (const auto& d : dirs) {
         std::string candidate = d + "/" + name_or_path + ".toml";
-        if (::access(candidate.c_str(), R_OK) == 0) return candidate;
+        if (::access(candidate.c_str(), R_OK) != 0) continue;
+        if (std::string why = untrusted_because(candidate); !why.empty())
+            return make_error("policy " + name_or_path, candidate + " is not trusted: " + why);
+        return candidate;
     }
     std::string searched;
     for (const auto& d : dirs) searched += (searched.empty() ? "" : ":") + d;

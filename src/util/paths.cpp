@@ -1,5 +1,6 @@
 #include "cordon/paths.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -101,6 +102,25 @@ std::string cache_home(const std::string& home) {
     return {};
 }
 
+std::string untrusted_because(const std::string& path) {
+    char real[PATH_MAX];
+    if (!::realpath(path.c_str(), real)) return "";  // nothing there to trust or not
+    const uid_t me = ::geteuid();
+    const gid_t group = ::getegid();
+    std::string p = real;
+    for (bool last = true;; last = false) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) != 0) return "cannot stat " + p;
+        if (st.st_uid != 0 && st.st_uid != me) return p + " belongs to uid " + std::to_string(st.st_uid);
+        const bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 && !last;
+        if ((st.st_mode & S_IWOTH) != 0 && !sticky_dir) return p + " is writable by everyone";
+        if ((st.st_mode & S_IWGRP) != 0 && st.st_gid != 0 && st.st_gid != group && !sticky_dir)
+            return p + " is writable by group " + std::to_string(st.st_gid);
+        if (p == "/") return "";
+        p = std::string(path_parent(p));
+    }
+}
+
 std::vector<std::string> search_path(const std::string& kind, const char* env_var) {
     std::vector<std::string> dirs;
     if (const char* env = std::getenv(env_var); env && *env) {
@@ -119,6 +139,7 @@ std::vector<std::string> search_path(const std::string& kind, const char* env_va
     }
     dirs.push_back("/etc/cordon/" + kind);
     dirs.push_back(data_dir() + "/" + kind);
+    std::erase_if(dirs, [](const std::string& d) { return !untrusted_because(d).empty(); });
     return dirs;
 }
 

@@ -146,4 +146,24 @@ run "$CORDON" -p zig -- /bin/sh -c "echo cached > \"$HOME/.cache/zig/x\""
 # --no-profile: nothing but what the command line asks for.
 run "$CORDON" --no-profile --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 -- /bin/sh -c 'ls /'
 expect_no_out "^(etc|tmp|proc)$" "--no-profile starts from an empty root"
+# Only trusted places hold profiles: a directory or file another user may write (a data
+# directory beside a binary in /tmp, say) is passed over or refused, never used.
+open_dir="$SCRATCH/open-profiles"
+mkdir -p "$open_dir" && printf 'extends = ["default"]\nnet = "host"\n' > "$open_dir/openly.toml" && chmod 0777 "$open_dir"
+CORDON_PROFILE_PATH="$open_dir" run "$CORDON" -p openly -- true
+[[ $rc -eq 125 ]] && ok "a profile in a world-writable directory is not used" || not_ok "used it: exit $rc"
+expect_err "profile 'openly': not found" "the directory is passed over"
+chmod 0755 "$open_dir" && chmod 0666 "$open_dir/openly.toml"
+CORDON_PROFILE_PATH="$open_dir" run "$CORDON" -p openly -- true
+[[ $rc -eq 125 ]] && ok "a world-writable profile file is refused" || not_ok "used it: exit $rc"
+expect_err "openly.toml is not trusted: .*openly.toml is writable by everyone" "naming the file and why"
+chmod 0644 "$open_dir/openly.toml"
+expect_exit 0 "the same profile, private again, is used" env CORDON_PROFILE_PATH="$open_dir" "$CORDON" -p openly -- true
+if [[ $(id -u) -eq 0 ]]; then
+  chown 65534 "$open_dir/openly.toml"
+  CORDON_PROFILE_PATH="$open_dir" run "$CORDON" -p openly -- true
+  expect_err "openly.toml is not trusted: .* belongs to uid 65534" "a profile another user owns is refused"
+fi
+rm -rf "$open_dir"
+
 finish

@@ -29,6 +29,30 @@ expect_err "note: the workdir .*readonly-project (is not writable by you|is on a
 [[ -e $proj/new || -e $proj/.claude ]] && not_ok "the read-only project was written" ||
   ok "nothing was made in the read-only project"
 
+# A read-only workdir with a --rw path below it: where that makes it writable, the protected
+# paths apply as in a writable workdir (git config and hooks stay read-only), and RepoWatch
+# watches. As root, .git is a writable mount below the read-only one.
+ro_rw_run() {
+  pushd "$proj" >/dev/null
+  if [[ $(id -u) -eq 0 ]]; then
+    run unshare -m sh -c 'mount --bind -o ro "$1" "$1" && mount --bind "$1/.git" "$1/.git" &&
+      mount -o remount,bind,rw "$1/.git" && cd "$1" && shift && exec "$@"' sh "$proj" "$CORDON" --rw .git -- "$@"
+  else
+    chmod 0555 "$proj"
+    run "$CORDON" --rw .git -- "$@"
+    chmod 0755 "$proj"
+  fi
+  popd >/dev/null
+}
+ro_rw_run /bin/sh -c "$GUARD; git config core.fsmonitor 'echo planted' 2>/dev/null && echo CONFIG-WRITTEN
+  echo x > .git/hooks/pre-commit 2>/dev/null && echo HOOK-WRITTEN; echo x > .git/scratch && echo git-dir-writable"
+expect_out "git-dir-writable" "--rw .git in a read-only workdir makes .git writable"
+expect_no_out "CONFIG-WRITTEN" "but .git/config stays protected"
+expect_no_out "HOOK-WRITTEN" "and .git/hooks too"
+[[ -z $(git -C "$proj" config core.fsmonitor) && ! -e $proj/.git/hooks/pre-commit ]] &&
+  ok "nothing was planted for the host's git" || not_ok "planted: $(git -C "$proj" config core.fsmonitor)"
+rm -f "$proj/.git/scratch"
+
 # A profile with several errors: each named with file:line:column, in the file's order.
 cat > "$SCRATCH/bad.toml" <<'EOF'
 net = "hots"
@@ -59,6 +83,20 @@ expect_exit 125 "--allow-host with a URL is refused" "$CORDON" --allow-host http
 expect_err "a URL, not a host: write 'registry.invalid:443'" "naming the entry it stands for"
 expect_exit 125 "--allow-host http URL with a port" "$CORDON" --allow-host http://h.invalid:8080/ -- true
 expect_err "write 'h.invalid:8080'" "keeps the URL's port"
+
+# What a message echoes: never a URL's password, never a raw control character, and a bound
+# on how many of a profile's errors it lists.
+expect_exit 125 "--allow-host with a URL that holds a password" "$CORDON" --allow-host 'https://u:s3cr3tpw@h.invalid/' -- true
+expect_no_err "s3cr3tpw" "the password is not echoed"
+expect_exit 125 "a value with a newline" "$CORDON" --allow-host $'a\ncordon: fake line' -- true
+[[ $(wc -l < "$OUT/err") -eq 1 ]] && expect_err 'a\\x0acordon: fake line' "the newline is shown as \\x0a, on the message's own line" ||
+  not_ok "the value's newline started a line: $(cat "$OUT/err")"
+for i in $(seq 1 30); do echo "bogus$i = 1"; done > "$SCRATCH/many.toml"
+expect_exit 125 "a profile with 30 errors" "$CORDON" -p "$SCRATCH/many.toml" -- true
+[[ $(grep -c "unknown key" "$OUT/err") -eq 21 ]] && ok "lists the first 21" || not_ok "listed $(grep -c "unknown key" "$OUT/err")"
+expect_err "many.toml: \.\.\. and 9 more errors" "and counts the rest"
+expect_exit 125 "-p ' '" "$CORDON" -p ' ' -- true
+expect_no_err "did you mean" "a name that is near nothing gets no suggestion"
 
 # git cannot change the protected .git/config: git says "Device or resource busy"; cordon
 # says why, once, after the run. A git command that did not fail gets no note.
