@@ -306,6 +306,16 @@ LayerCheck check_layers(const PayloadPlan& p) {
     return c;
 }
 
+// The payload, after its last step: the proof, each layer checked from inside, to init. Under
+// --require-layers, one that is not engaged ends the run here, before the command.
+void report_layers(const PayloadPlan& p) {
+    const LayerCheck layers = check_layers(p);
+    const bool refused = p.spec->require_layers && layers.failed != 0;
+    const PayloadReport report{refused ? PayloadReport::LayersRefused : PayloadReport::Layers, 0, layers};
+    (void)write_all(p.report_fd, &report, sizeof report);
+    if (refused) ::_exit(125);
+}
+
 // The payload: reset what init changed, shed every privilege, install the syscall filter as
 // the very last step, exec. Only system calls from here on (see PayloadPlan). Runs in the
 // payload, cloned by init (start_payload).
@@ -374,13 +384,7 @@ int payload_main(void* arg) {
     }
     auto prog = p.prog;
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) die(errno);
-    // The proof: each layer checked from here, inside, after the last step. Under
-    // --require-layers, one that is not engaged ends the run here, before the command.
-    const LayerCheck layers = check_layers(p);
-    const bool refused = spec.require_layers && layers.failed != 0;
-    const PayloadReport report{refused ? PayloadReport::LayersRefused : PayloadReport::Layers, 0, layers};
-    (void)write_all(p.report_fd, &report, sizeof report);
-    if (refused) ::_exit(125);
+    report_layers(p);
     // execve with a PATH search inside the jail; the most telling errno wins.
     int best = ENOENT;
     for (const auto& t : p.targets) {
