@@ -328,15 +328,19 @@ std::optional<std::string> fake_name(Shared& sh, const sockaddr_in& addr) {
 }
 
 // A connection to an allowed port inside the jail (a tool that ignores the proxy variables and
-// connects to what the fake resolver told it): forwarded to the name behind the address.
+// connects to what the fake resolver told it): forwarded to the name behind the address; or
+// one to an address an --allow-host entry names (127.0.0.1:5432, a database on the host's
+// loopback): forwarded to that address on the host, as a client without proxy support reaches it.
 void serve_forward(Shared& sh, const Tracked& client, uint16_t port) {
-    sockaddr_in local{};
+    sockaddr_storage local{};
     socklen_t len = sizeof local;
     if (::getsockname(client.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) return;
-    auto name = local.sin_family == AF_INET ? fake_name(sh, local) : std::nullopt;
+    const auto* addr = reinterpret_cast<const sockaddr*>(&local);
+    auto name = local.ss_family == AF_INET ? fake_name(sh, reinterpret_cast<const sockaddr_in&>(local)) : std::nullopt;
+    if (!name && address_allowed(sh.rules, addr, port)) name = address_text(addr);
     if (!name) {
-        record(sh, address_text(reinterpret_cast<sockaddr*>(&local)), port, "forward",
-               "not an address the jail's resolver gave out");
+        record(sh, address_text(addr), port, "forward",
+               "not an address the jail's resolver gave out or an entry names");
         return;
     }
     Upstream up = open_upstream(sh, *name, port);

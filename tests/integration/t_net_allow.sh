@@ -150,17 +150,24 @@ jailed "git clone -q http://denied.invalid:$HP/repo.git clone2; echo rc=\$?" "${
 expect_out '^rc=128$' "denied: git clone fails"
 expect_err '403' "denied: git reports the 403"
 # A raw connection to the server's address: the jail's 127.0.0.1 is its own, and the forwarder on
-# the allowed port passes on only connections to the addresses the resolver gave out.
-jailed "$PY -c '
+# the allowed port passes on only connections to the addresses the resolver gave out, or to an
+# address an entry names: allowed here (127.0.0.1:$HP), so a client without proxy support reaches
+# the host's server as it would outside; with only a name allowed on the port, nothing.
+RAW="$PY -c '
 import socket
 s = socket.create_connection((\"127.0.0.1\", $HP), timeout=5)
 try:
     s.sendall(b\"GET /hello.txt HTTP/1.0\\r\\n\\r\\n\")
-    print(\"got\", repr(s.recv(100)))
+    print(\"got\", repr(s.recv(4096)))
 except ConnectionResetError:
     print(\"got reset\")
-'" "${ALLOW[@]}"
-expect_out "^got (b''|reset)$" "denied: a raw connection to the server's address gets nothing"
+'"
+jailed "$RAW" "${ALLOW[@]}"
+expect_out "hello-from-outside" "allowed: a raw connection to an address an entry names reaches the host's server"
+jailed "curl -sS --max-time 10 --noproxy '*' http://127.0.0.1:$HP/hello.txt" "${ALLOW[@]}"
+expect_out '^hello-from-outside$' "allowed: curl without the proxy to 127.0.0.1:PORT, as --allow-host 127.0.0.1:PORT says"
+jailed "$RAW" --allow-host "allowed.test:$HP"
+expect_out "^got (b''|reset)$" "denied: a raw connection to an address no entry names gets nothing"
 expect_no_out 'hello-from-outside' "denied: nothing of the server over a raw connection"
 jailed "$PY -c '
 import socket
