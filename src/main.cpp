@@ -195,13 +195,15 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
 }
 
 // What happened, on stderr and in the status file; the exit status.
-int conclude(const cordon::Outcome& outcome, const cordon::RunOptions& options) {
+int conclude(const cordon::Outcome& outcome, const cordon::RunOptions& options, int status_fd = -1) {
     if (outcome.error) report(*outcome.error);
     if (outcome.reason == cordon::Outcome::Reason::Timeout && options.verbosity >= 0) {
         std::fprintf(stderr, "cordon: timeout: the command ran longer than --timeout and was killed\n");
     }
     if (options.status_json) {
-        if (auto s = cordon::write_status_json(*options.status_json, outcome); !s) {
+        auto s = status_fd >= 0 ? cordon::write_status_file(status_fd, *options.status_json, outcome)
+                                : cordon::write_status_json(*options.status_json, outcome);
+        if (!s) {
             report(s.error());
             return 125;
         }
@@ -329,6 +331,12 @@ int run(const std::vector<std::string>& args) {
     // and no placeholder is made on the host, before it allows the command.
     auto audit = open_audit(options);
     if (!audit) return refuse(audit.error(), target, Reason::SetupError);
+    cordon::UniqueFd status_file;
+    if (options.status_json && options.status_json->rfind("fd:", 0) != 0) {
+        auto f = cordon::open_status_file(*options.status_json);
+        if (!f) return refuse(f.error(), std::nullopt, Reason::SetupError);
+        status_file = std::move(*f);
+    }
     cordon::policy::PolicySet policies;  // loaded by admit, used again for each exec
     auto gate = [&]() { return admit(spec, options, *prepared, policy_names, policies); };
     // The second exec judged decodes the compiled policies in full, for all that follow: the
@@ -350,7 +358,7 @@ int run(const std::vector<std::string>& args) {
         if (const std::string note = cordon::protected_git_note(spec, outcome.exit_code); !note.empty())
             std::fprintf(stderr, "cordon: note: %s\n", note.c_str());
     }
-    return finish(conclude(outcome, options));
+    return finish(conclude(outcome, options, status_file.get()));
 }
 
 }  // namespace

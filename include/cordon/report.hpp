@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cordon/error.hpp"
+#include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/spec_builder.hpp"
 
@@ -21,6 +22,12 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
 std::string status_json(const Outcome& outcome);
 // TARGET is a path or fd:N.
 Status write_status_json(const std::string& target, const Outcome& outcome);
+// --status-json PATH, opened before the jail runs, so that the command may replace the path (a
+// symlink or a FIFO in the workdir) but not the file cordon writes: a regular file, created if
+// need be, never through a symlink, never waiting on a FIFO.
+Result<UniqueFd> open_status_file(const std::string& path);
+// The status object into FD (open_status_file's), from its start, the rest cut.
+Status write_status_file(int fd, const std::string& path, const Outcome& outcome);
 // Why a git command that failed with STATUS may have failed because of the jail (it cannot
 // change the repository's protected config: git says "Device or resource busy"), or "".
 std::string protected_git_note(const Spec& spec, int status);

@@ -16,8 +16,6 @@
 #include <utility>
 #include <vector>
 
-#include "cordon/paths.hpp"
-
 namespace cordon {
 
 struct Rlimit {
@@ -171,18 +169,10 @@ struct Spec {
 };
 
 // Whether the jail may write the host's PATH (or something at or below it, or a tree that
-// holds it) through --rw or a writable bind, apart from the workdir's own bind. A read-only
-// workdir still needs its protected paths where this holds (cordon(1), PROTECTED PATHS).
-inline bool written_through_binds(const Spec& s, std::string_view path) {
-    auto meets = [&](std::string_view w) { return path_at_or_under(path, w) || path_at_or_under(w, path); };
-    for (const auto& w : s.rw) {
-        if (meets(w)) return true;
-    }
-    for (const auto& m : s.mount_requests) {
-        const bool writable = m.kind == MountRequest::Kind::Bind || m.kind == MountRequest::Kind::DevBind;
-        if (writable && !m.source.empty() && m.source[0] == '/' && meets(m.source)) return true;
-    }
-    return false;
-}
+// holds it) through --rw or a writable bind, apart from the workdir's own bind, however either
+// is spelled (symlinks, another mount of the same directory: compared by device and inode). A
+// read-only workdir still needs its protected paths where this holds (cordon(1), PROTECTED
+// PATHS). Reads the host's file system (src/jail/mount_plan_protect.cpp).
+bool written_through_binds(const Spec& s, const std::string& path);
 
 }  // namespace cordon

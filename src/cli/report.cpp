@@ -1,6 +1,7 @@
 #include "cordon/report.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -235,9 +236,23 @@ Status write_status_json(const std::string& target, const Outcome& outcome) {
         if (!write_all(fd, text.data(), text.size())) return sys_error("--status-json: write to " + target);
         return {};
     }
-    UniqueFd fd(::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd) return sys_error("--status-json: open " + target);
-    if (!write_all(fd.get(), text.data(), text.size())) return sys_error("--status-json: write " + target);
+    CORDON_ASSIGN_OR_RETURN(UniqueFd fd, open_status_file(target));
+    return write_status_file(fd.get(), target, outcome);
+}
+
+Result<UniqueFd> open_status_file(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644));
+    if (!fd) return sys_error("--status-json: open " + path);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return sys_error("--status-json: stat " + path);
+    if (!S_ISREG(st.st_mode)) return make_error("--status-json", path + " is not a regular file");
+    return fd;
+}
+
+Status write_status_file(int fd, const std::string& path, const Outcome& outcome) {
+    const std::string text = status_json(outcome);
+    if (::ftruncate(fd, 0) != 0 || ::lseek(fd, 0, SEEK_SET) != 0 || !write_all(fd, text.data(), text.size()))
+        return sys_error("--status-json: write " + path);
     return {};
 }
 

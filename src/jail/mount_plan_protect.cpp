@@ -1,7 +1,11 @@
 // The mount plan's protected paths (mount_planner.hpp): the entries found below the writable
 // trees, the directories on the way to each pinned, the path bound read-only, a missing one
 // made a placeholder.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -26,6 +30,51 @@ MountOp protect_bind(const std::string& path) {
 }
 
 }  // namespace
+
+namespace {
+
+// Whether A is B or below it, by the directories' identity: A's deepest existing ancestor (A
+// itself, if it exists) and the directories above it, resolved, against B's device and inode.
+bool at_or_under_by_identity(const std::string& a, const std::string& b) {
+    if (path_at_or_under(a, b)) return true;
+    struct stat target {};
+    if (::stat(b.c_str(), &target) != 0) return false;
+    std::string p = a;
+    char real[PATH_MAX];
+    while (!::realpath(p.c_str(), real)) {
+        if (p == "/" || p.empty()) return false;
+        p = std::string(path_parent(p));
+    }
+    for (std::string r = real;; r = std::string(path_parent(r))) {
+        struct stat st {};
+        if (::stat(r.c_str(), &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino) return true;
+        if (r == "/") return false;
+    }
+}
+
+}  // namespace
+
+}  // namespace cordon::mount_planner
+
+namespace cordon {
+
+bool written_through_binds(const Spec& s, const std::string& path) {
+    auto meets = [&](const std::string& w) {
+        return mount_planner::at_or_under_by_identity(path, w) || mount_planner::at_or_under_by_identity(w, path);
+    };
+    for (const auto& w : s.rw) {
+        if (meets(w)) return true;
+    }
+    for (const auto& m : s.mount_requests) {
+        const bool writable = m.kind == MountRequest::Kind::Bind || m.kind == MountRequest::Kind::DevBind;
+        if (writable && !m.source.empty() && m.source[0] == '/' && meets(m.source)) return true;
+    }
+    return false;
+}
+
+}  // namespace cordon
+
+namespace cordon::mount_planner {
 
 // Protected paths: every existing directory on the way to one is pinned (bound onto itself) so
 // it cannot be renamed away and recreated; the path itself is bound read-only. Missing parts

@@ -1,11 +1,14 @@
 #include "cordon/paths.hpp"
 
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string_view>
 
@@ -102,23 +105,48 @@ std::string cache_home(const std::string& home) {
     return {};
 }
 
-std::string untrusted_because(const std::string& path) {
-    char real[PATH_MAX];
-    if (!::realpath(path.c_str(), real)) return "";  // nothing there to trust or not
-    const uid_t me = ::geteuid();
-    const gid_t group = ::getegid();
-    std::string p = real;
+namespace {
+
+// Why the entry P itself (lstat: a symlink is its own entry) may not be trusted, or "". LAST:
+// P is the file or directory asked about, not one above it.
+std::string untrusted_entry(const std::string& p, bool last) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) return "cannot stat " + p;
+    if (st.st_uid != 0 && st.st_uid != ::geteuid()) return p + " belongs to uid " + std::to_string(st.st_uid);
+    if (S_ISLNK(st.st_mode)) return "";  // its mode means nothing; where it leads is checked too
+    const bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 && !last;
+    if ((st.st_mode & S_IWOTH) != 0 && !sticky_dir) return p + " is writable by everyone";
+    if ((st.st_mode & S_IWGRP) != 0 && st.st_gid != 0 && st.st_gid != ::getegid() && !sticky_dir)
+        return p + " is writable by group " + std::to_string(st.st_gid);
+    // An access ACL may grant write to anyone; the mode does not show whom.
+    if (::lgetxattr(p.c_str(), "system.posix_acl_access", nullptr, 0) > 0) return p + " has an access ACL";
+    return "";
+}
+
+// The same for P and every directory above it, as spelled (not resolved).
+std::string untrusted_chain(std::string p) {
     for (bool last = true;; last = false) {
-        struct stat st {};
-        if (::stat(p.c_str(), &st) != 0) return "cannot stat " + p;
-        if (st.st_uid != 0 && st.st_uid != me) return p + " belongs to uid " + std::to_string(st.st_uid);
-        const bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 && !last;
-        if ((st.st_mode & S_IWOTH) != 0 && !sticky_dir) return p + " is writable by everyone";
-        if ((st.st_mode & S_IWGRP) != 0 && st.st_gid != 0 && st.st_gid != group && !sticky_dir)
-            return p + " is writable by group " + std::to_string(st.st_gid);
-        if (p == "/") return "";
+        if (std::string why = untrusted_entry(p, last); !why.empty()) return why;
+        if (p == "/" || p.empty()) return "";
         p = std::string(path_parent(p));
     }
+}
+
+}  // namespace
+
+std::string untrusted_because(const std::string& path) {
+    char real[PATH_MAX];
+    if (!::realpath(path.c_str(), real)) {
+        if (errno == ENOENT || errno == ENOTDIR) return "";             // nothing there to trust or not
+        return "cannot resolve " + path + ": " + std::strerror(errno);  // fail closed
+    }
+    // The path as given (a symlink on the way is an entry of its own: its owner counts) and as
+    // resolved (where the links lead).
+    char cwd[PATH_MAX];
+    std::string given = path;
+    if (given.empty() || given[0] != '/') given = std::string(::getcwd(cwd, sizeof cwd) ? cwd : "/") + "/" + given;
+    if (std::string why = untrusted_chain(normalize_path(given, "/")); !why.empty()) return why;
+    return untrusted_chain(real);
 }
 
 std::vector<std::string> search_path(const std::string& kind, const char* env_var) {

@@ -163,6 +163,11 @@ if [[ $(id -u) -eq 0 ]]; then
   chown 65534 "$open_dir/openly.toml"
   CORDON_PROFILE_PATH="$open_dir" run "$CORDON" -p openly -- true
   expect_err "openly.toml is not trusted: .* belongs to uid 65534" "a profile another user owns is refused"
+  # A symlink another user owns, to a trusted file: its owner could point it anywhere.
+  chown 0 "$open_dir/openly.toml" && cp "$open_dir/openly.toml" "$open_dir/real.toml"
+  ln -s real.toml "$open_dir/linked.toml" && chown -h 65534 "$open_dir/linked.toml"
+  CORDON_PROFILE_PATH="$open_dir" run "$CORDON" -p linked -- true
+  expect_err "linked.toml is not trusted: .*linked.toml belongs to uid 65534" "a symlink another user owns is refused"
 fi
 rm -rf "$open_dir"
 

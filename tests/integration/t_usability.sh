@@ -53,6 +53,29 @@ expect_no_out "HOOK-WRITTEN" "and .git/hooks too"
   ok "nothing was planted for the host's git" || not_ok "planted: $(git -C "$proj" config core.fsmonitor)"
 rm -f "$proj/.git/scratch"
 
+# The same through another spelling of .git (a symlink to the workdir): compared by identity.
+if [[ $(id -u) -ne 0 ]]; then
+  ln -sfn "$proj" "$SCRATCH/proj-alias"
+  chmod 0555 "$proj"
+  pushd "$proj" >/dev/null
+  run "$CORDON" --bind "$SCRATCH/proj-alias/.git" /tmp/g -- /bin/sh -c "$GUARD; git -C /tmp/g config core.fsmonitor 'echo planted' 2>/dev/null && echo CONFIG-WRITTEN"
+  popd >/dev/null
+  chmod 0755 "$proj"
+  expect_no_out "CONFIG-WRITTEN" "a writable bind of .git through a symlink keeps .git/config protected"
+  [[ -z $(git -C "$proj" config core.fsmonitor) ]] && ok "and nothing was planted" || not_ok "planted through the alias"
+fi
+
+# --status-json PATH is opened before the command runs: replacing the path with a symlink or a
+# FIFO changes neither another file nor how cordon ends.
+echo ORIGINAL > "$SCRATCH/victim"
+run "$CORDON" --status-json "$WORK/st.json" -- /bin/sh -c "rm -f st.json; ln -s $SCRATCH/victim st.json"
+[[ $(cat "$SCRATCH/victim") == ORIGINAL ]] && ok "a status path swapped for a symlink does not write through it" ||
+  not_ok "the status went through the symlink: $(head -c 80 "$SCRATCH/victim")"
+rm -f "$WORK/st.json"
+run timeout 60 "$CORDON" --status-json "$WORK/st2.json" -- /bin/sh -c 'rm -f st2.json; mkfifo st2.json'
+[[ $rc -eq 0 ]] && ok "a status path swapped for a FIFO does not hang cordon" || not_ok "exit $rc"
+rm -f "$WORK/st2.json"
+
 # A profile with several errors: each named with file:line:column, in the file's order.
 cat > "$SCRATCH/bad.toml" <<'EOF'
 net = "hots"
