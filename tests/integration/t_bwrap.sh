@@ -304,9 +304,14 @@ if serve_http "$OUT/site"; then
   expect_err '^cordon: network: refused denied.invalid' "extras: the refusal is on stderr"
   grep -q '"kind":"network"' "$OUT/net.json" 2>/dev/null && ok "extras: the refusal is in the status JSON" ||
     not_ok "extras: no network denial in the status JSON: $(cat "$OUT/net.json" 2>/dev/null)"
-  run env CORDON_BWRAP_EXTRAS="$net_extras" "$bw" "${agent[@]}" -- \
+  # Only what the entries name: the host's 127.0.0.1:$P directly when an entry names it (as a
+  # client without proxy support connects), not when only a name is allowed on the port.
+  run env CORDON_BWRAP_EXTRAS="--allow-host allowed.test:$P" "$bw" "${agent[@]}" -- \
     curl -sS --max-time 5 --noproxy '*' "http://127.0.0.1:$P/hello.txt"
   expect_no_out 'hello-through-bwrap' "extras: with an allowlist, --share-net no longer reaches the host's loopback directly"
+  run env CORDON_BWRAP_EXTRAS="$net_extras" "$bw" "${agent[@]}" -- \
+    curl -sS --max-time 5 --noproxy '*' "http://127.0.0.1:$P/hello.txt"
+  expect_out 'hello-through-bwrap' "extras: an address an entry names is reached directly, through the forwarder"
   expect_exit 1 "extras: --allow-host with --unshare-net is refused" \
     env CORDON_BWRAP_EXTRAS="--allow-host allowed.test" "$bw" --ro-bind / / --unshare-net true
   expect_err "needs a shared network" "the refusal says why"

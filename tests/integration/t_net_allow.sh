@@ -158,7 +158,13 @@ import socket
 s = socket.create_connection((\"127.0.0.1\", $HP), timeout=5)
 try:
     s.sendall(b\"GET /hello.txt HTTP/1.0\\r\\n\\r\\n\")
-    print(\"got\", repr(s.recv(4096)))
+    got = b\"\"
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    print(\"got\", repr(got))
 except ConnectionResetError:
     print(\"got reset\")
 '"
