@@ -105,6 +105,10 @@ struct AllowHost {
     std::vector<uint16_t> ports;  // never empty
 };
 
+// Why --as-pid-1 and the Landlock jail do not go together (the option's error, at either place).
+inline constexpr const char* kAsPid1Landlock =
+    "the command can be pid 1 only of the namespace jail's pid namespace, and the Landlock jail has none";
+
 struct Spec {
     // The command: argv[0] is looked up on the jail's PATH.
     std::vector<std::string> argv;
@@ -151,6 +155,7 @@ struct Spec {
     bool allow_userns = false;
     bool allow_ptrace = false;
     bool new_session = false;
+    bool as_pid_1 = false;  // --as-pid-1: the command is the jail's pid 1, no init of cordon's (bubblewrap's)
     std::optional<std::string> argv0;  // --argv0: what the command sees as argv[0] (bubblewrap's)
     std::vector<int> cap_keep;
     std::vector<std::string> cap_keep_names;

@@ -178,6 +178,7 @@ Result<std::vector<std::string>> cordon_command_line(const Options& o, const std
     if (o.hostname) out.insert(out.end(), {"--hostname", *o.hostname});
     if (o.chdir) out.insert(out.end(), {"--chdir", *o.chdir});
     if (o.new_session) out.emplace_back("--new-session");
+    if (o.as_pid_1) out.emplace_back("--as-pid-1");
     if (o.argv0) out.insert(out.end(), {"--argv0", *o.argv0});
     for (int cap : keep) {
         char* name = ::cap_to_name(cap);

@@ -97,6 +97,8 @@ const std::vector<KeyInfo>& all_keys() {  // NOLINT(readability-function-size)
         {"cap-add", T::List, "CAP",
          "keep capability CAP inside the jail's user namespace (CAP_SETFCAP: no xattr is written)", kProfile, 1},
         {"new-session", T::Bool, "", "run the command in a new session (no controlling terminal)", kProfile, 0},
+        {"as-pid-1", T::Bool, "", "the command is pid 1 of the jail, with no init of cordon's (as bubblewrap's)",
+         kCliOnly, 0},
         {"argv0", T::String, "NAME", "argv[0] the command is given (COMMAND is still the program run)", kCliOnly, 1},
         {"seccomp", T::String, "NAME|PATH", "syscall policy (default: default)", kProfile, 1},
         {"require-layers", T::Bool, "", "exit 125, nothing run, unless the jail proves each layer from inside",

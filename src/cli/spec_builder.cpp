@@ -430,6 +430,8 @@ Status set_security(const SettingsLayer& merged, Spec& s) {
     s.allow_userns = get_bool(merged, "allow-userns");
     s.allow_ptrace = get_bool(merged, "allow-ptrace");
     s.new_session = get_bool(merged, "new-session");
+    s.as_pid_1 = get_bool(merged, "as-pid-1");
+    if (s.as_pid_1 && s.isolation == Isolation::Landlock) return make_error("--as-pid-1", kAsPid1Landlock);
     s.argv0 = get_string(merged, "argv0");
     CORDON_TRY(add_capabilities(merged, s));
     s.seccomp = get_string(merged, "seccomp").value_or("default");

@@ -156,6 +156,9 @@ struct PayloadPlan {
     // ... and the bounding set holds the kept capabilities only: not in the Landlock jail of a
     // caller without CAP_SETPCAP, which cannot drop it (no_new_privs makes it inert there).
     bool bounding_dropped = false;
+    // --as-pid-1: init itself is the payload, and reports to the supervisor over SYNC_FD (kept
+    // until the exec closes it) instead of to init over REPORT_FD.
+    bool as_pid_1 = false;
 };
 
 // What the payload tells init over the report pipe: its check of the layers, right before the
@@ -166,6 +169,35 @@ struct PayloadReport {
     int32_t err = 0;
     LayerCheck layers;
 };
+
+// A payload report as the supervisor hears it. False when it is the last one: the exec failed,
+// or --require-layers refused a layer.
+bool relay_report(int sync, const Spec& spec, const PayloadReport& r) {
+    if (r.kind == PayloadReport::ExecFailed) {
+        send_msg(sync, ChildMsg::ExecError, r.err, 0, spec.argv[0].c_str());
+        return false;
+    }
+    send_msg(sync, ChildMsg::Layers, static_cast<int32_t>(r.layers.checked), static_cast<int32_t>(r.layers.failed),
+             std::to_string(r.layers.seccomp_filters).c_str());
+    if (r.kind != PayloadReport::LayersRefused) return true;
+    std::string names;
+    for (uint32_t bit = 1; bit <= LayerCheck::kLast; bit <<= 1) {
+        if (r.layers.failed & bit) names += std::string(names.empty() ? "" : ", ") + LayerCheck::name(bit);
+    }
+    send_msg(
+        sync, ChildMsg::SetupError, 0, 0,
+        ("--require-layers: checked from inside, before the command, these layers are not engaged: " + names).c_str());
+    return false;
+}
+
+// The payload's report: to init over the pipe, or straight to the supervisor as --as-pid-1's
+// init.
+void send_report(const PayloadPlan& p, const PayloadReport& r) {
+    if (p.as_pid_1)
+        (void)relay_report(p.sync_fd, *p.spec, r);
+    else
+        (void)write_all(p.report_fd, &r, sizeof r);
+}
 
 // init: the payload's plan, made before the last signal check (end_if_signalled_during_setup).
 PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
@@ -311,8 +343,7 @@ LayerCheck check_layers(const PayloadPlan& p) {
 void report_layers(const PayloadPlan& p) {
     const LayerCheck layers = check_layers(p);
     const bool refused = p.spec->require_layers && layers.failed != 0;
-    const PayloadReport report{refused ? PayloadReport::LayersRefused : PayloadReport::Layers, 0, layers};
-    (void)write_all(p.report_fd, &report, sizeof report);
+    send_report(p, PayloadReport{refused ? PayloadReport::LayersRefused : PayloadReport::Layers, 0, layers});
     if (refused) ::_exit(125);
 }
 
@@ -323,8 +354,7 @@ int payload_main(void* arg) {
     const PayloadPlan& p = *static_cast<const PayloadPlan*>(arg);
     const Spec& spec = *p.spec;
     auto die = [&](int err) {
-        const PayloadReport failed{PayloadReport::ExecFailed, err, {}};
-        (void)write_all(p.report_fd, &failed, sizeof failed);
+        send_report(p, PayloadReport{PayloadReport::ExecFailed, err, {}});
         ::_exit(127);
     };
     // Signals 5: the default actions, then unblocked. One that came before (see note_signal)
@@ -357,9 +387,9 @@ int payload_main(void* arg) {
         if (!send_with_fd(p.sync_fd, &m, sizeof m, listener)) die(errno);
         ::close(listener);
     }
-    // Only 0, 1, 2 (and our report pipe and the Landlock ruleset, close-on-exec) survive into
-    // the command.
-    close_fds_from(3, p.report_fd, p.landlock_fd);
+    // Only 0, 1, 2 (and our report pipe, or --as-pid-1's socket, and the Landlock ruleset, all
+    // close-on-exec) survive into the command.
+    close_fds_from(3, p.as_pid_1 ? p.sync_fd : p.report_fd, p.landlock_fd);
     for (const auto& r : spec.rlimits) {
         struct rlimit rl {
             static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)
@@ -484,24 +514,7 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
     for (;;) {
         PayloadReport r{};
         const ssize_t n = retry_eintr([&] { return ::read(start.report[0], &r, sizeof r); });
-        if (n != static_cast<ssize_t>(sizeof r)) break;
-        if (r.kind == PayloadReport::ExecFailed) {
-            send_msg(sync, ChildMsg::ExecError, r.err, 0, ctx.spec->argv[0].c_str());
-            break;
-        }
-        send_msg(sync, ChildMsg::Layers, static_cast<int32_t>(r.layers.checked), static_cast<int32_t>(r.layers.failed),
-                 std::to_string(r.layers.seccomp_filters).c_str());
-        if (r.kind == PayloadReport::LayersRefused) {
-            std::string names;
-            for (uint32_t bit = 1; bit <= LayerCheck::kLast; bit <<= 1) {
-                if (r.layers.failed & bit) names += std::string(names.empty() ? "" : ", ") + LayerCheck::name(bit);
-            }
-            send_msg(
-                sync, ChildMsg::SetupError, 0, 0,
-                ("--require-layers: checked from inside, before the command, these layers are not engaged: " + names)
-                    .c_str());
-            break;
-        }
+        if (n != static_cast<ssize_t>(sizeof r) || !relay_report(sync, *ctx.spec, r)) break;
     }
     ::close(start.report[0]);
     return payload;
@@ -527,6 +540,18 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
     while (::recv(ctx.sync_fd, &byte, 1, 0) > 0) {
     }
     ::_exit(0);
+}
+
+// --as-pid-1 (bubblewrap's): init is the command. It takes the payload's steps itself and
+// execs; the supervisor hears its reports and reaps it for the command's status. Orphans are
+// the command's to reap, signals without its handler do not reach it (pid 1), and the kernel
+// ends the rest of the jail when it exits.
+[[noreturn]] void exec_as_pid_1(const ChildContext& ctx, int landlock) {
+    PayloadPlan plan = plan_payload(ctx, -1);
+    plan.as_pid_1 = true;
+    plan.landlock_fd = landlock;
+    payload_main(&plan);
+    ::_exit(127);  // not reached: payload_main execs or exits
 }
 
 // init, signals 8, until the payload's end: reap everything, relay the supervisor's signals,
@@ -600,6 +625,7 @@ void become_subreaper(const ChildContext& ctx) {
     const int landlock = build_landlock(ctx);                       // init: the ruleset the payload enforces
     lock_privileges(ctx);                                           // init: bounding set, no_new_privs
     wait_to_proceed(ctx, proceeded);                                // init: the supervisor allows the command
+    if (ctx.spec->as_pid_1) exec_as_pid_1(ctx, landlock);           // --as-pid-1: init execs the command
     PayloadStart start = prepare_payload(ctx, landlock);            // init: plan, stack, exec-report pipe
     const UniqueFd sigfd = watch_signals(ctx, start.plan.signals);  // init (signals 4)
     end_if_signalled_during_setup(ctx, start.plan.signals);         // init (signals 4)

@@ -41,7 +41,8 @@ public:
           facts_(facts),
           // A cgroup must be empty before it is removed, and --status-json reports the jail's
           // CPU time from init's rusage: then init is reaped first.
-          reap_init_(run.cgroup != nullptr || run.options.report_cpu),
+          // Under --as-pid-1 init is the command, and its status is the command's.
+          reap_init_(run.cgroup != nullptr || run.options.report_cpu || run.spec.as_pid_1),
           exec_(run.exec_gate, run.spec.argv, run.spec.chdir) {}
     Status loop();
 
@@ -219,6 +220,8 @@ void Supervision::finish() {
         while (next_message()) {
         }
     }
+    // --as-pid-1: init was the command, and its wait status is the command's.
+    if (run_.spec.as_pid_1 && facts_.started && !facts_.payload_status) facts_.payload_status = facts_.init_status;
     // Not reaping init: it waits on the socket and exits when cordon does, so that its
     // namespace teardown does not compete with our cleanup. The descriptor closes with us.
     if (sync && facts_.payload_status && !reap_init_) (void)sync.release();

@@ -258,6 +258,11 @@ Result<pid_t> clone_init_as_jail_ids(Run& run) {
 // The Landlock jail instead of the namespace jail, for WHY (the refusal, or --isolation
 // landlock): its plan, its TMPDIR, and the one warning that names what it cannot give.
 Status enter_fallback(Run& run, const std::string& why) {
+    if (run.spec.as_pid_1) {
+        Error e = make_error("--as-pid-1", kAsPid1Landlock);
+        e.why = why + ", and " + e.why;
+        return e;
+    }
     auto plan = run.prepared.fallback ? Result<FallbackPlan>(*run.prepared.fallback)
                                       : plan_fallback(run.spec, run.prepared.mounts, landlock_abi(), real_host_fs());
     if (!plan) {

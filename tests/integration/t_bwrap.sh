@@ -263,6 +263,18 @@ else
 fi
 run "$bw" "${agent[@]}" -- python3 -c 'import os; print(os.system("rm -rf / 2>/dev/null") == 0 or "no-deny")'
 grep -q "denied" "$OUT/err" && not_ok "without extras there is no policy" || ok "without extras: no command policy"
+# --as-pid-1 under the extras (Codex passes it always): the command is pid 1, as with Debian's
+# bwrap and without the extras; what pid 1 sees of itself is the same.
+pid1_script='echo $$ "$(tr "\0" " " </proc/1/cmdline)"; kill -9 $$; echo survived; exit 6'
+want=$(bwrap --ro-bind / / --proc /proc --unshare-pid --as-pid-1 -- sh -c "$pid1_script" 2>&1; echo "rc=$?")
+for extras in "" "--policy default --audit $OUT/pid1.jsonl"; do
+  got=$(env ${extras:+CORDON_BWRAP_EXTRAS="$extras"} "$bw" --ro-bind / / --proc /proc --unshare-pid --as-pid-1 -- \
+    sh -c "$pid1_script" 2>&1; echo "rc=$?")
+  [[ $got == "$want" ]] && ok "--as-pid-1${extras:+ with the extras}: pid 1 is the command, as with Debian's bwrap" ||
+    not_ok "--as-pid-1${extras:+ with the extras}: '$got', Debian's bwrap '$want'"
+done
+grep -q '"pid":1,' "$OUT/pid1.jsonl" 2>/dev/null && ok "extras: --as-pid-1's command is checked and logged as pid 1" ||
+  not_ok "extras: no exec of pid 1 in the audit log: $(head -c 300 "$OUT/pid1.jsonl" 2>/dev/null)"
 # The extras keep --tmpfs in the ops' order and --perms exact whatever the umask, as bubblewrap.
 mkdir -p "$SCRATCH/covered" && echo "host's" >"$SCRATCH/covered/file"
 for m in 0777 6777 0700; do

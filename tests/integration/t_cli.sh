@@ -51,6 +51,29 @@ expect_exit 0 "--argv0 with a PATH search" "$CORDON" --argv0 other-name -- sh -c
 expect_out "^other-name$" "the shell found on PATH sees its argv[0] as --argv0"
 # --mount-tmpfs and --perms: in the primitives' order (after --ro-bind / / it hides what is there),
 # the mode exact whatever the umask; a bad or dangling --perms is an error and nothing runs.
+# --as-pid-1: the command is the jail's pid 1 (no init of cordon's), and the rest holds: its
+# exit status, the exec checks, --timeout, an orphan it leaves ended with it.
+expect_exit 6 "--as-pid-1 keeps the command's exit status" "$CORDON" --as-pid-1 --audit "$SCRATCH/pid1.jsonl" -- sh -c \
+  'echo $$ "$(tr "\0" " " </proc/1/cmdline)"; kill -9 $$; echo survived; exit 6'
+expect_out '^1 sh -c ' "--as-pid-1: the command is pid 1, and /proc/1 is the command"
+expect_out '^survived$' "--as-pid-1: a SIGKILL from inside does not end pid 1, as under bubblewrap"
+grep -q '"pid":1,' "$SCRATCH/pid1.jsonl" 2>/dev/null && ok "--as-pid-1: the exec checks saw pid 1's exec" ||
+  not_ok "--as-pid-1: no exec of pid 1 in the audit log: $(head -c 300 "$SCRATCH/pid1.jsonl" 2>/dev/null)"
+expect_exit 0 "--as-pid-1: an exec inside is still checked" "$CORDON" --as-pid-1 -- python3 -c \
+  'import os; print(os.system("rm -rf / 2>/dev/null") != 0)'
+expect_out '^True$' "--as-pid-1: the denied exec failed"
+expect_err "^cordon: denied: sh -c 'rm -rf / 2>/dev/null'" "--as-pid-1: the denial is on stderr"
+expect_exit 127 "--as-pid-1: a command that is not there" "$CORDON" --as-pid-1 -- no-such-command-here
+expect_err "^cordon: no-such-command-here: command not found" "--as-pid-1: the exec failure is reported"
+expect_exit 124 "--as-pid-1: --timeout ends a pid 1 that ignores SIGTERM" "$CORDON" --as-pid-1 --timeout 1s -- sleep 30
+orphan="sleep 31.$$"  # a name no other run has
+run "$CORDON" --as-pid-1 -- sh -c "$orphan >/dev/null 2>&1 & echo \$!"
+sleep 0.5
+[[ $rc -eq 0 && -n $(cat "$OUT/out") ]] && ! pgrep -fx "$orphan" >/dev/null &&
+  ok "--as-pid-1: what the command left behind ended with it" || not_ok "--as-pid-1: exit $rc, $(cat "$OUT/out")"
+expect_exit 125 "--as-pid-1 with the Landlock jail is refused" "$CORDON" --as-pid-1 --isolation landlock -- touch "$WORK/pid1-ran"
+expect_err "^cordon: --as-pid-1: .*Landlock jail has none" "the refusal names --as-pid-1"
+[[ ! -e $WORK/pid1-ran ]] && ok "nothing ran after the refusal" || not_ok "--as-pid-1 --isolation landlock ran the command"
 mkdir -p "$SCRATCH/shown" && echo host >"$SCRATCH/shown/file"
 run sh -c "umask 077; '$CORDON' --no-profile --no-policy --ro-bind / / --perms 0750 --mount-tmpfs '$SCRATCH/shown' \
   --perms 0711 --dir '$SCRATCH/shown/d' -- sh -c 'ls $SCRATCH/shown; stat -c %a $SCRATCH/shown $SCRATCH/shown/d'"

@@ -170,9 +170,10 @@ TEST_CASE("bwrap: the extras keep the ops' order, --perms and the capabilities b
         "--pids 50", false);
     REQUIRE(codex.ok());
     const std::vector<std::string> want{
-        "--no-profile", "--no-policy",    "--ro-bind", "/",       "/",      "--perms", "0000", "--mount-tmpfs",
-        "/tmp/d",       "--remount-ro",   "/tmp/d",    "--perms", "0700",   "--dir",   "/x",   "--net",
-        "none",         "--allow-userns", "--argv0",   "helper",  "--pids", "50",      "--",   "true"};
+        "--no-profile", "--no-policy",    "--ro-bind",  "/",       "/",      "--perms", "0000", "--mount-tmpfs",
+        "/tmp/d",       "--remount-ro",   "/tmp/d",     "--perms", "0700",   "--dir",   "/x",   "--net",
+        "none",         "--allow-userns", "--as-pid-1", "--argv0", "helper", "--pids",  "50",   "--",
+        "true"};
     CHECK(*codex == want);
     // srt binds its proxy socket, then covers it with --ro-bind / /: bubblewrap shows the same
     // file through /, read-only; so does the bind made again after it, as the cover shows it
