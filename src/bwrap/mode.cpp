@@ -1,8 +1,10 @@
 // bwrap mode's entry: how it is recognised, and its --help.
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -142,6 +144,9 @@ int run_with_extras(const Options& options, const std::string& extras) {
     envp.reserve(env.size() + 1);
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
+    // --die-with-parent: cordon, which this process becomes, dies with the caller, and the jail
+    // with cordon (the parent-death signal outlives execve).
+    if (options.die_with_parent) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     ::execve("/proc/self/exe", argv.data(), envp.data());
     print_error(options, "execv /proc/self/exe (cordon, for CORDON_BWRAP_EXTRAS)", errno);
     return 1;

@@ -234,6 +234,11 @@ Result<pid_t> clone_fallback(Run& run) {
 // moves it.
 Result<pid_t> clone_init_as_jail_ids(Run& run) {
     const long id = kRootJailId;
+    // Changing our ids clears a parent-death signal our caller set (bwrap's --die-with-parent
+    // under the extras): it is set again after, and one whose moment passed meanwhile is taken.
+    int death_signal = 0;
+    (void)::prctl(PR_GET_PDEATHSIG, &death_signal, 0, 0, 0);
+    const pid_t parent = ::getppid();
     if (::setgroups(0, nullptr) != 0 || ::syscall(SYS_setresgid, -1L, id, -1L) != 0 ||
         ::syscall(SYS_setresuid, -1L, id, -1L) != 0) {
         return sys_error("take the jail's ids to start it");
@@ -250,6 +255,13 @@ Result<pid_t> clone_init_as_jail_ids(Run& run) {
                       ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)) {
         if (init > 0) ::kill(init, SIGKILL);
         return sys_error("take back root's ids");
+    }
+    if (init != 0 && death_signal != 0) {
+        (void)::prctl(PR_SET_PDEATHSIG, death_signal, 0, 0, 0);
+        if (::getppid() != parent) {
+            if (init > 0) ::kill(init, SIGKILL);
+            ::raise(death_signal);
+        }
     }
     if (init < 0) return clone_error(clone_err);
     return init;

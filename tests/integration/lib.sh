@@ -92,6 +92,31 @@ alive() {
   done
 }
 
+# ends_with_parent TAG DESCRIPTION CMD...: CMD, started by a shell that is then SIGKILLed, is
+# gone within 10 s (a parent-death signal reached it). CMD's jailed command line is TAG, a name
+# no other process has; it is found by TAG, and ended by its pid if it outlived its parent.
+ends_with_parent() {
+  local tag=$1 desc=$2 parent left _
+  shift 2
+  bash -c '"$@" </dev/null >/dev/null 2>&1 & wait' _ "$@" &
+  parent=$!
+  for _ in $(seq 100); do pgrep -fx "$tag" >/dev/null && break; sleep 0.1; done
+  if ! pgrep -fx "$tag" >/dev/null; then
+    kill -9 "$parent" 2>/dev/null
+    not_ok "$desc: the command did not start"
+    return
+  fi
+  kill -9 "$parent"
+  wait "$parent" 2>/dev/null
+  for _ in $(seq 100); do pgrep -fx "$tag" >/dev/null || break; sleep 0.1; done
+  left=$(pgrep -fx "$tag" | tr '\n' ' ')
+  if [[ -z $left ]]; then ok "$desc"; else
+    not_ok "$desc: still running: $left"
+    # shellcheck disable=SC2086 # the pids
+    kill -9 $left 2>/dev/null
+  fi
+}
+
 # expect_out PATTERN DESCRIPTION: the last run's stdout matches the extended regex.
 expect_out() {
   if grep -Eq -- "$1" "$OUT/out"; then ok "$2"; else

@@ -275,6 +275,12 @@ for extras in "" "--policy default --audit $OUT/pid1.jsonl"; do
 done
 grep -q '"pid":1,' "$OUT/pid1.jsonl" 2>/dev/null && ok "extras: --as-pid-1's command is checked and logged as pid 1" ||
   not_ok "extras: no exec of pid 1 in the audit log: $(head -c 300 "$OUT/pid1.jsonl" 2>/dev/null)"
+# --die-with-parent (Codex passes it) with and without the extras: the jail ends with the caller.
+# A root caller's cordon changes its ids to start the jail, which clears the parent-death signal.
+ends_with_parent "sleep 42.$$" "--die-with-parent: the jail ends with bwrap's parent" \
+  "$bw" --ro-bind / / --unshare-pid --die-with-parent -- sleep "42.$$"
+ends_with_parent "sleep 43.$$" "extras: --die-with-parent: the jail ends with bwrap's parent" \
+  env CORDON_BWRAP_EXTRAS="--audit $OUT/dwp.jsonl" "$bw" --ro-bind / / --unshare-pid --die-with-parent -- sleep "43.$$"
 # The extras keep --tmpfs in the ops' order and --perms exact whatever the umask, as bubblewrap.
 mkdir -p "$SCRATCH/covered" && echo "host's" >"$SCRATCH/covered/file"
 for m in 0777 6777 0700; do

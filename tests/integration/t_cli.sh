@@ -74,6 +74,10 @@ sleep 0.5
 expect_exit 125 "--as-pid-1 with the Landlock jail is refused" "$CORDON" --as-pid-1 --isolation landlock -- touch "$WORK/pid1-ran"
 expect_err "^cordon: --as-pid-1: .*Landlock jail has none" "the refusal names --as-pid-1"
 [[ ! -e $WORK/pid1-ran ]] && ok "nothing ran after the refusal" || not_ok "--as-pid-1 --isolation landlock ran the command"
+# A parent-death signal the caller set (setpriv --pdeathsig, Go's Pdeathsig) still ends cordon
+# and its jail with the caller, also once a root caller's cordon changed ids to start the jail.
+ends_with_parent "sleep 44.$$" "a caller's parent-death signal ends the jail with the caller" \
+  setpriv --pdeathsig KILL "$CORDON" -- sleep "44.$$"
 mkdir -p "$SCRATCH/shown" && echo host >"$SCRATCH/shown/file"
 run sh -c "umask 077; '$CORDON' --no-profile --no-policy --ro-bind / / --perms 0750 --mount-tmpfs '$SCRATCH/shown' \
   --perms 0711 --dir '$SCRATCH/shown/d' -- sh -c 'ls $SCRATCH/shown; stat -c %a $SCRATCH/shown $SCRATCH/shown/d'"
