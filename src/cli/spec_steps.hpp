@@ -1,6 +1,6 @@
 // The steps of build_spec (spec_builder.cpp) kept in files of their own: the workdir and the
 // current directory (spec_workdir.cpp), the environment and what it says about the command
-// (spec_env.cpp). Internal to src/cli.
+// (spec_env.cpp), the limits (spec_limits.cpp). Internal to src/cli.
 #pragma once
 
 #include "cordon/settings.hpp"
@@ -16,5 +16,7 @@ void set_chdir(const SettingsLayer& merged, const HostInfo& host, Spec& s);
 Status set_environment(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o);
 // A note when the command is a program in HOME that the jail does not show.
 void note_hidden_program(const HostInfo& host, const Spec& s, RunOptions& o);
+// --timeout, the cgroup limits (SPEC §7) and --rlimit.
+Status set_limits(const SettingsLayer& merged, Spec& s);
 
 }  // namespace cordon::spec_steps
