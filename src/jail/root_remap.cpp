@@ -4,6 +4,8 @@
 #include <linux/openat2.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,7 +35,12 @@ bool write_at(const std::string& path, const char* data) {
 // shares our memory and descriptors (no page tables to copy) and has no exit signal (our
 // SIGCHLD is for the jail's init). We write its maps (root may map anything), take its
 // namespace, and kill it; it is reaped with the Premounts, after the jail's clone.
-int wait_forever(void*) {
+// It dies with us, also when we are SIGKILLed before we kill it: else it would keep our
+// descriptors (cordon's stdout among them) open for good. ARG is our pid.
+int wait_forever(void* arg) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::syscall(SYS_getppid) != *static_cast<const pid_t*>(arg)) {
+        ::_exit(1);
+    }
     for (;;) ::pause();
     return 0;
 }
@@ -55,7 +62,9 @@ struct IdmapHelper {
 
 Result<UniqueFd> make_idmap(IdmapHelper& helper) {
     alignas(16) static char stack[16 * 1024];
-    helper.pid = ::clone(wait_forever, stack + sizeof stack, CLONE_NEWUSER | CLONE_VM | CLONE_FILES, nullptr);
+    static pid_t parent = 0;
+    parent = ::getpid();
+    helper.pid = ::clone(wait_forever, stack + sizeof stack, CLONE_NEWUSER | CLONE_VM | CLONE_FILES, &parent);
     if (helper.pid < 0) return sys_error("root remap: start the idmap's namespace");
     char map[32];
     std::snprintf(map, sizeof map, "0 %u 1", kRootJailId);
