@@ -123,7 +123,12 @@ namespace {
 // CORDON_BWRAP_EXTRAS: cordon runs the translated command line itself (its normal mode, so the
 // limits, policy and audit are the ones cordon(1) documents).
 int run_with_extras(const Options& options, const std::string& extras) {
-    auto translated = cordon_command_line(options, extras, ::getuid() == 0 && has_sys_admin());
+    const bool privileged = ::getuid() == 0 && has_sys_admin();
+    if (auto bad = check_options(options, privileged)) {
+        print_error(options, *bad, 0);
+        return 1;
+    }
+    auto translated = cordon_command_line(options, extras, privileged);
     if (!translated) {
         print_error(options, translated.error().why, 0);
         return 1;

@@ -23,9 +23,7 @@
 #include "setup.hpp"
 
 namespace cordon::bwrap {
-namespace {
 
-// A check that bubblewrap makes before anything runs; nullopt when the options pass.
 std::optional<std::string> check_options(const Options& o, bool privileged) {
     if (o.argv.empty()) return "No command specified";
     if (o.userns_fd >= 0 && o.unshare_user) return "--userns not compatible --unshare-user";
@@ -44,6 +42,8 @@ std::optional<std::string> check_options(const Options& o, bool privileged) {
     if (o.disable_userns && o.userns_block_fd >= 0) return "--disable-userns is not compatible with --userns-block-fd";
     return std::nullopt;
 }
+
+namespace {
 
 int clone_flags(const Options& o, const Plan& plan) {
     int flags = CLONE_NEWNS;

@@ -2,6 +2,7 @@
 // and the child's process steps (child.cpp).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ bool setup_mounts(const Plan& plan, std::vector<int>& locks, ChildError& error);
 
 // Whether this process has CAP_SYS_ADMIN in its effective set (with uid 0: bubblewrap's "privileged").
 bool has_sys_admin();
+
+// A check that bubblewrap makes of the options before anything runs, under the extras too:
+// nullopt when they pass, else bubblewrap's message.
+std::optional<std::string> check_options(const Options& o, bool privileged);
 
 // The child: mounts, identity, capabilities, then the payload (and its waiting parent).
 [[noreturn]] void child_main(const Plan& plan);

@@ -1,5 +1,6 @@
 // Supervise (supervisor.cpp): the supervisor's poll loop, from the word to proceed until the
 // jail's init is gone.
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -64,6 +66,8 @@ private:
     void on_message(const ChildMsg& m, UniqueFd fd);
     void on_exec(short revents);
     void on_signal(const struct signalfd_siginfo& si);
+    // Whether the jail's init has a handler for SIG (SigCgt in its /proc status).
+    [[nodiscard]] bool init_catches(int sig) const;
     void on_timer();
     void finish();
 
@@ -168,6 +172,20 @@ void Supervision::on_message(const ChildMsg& m, UniqueFd fd) {
     }
 }
 
+bool Supervision::init_catches(int sig) const {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(run_.init));
+    const UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+    char buf[4096];
+    const ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    const char* at = std::strstr(buf, "\nSigCgt:");
+    if (at == nullptr) return false;
+    const unsigned long long caught = std::strtoull(at + std::strlen("\nSigCgt:"), nullptr, 16);
+    return sig >= 1 && sig <= 64 && ((caught >> (sig - 1)) & 1U) != 0;
+}
+
 void Supervision::on_signal(const struct signalfd_siginfo& si) {
     const int sig = static_cast<int>(si.ssi_signo);
     if (sig == SIGCHLD) {
@@ -187,6 +205,17 @@ void Supervision::on_signal(const struct signalfd_siginfo& si) {
     if (!facts_.started && !facts_.child_failure && !facts_.payload_status) {
         if (!facts_.interrupted) facts_.interrupted = sig;
         ::kill(run_.init, SIGKILL);
+        return;
+    }
+    // --as-pid-1: a signal that pid 1, the command, has no handler for never reaches it (also
+    // between its Started and its exec, when its handlers are the defaults). It ends the run
+    // instead, as it ends bubblewrap's, rather than leave cordon deaf to Ctrl-C and kill.
+    if (run_.spec.as_pid_1 && !init_catches(sig)) {
+        if (!facts_.interrupted) facts_.interrupted = sig;
+        if (run_.cgroup)
+            run_.cgroup->kill_all();
+        else
+            ::kill(run_.init, SIGKILL);
         return;
     }
     // Signals 7: kill(cordon) is relayed to the payload; terminal signals (Ctrl-C) already

@@ -273,6 +273,9 @@ for extras in "" "--policy default --audit $OUT/pid1.jsonl"; do
   [[ $got == "$want" ]] && ok "--as-pid-1${extras:+ with the extras}: pid 1 is the command, as with Debian's bwrap" ||
     not_ok "--as-pid-1${extras:+ with the extras}: '$got', Debian's bwrap '$want'"
 done
+expect_exit 1 "extras: --as-pid-1 without --unshare-pid is refused, as by bubblewrap" \
+  env CORDON_BWRAP_EXTRAS="--policy default" "$bw" --ro-bind / / --as-pid-1 -- true
+expect_err "^bwrap: Specifying --as-pid-1 requires --unshare-pid" "extras: with bubblewrap's message"
 grep -q '"pid":1,' "$OUT/pid1.jsonl" 2>/dev/null && ok "extras: --as-pid-1's command is checked and logged as pid 1" ||
   not_ok "extras: no exec of pid 1 in the audit log: $(head -c 300 "$OUT/pid1.jsonl" 2>/dev/null)"
 # --die-with-parent (Codex passes it) with and without the extras: the jail ends with the caller.

@@ -71,6 +71,46 @@ run "$CORDON" --as-pid-1 -- sh -c "$orphan >/dev/null 2>&1 & echo \$!"
 sleep 0.5
 [[ $rc -eq 0 && -n $(cat "$OUT/out") ]] && ! pgrep -fx "$orphan" >/dev/null &&
   ok "--as-pid-1: what the command left behind ended with it" || not_ok "--as-pid-1: exit $rc, $(cat "$OUT/out")"
+# A signal to cordon that pid 1 has no handler for would never reach it: it ends the run, as it
+# ends bubblewrap's, also when it comes between the command's start and its exec. One the
+# command handles reaches it.
+for sig in TERM INT HUP; do
+  "$CORDON" -q --as-pid-1 -- sleep 30 </dev/null >/dev/null 2>&1 &
+  pid=$!
+  sleep 1
+  kill -"$sig" "$pid"
+  for _ in $(seq 100); do [[ -n $(alive "$pid") ]] || break; sleep 0.1; done
+  if [[ -n $(alive "$pid") ]]; then
+    kill -9 "$pid"
+    not_ok "--as-pid-1: SIG$sig to cordon did not end the run"
+  else
+    rc=0
+    wait "$pid" || rc=$?
+    want=$((128 + $(kill -l "$sig")))
+    [[ $rc -eq $want ]] && ok "--as-pid-1: SIG$sig to cordon ends a command without a handler (exit $rc)" ||
+      not_ok "--as-pid-1: SIG$sig: exit $rc, expected $want"
+  fi
+done
+"$CORDON" -q --as-pid-1 -- sh -c 'trap "exit 40" TERM; sleep 5 & wait' </dev/null >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[[ $rc -eq 40 ]] && ok "--as-pid-1: a command's own handler gets the signal (exit $rc)" ||
+  not_ok "--as-pid-1: a trapped SIGTERM: exit $rc, expected 40"
+early=""
+for i in $(seq 20); do
+  "$CORDON" -q --as-pid-1 -- sleep 3 </dev/null >/dev/null 2>&1 &
+  pid=$!
+  sleep "0.00$((i % 10))"
+  kill -TERM "$pid"
+  rc=0
+  wait "$pid" || rc=$?
+  [[ $rc -eq 143 ]] || early+=" $rc"
+done
+[[ -z $early ]] && ok "--as-pid-1: SIGTERM in the first milliseconds ends each of 20 runs (143)" ||
+  not_ok "--as-pid-1: SIGTERM at the start was lost or misread:$early"
 expect_exit 125 "--as-pid-1 with the Landlock jail is refused" "$CORDON" --as-pid-1 --isolation landlock -- touch "$WORK/pid1-ran"
 expect_err "^cordon: --as-pid-1: .*Landlock jail has none" "the refusal names --as-pid-1"
 [[ ! -e $WORK/pid1-ran ]] && ok "nothing ran after the refusal" || not_ok "--as-pid-1 --isolation landlock ran the command"
@@ -78,6 +118,22 @@ expect_err "^cordon: --as-pid-1: .*Landlock jail has none" "the refusal names --
 # and its jail with the caller, also once a root caller's cordon changed ids to start the jail.
 ends_with_parent "sleep 44.$$" "a caller's parent-death signal ends the jail with the caller" \
   setpriv --pdeathsig KILL "$CORDON" -- sleep "44.$$"
+# SIGKILL to cordon at any moment of its start leaves nothing behind (a root caller's id-map
+# helper once outlived it, holding cordon's stdout open).
+for i in $(seq 100); do
+  "$CORDON" -q -- true "killtag$$-$i" </dev/null >/dev/null 2>&1 &
+  pid=$!
+  sleep "0.00$((i % 10))"
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+done
+sleep 1
+left=$(pgrep -f "killtag$$-" | tr '\n' ' ')
+[[ -z $left ]] && ok "SIGKILL to cordon during 100 starts leaves no process" || {
+  not_ok "SIGKILL during start left: $left ($(ps -o args= -p "${left%% *}"))"
+  # shellcheck disable=SC2086 # the pids
+  kill -9 $left 2>/dev/null
+}
 mkdir -p "$SCRATCH/shown" && echo host >"$SCRATCH/shown/file"
 run sh -c "umask 077; '$CORDON' --no-profile --no-policy --ro-bind / / --perms 0750 --mount-tmpfs '$SCRATCH/shown' \
   --perms 0711 --dir '$SCRATCH/shown/d' -- sh -c 'ls $SCRATCH/shown; stat -c %a $SCRATCH/shown $SCRATCH/shown/d'"
