@@ -100,7 +100,16 @@ else
 fi
 rm -f "$WORK/x.sh"
 
-# Host-wide information is masked: /proc/keys, /proc/timer_list and kcore read as empty.
-jailed 'for f in keys timer_list kcore; do [ -e /proc/$f ] || continue; n=$(cat /proc/$f 2>/dev/null | wc -c); echo "$f=$n"; done'
-expect_no_out "=[1-9]" "/proc/keys, /proc/timer_list and /proc/kcore show nothing"
+# Host-wide information is masked: /proc/timer_list and kcore read as empty, and so does
+# /proc/keys in a root caller's jail. An unprivileged caller's jail is not masked there: the
+# kernel lists only the keyrings that user may view, its own (which a login's PAM session makes).
+masked="timer_list kcore"
+[[ $(id -u) -eq 0 ]] && masked="keys $masked"
+jailed "for f in $masked; do [ -e /proc/\$f ] || continue; n=\$(cat /proc/\$f 2>/dev/null | wc -c); echo \"\$f=\$n\"; done"
+expect_no_out "=[1-9]" "/proc/${masked// /, /proc/} show nothing"
+if [[ $(id -u) -ne 0 ]]; then
+  jailed 'cat /proc/keys 2>/dev/null | awk "{print \$6}" | sort -u'
+  ! grep -qvx "$(id -u)" "$OUT/out" && ok "/proc/keys lists only the caller's own keys ($(wc -l <"$OUT/out") owners)" ||
+    not_ok "/proc/keys lists keys of other users: $(tr '\n' ' ' <"$OUT/out")"
+fi
 finish
