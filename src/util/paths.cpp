@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <string_view>
+#include <unordered_map>
 
 namespace cordon {
 
@@ -123,10 +124,20 @@ std::string untrusted_entry(const std::string& p, bool last) {
     return "";
 }
 
-// The same for P and every directory above it, as spelled (not resolved).
+// The same for P and every directory above it, as spelled (not resolved). One run asks about
+// the same directories many times (each kind's search path, each file found on it, given and
+// resolved), so each entry's answer is kept for the rest of the process: a short-lived one
+// (cordon and bwrap mode start, search, then run); an entry that passed belongs to root or the
+// caller and is writable by no one else, so no one else can change its answer meanwhile.
+std::string untrusted_resolved(const std::string& path);
+
 std::string untrusted_chain(std::string p) {
+    static std::unordered_map<std::string, std::string> answers[2];  // [last]
     for (bool last = true;; last = false) {
-        if (std::string why = untrusted_entry(p, last); !why.empty()) return why;
+        auto& known = answers[last ? 1 : 0];
+        auto it = known.find(p);
+        if (it == known.end()) it = known.emplace(p, untrusted_entry(p, last)).first;
+        if (!it->second.empty()) return it->second;
         if (p == "/" || p.empty()) return "";
         p = std::string(path_parent(p));
     }
@@ -135,19 +146,33 @@ std::string untrusted_chain(std::string p) {
 }  // namespace
 
 std::string untrusted_because(const std::string& path) {
+    static std::unordered_map<std::string, std::string> answers;  // as untrusted_chain's, absolute paths
+    const bool absolute = !path.empty() && path[0] == '/';
+    if (auto it = answers.find(path); absolute && it != answers.end()) return it->second;
+    std::string why = untrusted_resolved(path);
+    if (absolute) answers.emplace(path, why);
+    return why;
+}
+
+namespace {
+
+std::string untrusted_resolved(const std::string& path) {
     char real[PATH_MAX];
     if (!::realpath(path.c_str(), real)) {
         if (errno == ENOENT || errno == ENOTDIR) return "";             // nothing there to trust or not
         return "cannot resolve " + path + ": " + std::strerror(errno);  // fail closed
     }
     // The path as given (a symlink on the way is an entry of its own: its owner counts) and as
-    // resolved (where the links lead).
+    // resolved (where the links lead); one chain where they are the same.
     char cwd[PATH_MAX];
     std::string given = path;
     if (given.empty() || given[0] != '/') given = std::string(::getcwd(cwd, sizeof cwd) ? cwd : "/") + "/" + given;
-    if (std::string why = untrusted_chain(normalize_path(given, "/")); !why.empty()) return why;
-    return untrusted_chain(real);
+    given = normalize_path(given, "/");
+    if (std::string why = untrusted_chain(given); !why.empty()) return why;
+    return given == real ? "" : untrusted_chain(real);
 }
+
+}  // namespace
 
 std::vector<std::string> search_path(const std::string& kind, const char* env_var) {
     std::vector<std::string> dirs;
