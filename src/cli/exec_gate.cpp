@@ -6,6 +6,7 @@
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/policy/analyze.hpp"
+#include "cordon/policy/names.hpp"
 
 namespace cordon {
 
@@ -93,32 +94,8 @@ void add_cut(JsonObject& o, const ArgvRecord& a) {
 }  // namespace
 
 std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0) {
-    std::vector<std::vector<std::string>> out;
-    if (argv.empty() || argv0.empty()) return out;
-    out.push_back(with_program(argv, argv0));
-    std::string_view name = path_basename(argv0);
-    const std::string_view given = name;
-    while (!name.empty() && name.front() == '-') name.remove_prefix(1);  // a login name: busybox's -rm is rm
-    if (name.empty()) return out;
-    if (name != given) out.push_back(with_program(argv, std::string(name)));
-    // busybox (and toybox) run their first argument as the applet under any name that begins with
-    // theirs: busyboxZ rm is rm.
-    if (policy::is_multicall(name) && argv.size() > 1) out.emplace_back(argv.begin() + 1, argv.end());
-    // ... and, run as another name, they are that applet run by busybox, which runs what the
-    // applet runs (its shell's commands) in its own process: busybox named sh is busybox sh.
-    if (policy::is_multicall(path_basename(argv[0])) && !policy::is_multicall(name)) {
-        std::vector<std::string> applet{argv[0], std::string(name)};
-        applet.insert(applet.end(), argv.begin() + 1, argv.end());
-        out.push_back(std::move(applet));
-    }
-    // PROGRAM-SUB is PROGRAM's SUB, as git reads git-clean (whatever the file is called).
-    const size_t dash = name.find('-');
-    if (dash != std::string_view::npos && dash > 0 && dash + 1 < name.size()) {
-        std::vector<std::string> sub{std::string(name.substr(0, dash)), std::string(name.substr(dash + 1))};
-        sub.insert(sub.end(), argv.begin() + 1, argv.end());
-        out.push_back(std::move(sub));
-    }
-    return out;
+    if (argv.empty()) return {};
+    return policy::argv0_variants(argv, argv0, argv[0], [](std::string_view w) { return std::string(w); });
 }
 
 std::vector<std::vector<std::string>> loader_argv0_variants(const std::vector<std::string>& argv) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cordon/policy/analyze.hpp"
+#include "cordon/policy/names.hpp"
 #include "scope.hpp"
 #include "wrapper_args.hpp"
 
@@ -483,6 +484,12 @@ void Analyzer::command(std::vector<Field> argv, Scope& sc, const std::string& te
     inv.argv = argv;
     push(std::move(inv));
     call(argv[0].static_text(), argv, sc, text);
+    // What the program may act as for its name (-rm is rm, git-clean is git clean), as the
+    // exec-time check judges it; busybox's own names are its unwrap's.
+    if (nest < kMaxNesting && !is_multicall(prog)) {
+        auto named = argv0_variants(argv, prog, prog, [](std::string_view w) { return Field::lit(w); });
+        for (size_t i = 1; i < named.size(); ++i) command(std::move(named[i]), sc, text, {}, nest + 1, in);
+    }
     Unwrapped u = unwrap(argv);
     if (u.kind == Unwrapped::Kind::None) return;
     if (nest >= kMaxNesting) {

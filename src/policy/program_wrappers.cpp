@@ -37,7 +37,6 @@ std::span<const Simple> simple_table() {  // NOLINT(readability-function-size)
         {"taskset", {"", {}}, 1, "p"},
         {"setsid", {"", {}}, 0},
         {"command", {"", {}}, 0, "vV"},
-        {"exec", {"a", {}}, 0},
         {"builtin", {"", {}}, 0},
         {"pkexec", {"", {"user"}}, 0},
         {"nocache", {"", {}}, 0},

@@ -5,6 +5,7 @@
 
 #include "cordon/paths.hpp"
 #include "cordon/policy/analyze.hpp"
+#include "cordon/policy/names.hpp"
 #include "wrapper_args.hpp"
 
 namespace cordon::policy {
@@ -387,6 +388,24 @@ Unwrapped nuke(const Argv& argv) {
     return inner(std::move(rm));
 }
 
+// exec [-cl] [-a NAME] [COMMAND [ARG...]], the shell's builtin: COMMAND runs with NAME as its
+// argv[0], which busybox and git read as what to be (exec -a rm busybox -rf DIR).
+Unwrapped exec_builtin(const Argv& argv) {
+    Parsed p = parse_opts(argv, {"a", {}});
+    if (p.unknown) return unanalyzable("exec options are not known statically");
+    Argv cmd = rest(argv, p.next);
+    const Field* name = value_of(p, {"-a"});
+    if (!name || cmd.empty()) return inner(std::move(cmd));
+    if (!name->is_static() || !cmd[0].is_static()) {
+        return unanalyzable("the name exec -a gives the command is not known statically");
+    }
+    Unwrapped u = inner(cmd);
+    auto named = argv0_variants(cmd, name->static_text(), cmd[0].static_text(),
+                                [](std::string_view w) { return Field::lit(w); });
+    for (auto& line : named) u.argvs.push_back(std::move(line));
+    return u;
+}
+
 }  // namespace
 
 std::string_view basename(std::string_view path) {
@@ -415,6 +434,7 @@ Unwrapped unwrap(const std::vector<Field>& argv) {
     if (prog == "xargs") return xargs(argv);
     if (prog == "find") return find(argv);
     if (prog == "nuke") return nuke(argv);
+    if (prog == "exec") return exec_builtin(argv);
     static constexpr std::string_view shells[] = {"sh",  "bash", "dash", "zsh",  "ksh",   "mksh",
                                                   "ash", "yash", "posh", "lksh", "rbash", "hush"};
     if (std::find(std::begin(shells), std::end(shells), prog) != std::end(shells)) return shell(argv);

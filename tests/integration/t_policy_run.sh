@@ -127,6 +127,18 @@ expect_exit 126 "busybox under another name that begins with busybox runs its ap
   "$CORDON" -- "$WORK/busyboxZ" rm -rf "$HOME"
 expect_exit 126 "exec -a busybox.static busybox rm inside the jail is judged as rm" \
   "$CORDON" -- bash -c "$GUARD; exec -a busybox.static busybox rm -rf \"\$HOME\""
+# The same names in a script with exec checks off: the static check alone judges them.
+expect_exit 126 "exec -a git-clean git in a script is judged as git clean (exec checks off)" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "exec -a git-clean git -fdx"
+expect_exit 126 "exec -a rm busybox in a script is judged as rm (exec checks off)" \
+  "$CORDON" --exec-checks off -c "$GUARD; exec -a rm busybox -rf \"\$HOME\""
+expect_exit 126 "exec -a -rm busybox in a script is judged as rm (exec checks off)" \
+  "$CORDON" --exec-checks off -c "$GUARD; exec -a -rm busybox -rf \"\$HOME\""
+expect_exit 126 "git-clean by name in a script is judged as git clean (exec checks off)" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "/usr/lib/git-core/git-clean -f"
+expect_exit 126 "exec -a with a name not known statically is refused (exec checks off)" \
+  "$CORDON" --exec-checks off -c "$GUARD; n=rm; exec -a \"\$n\" busybox -rf \"\$HOME\""
+expect_exit 0 "exec -a with a harmless name runs (exec checks off)" "$CORDON" --exec-checks off -- bash -c "exec -a lister ls ."
 [[ -e $WORK/victim/untracked ]] && ok "git clean did not run" || not_ok "git clean ran under another name"
 # busybox's nuke removes a tree as rm -rf does, in every spelling that works for rm; on a
 # directory of the project it runs. (HOME is the test's, and private in the jail.)

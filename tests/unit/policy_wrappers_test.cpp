@@ -71,7 +71,15 @@ TEST_CASE("env", "[policy][wrappers]") {
 TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
     CHECK(innermost("command rm x") == "rm x");
     CHECK(invocations("command -v rm") == V{"command -v rm"});
-    CHECK(innermost("exec -a name rm x") == "rm x");
+    // exec -a NAME: the command, and what NAME makes it (busybox named rm is rm).
+    CHECK(invocations("exec -a name rm x") == V{"exec -a name rm x", "rm x", "name x"});
+    CHECK(invocations("exec -a rm busybox -rf d") ==
+          V{"exec -a rm busybox -rf d", "busybox -rf d", "rm -rf d", "busybox rm -rf d", "rm -rf d"});
+    CHECK(invocations("exec -a git-clean git -f") ==
+          V{"exec -a git-clean git -f", "git -f", "git-clean -f", "git clean -f", "git clean -f"});
+    // A name of the form PROGRAM-SUB, or with a login dash, is also that program's.
+    CHECK(invocations("git-clean -f") == V{"git-clean -f", "git clean -f"});
+    CHECK(invocations("-rm -rf d") == V{"-rm -rf d", "rm -rf d"});
     CHECK(innermost("builtin cd /") == "cd /");
     CHECK(innermost("nice -n 10 rm x") == "rm x");
     // The dynamic loader run as a program maps the program it is given, past its options.
