@@ -48,8 +48,9 @@ int probe_userns();
 // something elsewhere than where the host has it).
 Result<FallbackPlan> plan_fallback(const Spec& spec, const MountPlan& mounts, int abi, const HostFs& fs);
 
-// The text of the one warning a Landlock jail prints (without "cordon: warning: "); WHY says
-// why it runs instead of the namespace jail.
+// The text of the one warning a Landlock jail prints (without "cordon: warning: "), two lines:
+// WHY (why it runs instead of the namespace jail), then the jail and what it cannot give, the
+// first items named and the rest counted.
 std::string fallback_warning(const FallbackPlan& plan, const std::string& why);
 
 // The Landlock jail's per-run TMPDIR: a directory of mode 0700 made below a parent, removed

@@ -255,10 +255,16 @@ Result<FallbackPlan> plan_fallback(const Spec& spec, const MountPlan& mounts, in
 }
 
 std::string fallback_warning(const FallbackPlan& plan, const std::string& why) {
-    std::string out = why + "; running in a Landlock jail (ABI " + std::to_string(plan.landlock.abi) +
-                      ") instead, which cannot give: ";
-    for (size_t i = 0; i < plan.dropped.size(); ++i) out += (i ? "; " : "") + plan.dropped[i];
-    return out;
+    // Two lines: why, then the jail and the first of what it drops by their short names (up to
+    // a parenthesis or a colon); --dry-run and --status-json's "dropped" have them all.
+    std::string out = why + ";\n  running in a Landlock jail (ABI " + std::to_string(plan.landlock.abi) + ") instead";
+    constexpr size_t kNamed = 2;
+    for (size_t i = 0; i < plan.dropped.size() && i < kNamed; ++i) {
+        const std::string& d = plan.dropped[i];
+        out += (i ? ", " : ": ") + d.substr(0, std::min(d.find(" ("), d.find(':')));
+    }
+    if (plan.dropped.size() > kNamed) out += " and " + std::to_string(plan.dropped.size() - kNamed) + " more";
+    return out + " (--dry-run lists them)";
 }
 
 namespace {

@@ -93,9 +93,14 @@ expect_rc 0 "auto: the command runs where user namespaces are refused"
 expect_out '^ran$' "auto: its output"
 [[ $(grep -c '^cordon: warning:' "$OUT/err") -eq 1 ]] && ok "auto: exactly one warning" ||
   not_ok "auto: $(grep -c '^cordon: warning:' "$OUT/err") warnings: $(cat "$OUT/err")"
-expect_err '^cordon: warning: user namespaces are refused here \(clone: Operation not permitted\); running in a Landlock jail \(ABI [0-9]+\) instead, which cannot give: host processes visible' \
-  "auto: the warning says why and names what it cannot give"
-expect_err 'no private /tmp' "auto: the warning names the shared /tmp"
+expect_err '^cordon: warning: user namespaces are refused here \(clone: Operation not permitted\);$' \
+  "auto: the warning says why"
+expect_err '^  running in a Landlock jail \(ABI [0-9]+\) instead: host processes visible, no private /tmp and [0-9]+ more \(--dry-run lists them\)$' \
+  "auto: its second line names the jail, the first of what it cannot give, and where the rest is"
+[[ $(wc -l <"$OUT/err") -eq 2 ]] && ok "auto: the warning is two lines, and nothing else is printed" ||
+  not_ok "auto: $(wc -l <"$OUT/err") lines on stderr: $(cat "$OUT/err")"
+run "$NOUSERNS" "$CORDON" --dry-run -- /bin/echo ran
+expect_out 'dropped: no private /tmp' "auto: --dry-run lists what the warning counts"
 python3 - "$OUT/status.json" <<'EOF' && ok "--status-json: isolation landlock and what was dropped" || not_ok "--status-json: $(cat "$OUT/status.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -215,7 +220,8 @@ run "${OUTER[@]}" "$CORDON" --workdir "$WORK/inner" -- /bin/sh -c \
   "$LLGUARD; echo in > $WORK/inner/sub/f && echo inner-ok; (echo out > $WORK/outer-file) 2>/dev/null && echo outer-written; true"
 [[ $rc -ne 99 ]] || { echo "Bail out! the nested Landlock jail is not working"; finish; exit 1; }
 expect_rc 0 "nested: auto runs the Landlock jail inside cordon"
-expect_err 'cordon: warning: user namespaces are refused here .*Landlock jail' "nested: with its warning"
+expect_err 'cordon: warning: user namespaces are refused here .*;$' "nested: with its warning"
+expect_err '^  running in a Landlock jail \(ABI [0-9]+\) instead: ' "nested: and its second line"
 expect_out '^inner-ok$' "nested: the inner workdir is writable"
 expect_no_out 'outer-written' "nested: the outer workdir, writable in the outer jail, is not in the inner one"
 [[ ! -e $WORK/outer-file ]] && ok "nested: nothing landed outside the inner workdir" || not_ok "nested: $WORK/outer-file written"
@@ -225,7 +231,8 @@ expect_no_out 'outer-written' "nested: the outer workdir, writable in the outer 
 # namespace at all): only Landlock refuses the write.
 WRAP=()
 lljailed "echo x > $SCRATCH/landlock-only 2>/dev/null && echo written; echo done" --isolation landlock
-expect_err '^cordon: warning: --isolation landlock; running in a Landlock jail' "--isolation landlock: the warning"
+expect_err '^cordon: warning: --isolation landlock;$' "--isolation landlock: the warning"
+expect_err '^  running in a Landlock jail \(ABI [0-9]+\) instead: ' "--isolation landlock: its second line"
 expect_out '^done$' "--isolation landlock: the command ran"
 [[ ! -e $SCRATCH/landlock-only ]] && ok "--isolation landlock: Landlock alone refuses a write its permissions allow" ||
   not_ok "--isolation landlock: $SCRATCH/landlock-only was written"
