@@ -20,7 +20,7 @@ namespace cordon {
 
 // What a program run with ARGV's words after argv[0] and ARGV0 as its argv[0] may act as: ARGV0's
 // program (a multicall binary: busybox named rm), that name without a login dash (-rm), and for
-// a name PROGRAM-SUB, PROGRAM's SUB (git named git-clean). The first line is ARGV with ARGV0.
+// a name git-SUB, git's SUB (git named git-clean). The first line is ARGV with ARGV0.
 std::vector<std::vector<std::string>> argv0_variants(const std::vector<std::string>& argv, const std::string& argv0);
 // The same for the program a loader runs with its --argv0 NAME (ld.so --argv0 git-clean git -f):
 // none unless ARGV is a loader's command line with one.

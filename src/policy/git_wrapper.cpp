@@ -30,14 +30,27 @@ std::optional<Field> git_command(std::string key, const Field& value) {
     return value;
 }
 
-// KEY=VALUE (git -c) or KEY and VALUE (git config): the shell command VALUE runs, if any.
-void git_setting(const Field& key, const Field* value, std::vector<Argv>& commands) {
+struct Alias {
+    std::string name;  // lower case, as git looks it up
+    Field value;
+};
+
+// KEY=VALUE (git -c) or KEY and VALUE (git config): the shell command VALUE runs, if any. With
+// ALIASES, a -c alias.NAME=VALUE of git's own commands is kept there too.
+void git_setting(const Field& key, const Field* value, std::vector<Argv>& commands,
+                 std::vector<Alias>* aliases = nullptr) {
     if (key.pieces.empty() || key.pieces[0].kind != Piece::Kind::Lit) return;
     const std::string& t = key.pieces[0].text;
     const size_t eq = value ? std::string::npos : t.find('=');
     if (!value && eq == std::string::npos) return;
     const Field v = value ? *value : key.drop_prefix(eq + 1);
-    if (auto text = git_command(t.substr(0, eq), v)) commands.push_back(shell_text(*text));
+    if (auto text = git_command(t.substr(0, eq), v)) {
+        commands.push_back(shell_text(*text));
+        return;
+    }
+    std::string name = t.substr(0, eq);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (aliases && name.starts_with("alias.") && name.size() > 6) aliases->push_back({name.substr(6), v});
 }
 
 // git config [OPTIONS] [set] KEY VALUE, from the word after "config".
@@ -57,6 +70,7 @@ Unwrapped git(const Argv& argv) {
     Argv cmd{argv[0]};
     std::optional<Field> dir;
     std::vector<Argv> commands;
+    std::vector<Alias> aliases;
     size_t i = 1;
     for (; i < argv.size() && argv[i].is_static() && argv[i].starts_with("-"); ++i) {
         const std::string t = argv[i].static_text();
@@ -75,9 +89,23 @@ Unwrapped git(const Argv& argv) {
             t == "-c" || t == "--git-dir" || t == "--work-tree" || t == "--namespace" || t == "--config-env";
         if (!takes || i + 1 >= argv.size()) continue;
         cmd.push_back(argv[++i]);
-        if (t == "-c") git_setting(argv[i], nullptr, commands);
+        if (t == "-c") git_setting(argv[i], nullptr, commands, &aliases);
     }
     if (i < argv.size() && is_word(argv[i], "config")) git_config(argv, i + 1, commands);
+    // git -c alias.NAME=VALUE NAME ARGS runs git VALUE ARGS (an alias of git's own commands; one
+    // from a config file is seen at its exec: git runs itself again).
+    if (i < argv.size() && argv[i].is_static()) {
+        std::string sub = argv[i].static_text();
+        std::transform(sub.begin(), sub.end(), sub.begin(), [](unsigned char c) { return std::tolower(c); });
+        for (auto a = aliases.rbegin(); a != aliases.rend(); ++a) {
+            if (a->name != sub) continue;
+            Argv expanded{argv[0]};
+            for (auto& w : split_words(a->value)) expanded.push_back(std::move(w));
+            for (size_t k = i + 1; k < argv.size(); ++k) expanded.push_back(argv[k]);
+            commands.push_back(std::move(expanded));
+            break;
+        }
+    }
     if (!dir && commands.empty()) return {};
     Unwrapped u;
     u.kind = Unwrapped::Kind::Argv;

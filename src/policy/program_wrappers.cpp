@@ -473,6 +473,13 @@ const Simple& loader() {
     return table;
 }
 
+// The program the loader maps, and what its --argv0 NAME makes it (ld.so --argv0 git-clean git).
+Unwrapped loader_program(const Argv& argv) {
+    Parsed p = parse_opts(argv, loader().opts);
+    if (p.unknown) return unanalyzable("ld.so options are not known statically");
+    return inner_named(rest(argv, p.next), value_of(p, {"--argv0"}), "the loader's --argv0");
+}
+
 }  // namespace
 
 size_t loader_operand(const std::vector<std::string>& argv) {
@@ -521,7 +528,7 @@ const Known* known(std::string_view prog) {
 
 Unwrapped unwrap_program(std::string_view prog, const Argv& argv) {
     const Known* k = known(prog);
-    if (!k) return is_loader_name(prog) ? simple(loader(), argv) : Unwrapped{};
+    if (!k) return is_loader_name(prog) ? loader_program(argv) : Unwrapped{};
     if (k->special) return k->special(argv);
     if (k->simple) return simple(*k->simple, argv);
     return runner(argv, prog);

@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <iterator>
 
+#include "cordon/policy/names.hpp"
+
 namespace cordon::policy::wrap {
 
 bool is_word(const Field& f, std::string_view w) {
@@ -144,6 +146,48 @@ bool is_command_variable(std::string_view name) {
 
 Argv shell_text(const Field& text) {
     return {Field::lit("sh"), Field::lit("-c"), text};
+}
+
+Argv split_words(const Field& f) {
+    Argv out;
+    if (!f.is_static()) {
+        out.push_back(Field::unknown());
+        return out;
+    }
+    std::string word;
+    bool have = false;
+    char quote = 0;
+    for (char c : f.static_text()) {
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+            else
+                word.push_back(c);
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            have = true;
+        } else if (c == ' ' || c == '\t' || c == '\n') {
+            if (have || !word.empty()) out.push_back(Field::lit(word));
+            word.clear();
+            have = false;
+        } else {
+            word.push_back(c);
+        }
+    }
+    if (have || !word.empty()) out.push_back(Field::lit(word));
+    return out;
+}
+
+Unwrapped inner_named(Argv cmd, const Field* name, std::string_view who) {
+    if (!name || cmd.empty()) return inner(std::move(cmd));
+    if (!name->is_static() || !cmd[0].is_static()) {
+        return unanalyzable(std::string("the name ") + std::string(who) + " gives the command is not known statically");
+    }
+    Unwrapped u = inner(cmd);
+    auto named = argv0_variants(cmd, name->static_text(), cmd[0].static_text(),
+                                [](std::string_view w) { return Field::lit(w); });
+    for (auto& line : named) u.argvs.push_back(std::move(line));
+    return u;
 }
 
 Unwrapped unanalyzable(std::string why) {

@@ -46,6 +46,9 @@ bool is_env_assignment(const Field& f);
 size_t skip_assignments(const Argv& argv, size_t i);
 // Arguments from FROM joined with spaces, as eval and watch pass them to a shell.
 Field join(const Argv& argv, size_t from);
+// A string split into words at blanks, with single and double quotes (env -S "STRING", a git
+// alias); one unknown word when F is not static.
+Argv split_words(const Field& f);
 // Every occurrence of REPL inside literal pieces replaced with VALUE's pieces.
 Field substitute(const Field& f, std::string_view repl, const Field& value);
 
@@ -64,6 +67,9 @@ Unwrapped script_file();
 // from standard input, which a pipe or a here-document may fill.
 Unwrapped stdin_shell();
 Unwrapped unanalyzable(std::string why);
+// CMD run with NAME as its argv[0] (exec -a NAME, the loader's --argv0 NAME; none when null):
+// CMD, and what NAME makes it (policy::argv0_variants). WHO names the option in a refusal.
+Unwrapped inner_named(Argv cmd, const Field* name, std::string_view who);
 
 }  // namespace cordon::policy::wrap
 

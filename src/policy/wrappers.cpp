@@ -5,7 +5,6 @@
 
 #include "cordon/paths.hpp"
 #include "cordon/policy/analyze.hpp"
-#include "cordon/policy/names.hpp"
 #include "wrapper_args.hpp"
 
 namespace cordon::policy {
@@ -14,37 +13,6 @@ namespace {
 
 using namespace wrap;
 
-// env -S "STRING": split the string into words (env's own, simpler quoting).
-Argv split_string(const Field& f) {
-    Argv out;
-    if (!f.is_static()) {
-        out.push_back(Field::unknown());
-        return out;
-    }
-    std::string word;
-    bool have = false;
-    char quote = 0;
-    for (char c : f.static_text()) {
-        if (quote) {
-            if (c == quote)
-                quote = 0;
-            else
-                word.push_back(c);
-        } else if (c == '\'' || c == '"') {
-            quote = c;
-            have = true;
-        } else if (c == ' ' || c == '\t' || c == '\n') {
-            if (have || !word.empty()) out.push_back(Field::lit(word));
-            word.clear();
-            have = false;
-        } else {
-            word.push_back(c);
-        }
-    }
-    if (have || !word.empty()) out.push_back(Field::lit(word));
-    return out;
-}
-
 Unwrapped env(const Argv& argv) {
     Parsed p = parse_opts(argv, {"uCS", {"unset", "chdir", "split-string"}});
     if (p.unknown) return unanalyzable("env options are not known statically");
@@ -52,7 +20,7 @@ Unwrapped env(const Argv& argv) {
     if (i < argv.size() && argv[i].is_static() && argv[i].static_text() == "-") ++i;
     Argv cmd;
     if (const Field* s = value_of(p, {"-S", "--split-string"})) {
-        cmd = split_string(*s);
+        cmd = split_words(*s);
         // GNU env stops reading its options at -S: what follows its string are the command's
         // arguments, "-rf" among them.
         for (size_t k = 1; k < argv.size() && argv[k].is_static(); ++k) {
@@ -393,17 +361,7 @@ Unwrapped nuke(const Argv& argv) {
 Unwrapped exec_builtin(const Argv& argv) {
     Parsed p = parse_opts(argv, {"a", {}});
     if (p.unknown) return unanalyzable("exec options are not known statically");
-    Argv cmd = rest(argv, p.next);
-    const Field* name = value_of(p, {"-a"});
-    if (!name || cmd.empty()) return inner(std::move(cmd));
-    if (!name->is_static() || !cmd[0].is_static()) {
-        return unanalyzable("the name exec -a gives the command is not known statically");
-    }
-    Unwrapped u = inner(cmd);
-    auto named = argv0_variants(cmd, name->static_text(), cmd[0].static_text(),
-                                [](std::string_view w) { return Field::lit(w); });
-    for (auto& line : named) u.argvs.push_back(std::move(line));
-    return u;
+    return inner_named(rest(argv, p.next), value_of(p, {"-a"}), "exec -a");
 }
 
 }  // namespace
@@ -422,7 +380,10 @@ Unwrapped unwrap(const std::vector<Field>& argv) {
     std::string prog0 = argv[0].static_text();
     std::string_view prog = basename(prog0);
     if (is_multicall(prog)) {
-        if (argv.size() < 2 || argv[1].starts_with("-")) return {};
+        // Their own options (--help, --list, --install) run nothing; any other first argument is
+        // the applet, by its last path component (busybox -/rm is rm; -rf names none).
+        if (argv.size() < 2 || (argv[1].starts_with("-") && argv[1].static_text().find('/') == std::string::npos))
+            return {};
         return inner(rest(argv, 1));
     }
     if (prog == "env") return env(argv);

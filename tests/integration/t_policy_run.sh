@@ -138,6 +138,13 @@ expect_exit 126 "git-clean by name in a script is judged as git clean (exec chec
   "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "/usr/lib/git-core/git-clean -f"
 expect_exit 126 "exec -a with a name not known statically is refused (exec checks off)" \
   "$CORDON" --exec-checks off -c "$GUARD; n=rm; exec -a \"\$n\" busybox -rf \"\$HOME\""
+expect_exit 126 "busybox -/rm in a script is judged as rm (exec checks off)" \
+  "$CORDON" --exec-checks off -c "$GUARD; busybox -/rm -rf \"\$HOME\""
+expect_exit 126 "the loader's --argv0 git-clean in a script is judged as git clean (exec checks off)" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "$loader --argv0 git-clean /usr/bin/git -f"
+expect_exit 126 "git -c alias.x=clean x is judged as git clean (exec checks off)" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "git -c alias.x=clean x -f"
+[[ -e $WORK/victim/untracked ]] && ok "git clean did not run under an alias" || not_ok "git clean ran under an alias"
 expect_exit 0 "exec -a with a harmless name runs (exec checks off)" "$CORDON" --exec-checks off -- bash -c "exec -a lister ls ."
 [[ -e $WORK/victim/untracked ]] && ok "git clean did not run" || not_ok "git clean ran under another name"
 # busybox's nuke removes a tree as rm -rf does, in every spelling that works for rm; on a

@@ -79,6 +79,9 @@ TEST_CASE("argv0_variants: what a name makes a program", "[exec_gate]") {
     CHECK(argv0_variants({"git", "-fdx"}, "git-clean") == Lines{{"git-clean", "-fdx"}, {"git", "clean", "-fdx"}});
     CHECK(argv0_variants({"./mygit", "-f"}, "/x/git-clean") == Lines{{"/x/git-clean", "-f"}, {"git", "clean", "-f"}});
     CHECK(argv0_variants({"git", "x"}, "git-") == Lines{{"git-", "x"}});
+    // Only git reads its name that way: a dash in another name splits nothing.
+    CHECK(argv0_variants({"tee-wrapper", "/dev/sda"}, "tee-wrapper") == Lines{{"tee-wrapper", "/dev/sda"}});
+    CHECK(argv0_variants({"x", "of=/dev/sda"}, "dd-wrapper") == Lines{{"dd-wrapper", "of=/dev/sda"}});
     CHECK(argv0_variants({"sh"}, "-") == Lines{{"-"}});
     CHECK(argv0_variants({}, "rm").empty());
     // The loader's --argv0 names the program it runs.

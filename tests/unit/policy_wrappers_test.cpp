@@ -80,11 +80,21 @@ TEST_CASE("shell builtins and small wrappers", "[policy][wrappers]") {
     // A name of the form PROGRAM-SUB, or with a login dash, is also that program's.
     CHECK(invocations("git-clean -f") == V{"git-clean -f", "git clean -f"});
     CHECK(invocations("-rm -rf d") == V{"-rm -rf d", "rm -rf d"});
+    CHECK(invocations("tee-wrapper /dev/sda") == V{"tee-wrapper /dev/sda"});
+    // The loader's --argv0 NAME, as exec -a NAME.
+    CHECK(invocations("ld.so --argv0 git-clean /usr/bin/git -f") == V{"ld.so --argv0 git-clean /usr/bin/git -f",
+                                                                      "/usr/bin/git -f", "git-clean -f", "git clean -f",
+                                                                      "git clean -f"});
+    // busybox's first argument is its applet by the last path component; its own options run none.
+    CHECK(innermost("busybox -/rm -rf d") == "-/rm -rf d");
+    CHECK(innermost("busybox --/rm -rf d") == "--/rm -rf d");
+    CHECK(invocations("busybox --list") == V{"busybox --list"});
     CHECK(innermost("builtin cd /") == "cd /");
     CHECK(innermost("nice -n 10 rm x") == "rm x");
     // The dynamic loader run as a program maps the program it is given, past its options.
     CHECK(innermost("/lib64/ld-linux-x86-64.so.2 /bin/rm x") == "/bin/rm x");
-    CHECK(innermost("ld.so --library-path /opt/lib --argv0 foo ./tool x") == "./tool x");
+    CHECK(invocations("ld.so --library-path /opt/lib --argv0 foo ./tool x") ==
+          V{"ld.so --library-path /opt/lib --argv0 foo ./tool x", "./tool x", "foo x"});
     CHECK(innermost("/lib/ld-musl-x86_64.so.1 --preload a.so rm x") == "rm x");
     CHECK(cordon::is_loader_name("ld-linux-aarch64.so.1"));
     CHECK_FALSE(cordon::is_loader_name("ld"));
@@ -194,7 +204,11 @@ TEST_CASE("commands hidden in settings: trap, git settings, EDITOR and the like"
     CHECK(innermost("git -c core.pager='rm x' log") == "rm x");
     CHECK(innermost("git -c core.sshCommand='rm x' fetch") == "rm x");
     CHECK(innermost("git -c alias.y='!rm x' y") == "rm x");
-    CHECK(invocations("git -c alias.st=status st") == V{"git -c alias.st=status st"});
+    // An alias of git's own commands given with -c runs them: git VALUE ARGS.
+    CHECK(invocations("git -c alias.st=status st") == V{"git -c alias.st=status st", "git status"});
+    CHECK(innermost("git -c alias.x='clean -fdx' x") == "git clean -fdx");
+    CHECK(innermost("git -c alias.X=clean x -f") == "git clean -f");
+    CHECK(invocations("git -c alias.x=clean status") == V{"git -c alias.x=clean status"});
     CHECK(invocations("git -c core.fsmonitor=true status") == V{"git -c core.fsmonitor=true status"});
     CHECK(innermost("git config --global alias.y '!rm x'") == "rm x");
     CHECK(innermost("git config set --local core.editor 'rm x'") == "rm x");

@@ -19,8 +19,9 @@ namespace cordon::policy {
 // argv[0] may act as: ARGV with ARGV0 (first); that name without a login dash (busybox's -rm is
 // rm); busybox or toybox named anything that begins with theirs run their first argument
 // (busyboxZ rm); busybox run as another name is that applet run by busybox (busybox named sh is
-// busybox sh, whose commands run in its own process); and a name PROGRAM-SUB is PROGRAM's SUB (git
-// named git-clean). LIT turns a name into a word of ARGV's kind (a std::string, or a Field).
+// busybox sh, whose commands run in its own process); and a name git-SUB is git's SUB (git named
+// git-clean), as git reads its name (no other program is split at a dash: tee-wrapper is not
+// tee). LIT turns a name into a word of ARGV's kind (a std::string, or a Field).
 template <class Word, class Lit>
 std::vector<std::vector<Word>> argv0_variants(const std::vector<Word>& argv, std::string_view argv0,
                                               std::string_view program, Lit lit) {
@@ -38,10 +39,7 @@ std::vector<std::vector<Word>> argv0_variants(const std::vector<Word>& argv, std
     if (name != given) out.push_back(named({lit(name)}));
     if (is_multicall(name) && argv.size() > 1) out.emplace_back(argv.begin() + 1, argv.end());
     if (is_multicall(path_basename(program)) && !is_multicall(name)) out.push_back(named({argv[0], lit(name)}));
-    const size_t dash = name.find('-');
-    if (dash != std::string_view::npos && dash > 0 && dash + 1 < name.size()) {
-        out.push_back(named({lit(name.substr(0, dash)), lit(name.substr(dash + 1))}));
-    }
+    if (name.size() > 4 && name.starts_with("git-")) out.push_back(named({lit("git"), lit(name.substr(4))}));
     return out;
 }
 
