@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "cordon/version.hpp"
 
@@ -153,6 +154,56 @@ void add_jail_options(CLI::App& app, const NamedOptions& named, JailOptions& jai
         }
         opt->group("Jail options");
         jail.key_of[opt] = &key;
+    }
+}
+
+// The values of cordon's jail options are the words that follow them, as many as the option
+// takes (--setenv CFLAGS -O2, bubblewrap's --setenv under CORDON_BWRAP_EXTRAS). A word that is
+// "--" or one of cordon's long options leaves the option short of a value, an error (--bind a
+// --dir x), except --setenv's VALUE, which is always the value. CLI11 would take any value that
+// begins with '-' for an option: each such value is stood in for by a token that does not, and
+// put back by unshield_values.
+struct ShieldedValues {
+    std::vector<std::string> args;
+    std::map<std::string, std::string> originals;  // token -> value
+};
+
+bool is_long_option_of(const CLI::App& app, const std::string& word) {
+    return word == "--" ||
+           (word.rfind("--", 0) == 0 && app.get_option_no_throw(word.substr(0, word.find('='))) != nullptr);
+}
+
+ShieldedValues shield_values(const CLI::App& app, const std::vector<std::string>& args) {
+    ShieldedValues out{args, {}};
+    for (size_t i = 0; i < out.args.size(); ++i) {
+        const std::string& a = out.args[i];
+        if (a == "--" || a.empty() || a[0] != '-') break;  // the command
+        if (a == "-c" || a == "-p" || a == "--profile") {
+            ++i;
+            continue;
+        }
+        if (a.rfind("--", 0) != 0 || a.find('=') != std::string::npos) continue;
+        const KeyInfo* key = find_key(a.substr(2));
+        if (!key || key->type == KeyType::Bool) continue;
+        const bool setenv = key->name == std::string_view("setenv");
+        for (int k = 0; k < key->arity && i + 1 < out.args.size(); ++k) {
+            std::string& value = out.args[i + 1];
+            if (!(setenv && k == 1) && is_long_option_of(app, value)) break;
+            ++i;
+            if (value.empty() || value[0] != '-') continue;
+            std::string token = "\x01cordon-value-" + std::to_string(i);
+            out.originals.emplace(token, std::exchange(value, token));
+        }
+    }
+    return out;
+}
+
+void unshield_values(JailOptions& jail, const ShieldedValues& shielded) {
+    if (shielded.originals.empty()) return;
+    for (auto& [name, values] : jail.raw) {
+        for (auto& v : values) {
+            if (auto it = shielded.originals.find(v); it != shielded.originals.end()) v = it->second;
+        }
     }
 }
 
@@ -311,7 +362,9 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args,
     JailOptions jail;
     add_jail_options(app, options_named(args), jail);
     if (inspect) inspect(app);
-    CORDON_TRY(parse_reversed(app, args));
+    const ShieldedValues shielded = shield_values(app, args);
+    CORDON_TRY(parse_reversed(app, shielded.args));
+    unshield_values(jail, shielded);
 
     req.help = flags.help;
     req.version = flags.version;
