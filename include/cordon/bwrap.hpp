@@ -112,8 +112,15 @@ Result<std::vector<int>> capabilities(const Options& options, bool privileged);
 
 // The extras (CORDON_BWRAP_EXTRAS): the cordon command line that runs OPTIONS in cordon's jail
 // with the extra options appended, or an error naming what bwrap mode cannot carry over.
-// PRIVILEGED: the caller is root (the capabilities' starting set).
-Result<std::vector<std::string>> cordon_command_line(const Options& options, const std::string& extras,
-                                                     bool privileged);
+// PRIVILEGED: the caller is root (the capabilities' starting set). ENV_WORDS come before the
+// extras (jail_environment: the environment bwrap mode computed).
+Result<std::vector<std::string>> cordon_command_line(const Options& options, const std::string& extras, bool privileged,
+                                                     const std::vector<std::string>& env_words = {});
+// The environment bwrap mode computed for the command, as cordon's options: --clearenv, then a
+// --setenv for each variable, PWD last (where the command starts, as bubblewrap sets it: --chdir,
+// else CWD). cordon itself keeps the caller's environment, which is where it finds its own
+// settings (the policy and profile search paths, HOME, XDG_CONFIG_HOME): a variable the command
+// line sets reaches the command only, never cordon.
+std::vector<std::string> jail_environment(const Options& options, const std::string& cwd);
 
 }  // namespace cordon::bwrap

@@ -133,7 +133,20 @@ std::vector<Op> covered_identity_binds(const std::vector<Op>& ops, const std::ve
 
 }  // namespace
 
-Result<std::vector<std::string>> cordon_command_line(const Options& o, const std::string& extras, bool privileged) {
+std::vector<std::string> jail_environment(const Options& o, const std::string& cwd) {
+    std::vector<std::string> out{"--clearenv"};
+    for (const std::string& e : o.env) {
+        const size_t eq = e.find('=');
+        if (eq == 0 || eq == std::string::npos || e.rfind("PWD=", 0) == 0 || e.rfind("CORDON_BWRAP_EXTRAS=", 0) == 0)
+            continue;
+        out.insert(out.end(), {"--setenv", e.substr(0, eq), e.substr(eq + 1)});
+    }
+    out.insert(out.end(), {"--setenv", "PWD", o.chdir ? *o.chdir : cwd});
+    return out;
+}
+
+Result<std::vector<std::string>> cordon_command_line(const Options& o, const std::string& extras, bool privileged,
+                                                     const std::vector<std::string>& env_words) {
     CORDON_TRY(check_run_options(o));
     // --cap-add/--cap-drop: the set bubblewrap would leave (a root caller's starts full), kept in
     // cordon's jail, whose user namespace is the one they apply to. Without them, nothing.
@@ -185,6 +198,7 @@ Result<std::vector<std::string>> cordon_command_line(const Options& o, const std
         out.insert(out.end(), {"--cap-add", name});
         ::cap_free(name);
     }
+    out.insert(out.end(), env_words.begin(), env_words.end());
     out.insert(out.end(), extra_words.begin(), extra_words.end());
     out.emplace_back("--");
     out.insert(out.end(), o.argv.begin(), o.argv.end());

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cordon/bwrap.hpp"
 #include "cordon/fd.hpp"
@@ -128,7 +131,9 @@ int run_with_extras(const Options& options, const std::string& extras) {
         print_error(options, *bad, 0);
         return 1;
     }
-    auto translated = cordon_command_line(options, extras, privileged);
+    char cwd[PATH_MAX];
+    const std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "/";
+    auto translated = cordon_command_line(options, extras, privileged, jail_environment(options, here));
     if (!translated) {
         print_error(options, translated.error().why, 0);
         return 1;
@@ -139,15 +144,12 @@ int run_with_extras(const Options& options, const std::string& extras) {
     argv.reserve(words.size() + 1);
     for (std::string& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
-    // The environment bwrap mode computed is cordon's (which passes it on under --no-profile),
-    // without the variable that asked for this.
-    std::vector<std::string> env;
-    for (const std::string& e : options.env) {
-        if (e.rfind("CORDON_BWRAP_EXTRAS=", 0) != 0) env.push_back(e);
-    }
+    // cordon keeps the caller's environment, less the variable that asked for this: its own
+    // settings come from there, never from the command line (the command's is in the words).
     std::vector<char*> envp;
-    envp.reserve(env.size() + 1);
-    for (std::string& e : env) envp.push_back(e.data());
+    for (char** e = environ; *e != nullptr; ++e) {
+        if (std::string_view(*e).rfind("CORDON_BWRAP_EXTRAS=", 0) != 0) envp.push_back(*e);
+    }
     envp.push_back(nullptr);
     // --die-with-parent: cordon, which this process becomes, dies with the caller, and the jail
     // with cordon (the parent-death signal outlives execve).

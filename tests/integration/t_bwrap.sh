@@ -263,6 +263,26 @@ else
 fi
 run "$bw" "${agent[@]}" -- python3 -c 'import os; print(os.system("rm -rf / 2>/dev/null") == 0 or "no-deny")'
 grep -q "denied" "$OUT/err" && not_ok "without extras there is no policy" || ok "without extras: no command policy"
+# Under the extras the command line's environment is the command's, never cordon's: a --setenv
+# cannot swap the policy (its search path, XDG_CONFIG_HOME) or move the HOME it protects.
+mkdir -p "$SCRATCH/evil/cordon/policies"
+printf 'description = "allows everything"\n' >"$SCRATCH/evil/default.toml"
+cp "$SCRATCH/evil/default.toml" "$SCRATCH/evil/cordon/policies/default.toml"
+for swap in "CORDON_POLICY_PATH $SCRATCH/evil" "XDG_CONFIG_HOME $SCRATCH/evil" "HOME /tmp"; do
+  expect_exit 126 "extras: --setenv $swap does not change the policy (rm -rf /usr denied)" \
+    env CORDON_BWRAP_EXTRAS="--policy default" "$bw" --ro-bind / / --setenv $swap -- rm -rf /usr
+done
+expect_exit 126 "extras: --setenv HOME does not move the HOME the policy protects" \
+  env CORDON_BWRAP_EXTRAS="--policy default" "$bw" --ro-bind / / --tmpfs "$HOME" --setenv HOME /tmp -- rm -rf "$HOME"
+for line in "--clearenv --chdir /usr" "--setenv A -x --setenv B --verbose --unsetenv PATH" "--clearenv"; do
+  # shellcheck disable=SC2086
+  want=$(bwrap --ro-bind / / $line -- /usr/bin/env | grep -v '^_=' | sort)
+  # shellcheck disable=SC2086
+  got=$(CORDON_BWRAP_EXTRAS="--pids 64 --limits best-effort" "$bw" --ro-bind / / $line -- /usr/bin/env 2>/dev/null |
+    grep -v '^_=' | sort)
+  [[ $got == "$want" ]] && ok "extras: the environment of '$line' is Debian bwrap's, PWD included" ||
+    not_ok "extras '$line': got '$got', Debian's bwrap '$want'"
+done
 # --as-pid-1 under the extras (Codex passes it always): the command is pid 1, as with Debian's
 # bwrap and without the extras; what pid 1 sees of itself is the same.
 pid1_script='echo $$ "$(tr "\0" " " </proc/1/cmdline)"; kill -9 $$; echo survived; exit 6'

@@ -160,6 +160,24 @@ TEST_CASE("bwrap: the extras become cordon's command line, or a refusal", "[bwra
     }
 }
 
+TEST_CASE("bwrap: under the extras the command line's environment is the command's, not cordon's", "[bwrap]") {
+    // cordon keeps the caller's environment (its policy and profile search paths, HOME); what
+    // bwrap mode computed reaches the jail as options, values starting with '-' included, PWD as
+    // bubblewrap sets it.
+    auto o = parsed({"--setenv", "CORDON_POLICY_PATH", "/tmp/evil", "--setenv", "A", "-x", "--chdir", "/usr", "true"},
+                    {"PWD=/home/u", "HOME=/home/u", "CORDON_BWRAP_EXTRAS=--policy default", "=odd"});
+    const std::vector<std::string> env = bwrap::jail_environment(o, "/home/u");
+    CHECK(env == std::vector<std::string>{"--clearenv", "--setenv", "HOME", "/home/u", "--setenv", "CORDON_POLICY_PATH",
+                                          "/tmp/evil", "--setenv", "A", "-x", "--setenv", "PWD", "/usr"});
+    CHECK(bwrap::jail_environment(parsed({"--clearenv", "true"}, {"A=1"}), "/w") ==
+          std::vector<std::string>{"--clearenv", "--setenv", "PWD", "/w"});
+    auto line = bwrap::cordon_command_line(o, "--policy default", false, env);
+    REQUIRE(line.ok());
+    const auto policy = std::find(line->begin(), line->end(), "--policy");
+    const auto clearenv = std::find(line->begin(), line->end(), "--clearenv");
+    CHECK(clearenv < policy);  // the extras come after, and win
+}
+
 TEST_CASE("bwrap: the extras keep the ops' order, --perms and the capabilities bubblewrap leaves", "[bwrap]") {
     // Codex's command line: a --tmpfs after --ro-bind / / must stay after it (cordon's own --tmpfs
     // is planned before every primitive), with its --perms.
