@@ -201,7 +201,7 @@ int conclude(const cordon::Outcome& outcome, const cordon::RunOptions& options, 
         std::fprintf(stderr, "cordon: timeout: the command ran longer than --timeout and was killed\n");
     }
     if (options.status_json) {
-        auto s = status_fd >= 0 ? cordon::write_status_file(status_fd, *options.status_json, outcome)
+        auto s = status_fd >= 0 ? cordon::write_status_file(status_fd, options.status_json->text, outcome)
                                 : cordon::write_status_json(*options.status_json, outcome);
         if (!s) {
             report(s.error());
@@ -214,14 +214,13 @@ int conclude(const cordon::Outcome& outcome, const cordon::RunOptions& options, 
 // --audit PATH|fd:N: where exec decisions are appended (-1: nowhere).
 cordon::Result<int> open_audit(const cordon::RunOptions& options) {
     if (!options.audit) return -1;
-    const std::string& target = *options.audit;
-    if (target.rfind("fd:", 0) == 0) {
-        int fd = std::stoi(target.substr(3));
-        if (::fcntl(fd, F_GETFD) < 0) return cordon::sys_error("--audit " + target);
-        return fd;
+    const cordon::OutputTarget& target = *options.audit;
+    if (target.is_fd()) {
+        if (::fcntl(target.fd, F_GETFD) < 0) return cordon::sys_error("--audit " + target.text);
+        return target.fd;
     }
-    int fd = ::open(target.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return cordon::sys_error("--audit " + target);
+    int fd = ::open(target.text.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return cordon::sys_error("--audit " + target.text);
     return fd;
 }
 
@@ -262,11 +261,8 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
 // resolved: the first one, read as the option table reads the command line (each option's
 // values skipped), up to "--" or the command, whose own arguments are never taken for
 // cordon's; only where it is a PATH or fd:N.
-std::optional<std::string> status_target_of(const std::vector<std::string>& args) {
-    auto checked = [](const std::string& t) -> std::optional<std::string> {
-        if (t.empty() || !cordon::is_output_target(t)) return std::nullopt;
-        return t;
-    };
+std::optional<cordon::OutputTarget> status_target_of(const std::vector<std::string>& args) {
+    auto checked = [](const std::string& t) { return cordon::parse_output_target(t); };
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--" || a.empty() || a[0] != '-') break;  // the command
@@ -285,7 +281,8 @@ std::optional<std::string> status_target_of(const std::vector<std::string>& args
 
 // A failure before the run, on stderr and (SPEC §9: at every exit, bad input included) in the
 // status file, with REASON: usage-error for bad input, setup-error for what the host refused.
-int refuse(const cordon::Error& e, const std::optional<std::string>& status_target, cordon::Outcome::Reason reason) {
+int refuse(const cordon::Error& e, const std::optional<cordon::OutputTarget>& status_target,
+           cordon::Outcome::Reason reason) {
     const int code = report(e);
     if (!status_target) return code;
     cordon::Outcome failed;
@@ -298,7 +295,7 @@ int refuse(const cordon::Error& e, const std::optional<std::string>& status_targ
 
 int run(const std::vector<std::string>& args) {
     using Reason = cordon::Outcome::Reason;
-    const std::optional<std::string> early_target = status_target_of(args);
+    const std::optional<cordon::OutputTarget> early_target = status_target_of(args);
     auto cli = cordon::parse_command_line(args);
     if (!cli) return refuse(cli.error(), early_target, Reason::UsageError);
     if (auto answered = answer_help_or_version(*cli)) return *answered;
@@ -309,7 +306,7 @@ int run(const std::vector<std::string>& args) {
                       Reason::UsageError);
     }
     // From here on the target is the resolved one (a profile may name it too).
-    const std::optional<std::string>& target = resolved->options.status_json;
+    const std::optional<cordon::OutputTarget>& target = resolved->options.status_json;
     if (auto chosen = choose_exec_checks(resolved->spec, resolved->options); !chosen)
         return refuse(chosen.error(), target, Reason::SetupError);
     const cordon::Spec& spec = resolved->spec;
@@ -332,8 +329,8 @@ int run(const std::vector<std::string>& args) {
     auto audit = open_audit(options);
     if (!audit) return refuse(audit.error(), target, Reason::SetupError);
     cordon::UniqueFd status_file;
-    if (options.status_json && options.status_json->rfind("fd:", 0) != 0) {
-        auto f = cordon::open_status_file(*options.status_json);
+    if (options.status_json && !options.status_json->is_fd()) {
+        auto f = cordon::open_status_file(options.status_json->text);
         if (!f) return refuse(f.error(), std::nullopt, Reason::SetupError);
         status_file = std::move(*f);
     }

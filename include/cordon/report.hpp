@@ -20,8 +20,7 @@ namespace cordon {
 
 std::string format_dry_run(const Spec& spec, const RunOptions& options, const Prepared& prepared);
 std::string status_json(const Outcome& outcome);
-// TARGET is a path or fd:N.
-Status write_status_json(const std::string& target, const Outcome& outcome);
+Status write_status_json(const OutputTarget& target, const Outcome& outcome);
 // --status-json PATH, opened before the jail runs, so that the command may replace the path (a
 // symlink or a FIFO in the workdir) but not the file cordon writes: a regular file, created if
 // need be, never through a symlink, never waiting on a FIFO.

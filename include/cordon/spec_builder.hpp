@@ -41,21 +41,30 @@ Result<uint64_t> parse_cpus(const std::string& text);
 // True for /, HOME, an ancestor of HOME, and system directories (/usr, /etc, /bin, ...).
 bool is_unsafe_workdir(const std::string& dir, const std::string& home);
 
+// Where --status-json and --audit write: a PATH, or fd:N (N at most 6 digits), read once here.
+struct OutputTarget {
+    std::string text;  // as given, for messages
+    int fd = -1;       // N of fd:N; -1 for a PATH
+    [[nodiscard]] bool is_fd() const { return fd >= 0; }
+};
+// TEXT as an output target, or nullopt: "fd:" with no number, or too long a one.
+std::optional<OutputTarget> parse_output_target(std::string_view text);
+
 // How cordon runs and reports, beside what the jail is: main.cpp's, never the jail's (the
 // supervisor is given what it needs of them: SupervisorOptions in cordon/jail.hpp).
 struct RunOptions {
     bool dry_run = false;
-    int verbosity = 0;                       // -1 quiet, 0 normal, 1+ verbose
-    std::optional<std::string> status_json;  // --status-json PATH or fd:N
-    std::vector<std::string> profiles;       // the profiles named, for --dry-run and -v
-    std::string workdir_note;                // why the current directory was not made writable
-    std::string program_note;                // the command is a program in HOME the jail does not see
+    int verbosity = 0;                        // -1 quiet, 0 normal, 1+ verbose
+    std::optional<OutputTarget> status_json;  // --status-json
+    std::vector<std::string> profiles;        // the profiles named, for --dry-run and -v
+    std::string workdir_note;                 // why the current directory was not made writable
+    std::string program_note;                 // the command is a program in HOME the jail does not see
     // Exec-time checks (--exec-checks, --on-deny, --audit): what the caller asked for; whether
     // the run gets them is Spec::exec_checks, decided once the host has been probed.
     enum class ExecChecks : unsigned char { Auto, Required, Off } exec_checks = ExecChecks::Auto;
     bool kill_on_deny = false;
     std::string exec_checks_unavailable;  // why the host could not give them (main's probe)
-    std::optional<std::string> audit;     // PATH or fd:N
+    std::optional<OutputTarget> audit;    // --audit
     // "NAME (what it holds)" for each variable removed for its value (or git's configuration
     // set): the note that says why (cordon/env_filter.hpp). Names only, never values.
     std::vector<std::string> env_value_removals;
@@ -74,9 +83,6 @@ Result<ResolvedRun> build_spec(const CliRequest& cli, const SettingsLayer& merge
 // `--profile auto`: the profile named after COMMAND's basename when one exists and the
 // executable does not live in a location the caller can write; otherwise "default".
 std::string auto_profile(const CliRequest& cli, const HostInfo& host);
-
-// --status-json's and --audit's TARGET is a PATH or fd:N (N at most 6 digits).
-bool is_output_target(std::string_view target);
 
 // The full flow: load profiles named on the command line (or `default`), merge, build.
 Result<ResolvedRun> resolve_spec(const CliRequest& cli, const HostInfo& host);

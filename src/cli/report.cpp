@@ -229,15 +229,14 @@ std::string status_json(const Outcome& outcome) {
     return j.str() + "\n";
 }
 
-Status write_status_json(const std::string& target, const Outcome& outcome) {
-    std::string text = status_json(outcome);
-    if (target.rfind("fd:", 0) == 0) {
-        int fd = std::stoi(target.substr(3));
-        if (!write_all(fd, text.data(), text.size())) return sys_error("--status-json: write to " + target);
+Status write_status_json(const OutputTarget& target, const Outcome& outcome) {
+    if (target.is_fd()) {
+        const std::string text = status_json(outcome);
+        if (!write_all(target.fd, text.data(), text.size())) return sys_error("--status-json: write to " + target.text);
         return {};
     }
-    CORDON_ASSIGN_OR_RETURN(UniqueFd fd, open_status_file(target));
-    return write_status_file(fd.get(), target, outcome);
+    CORDON_ASSIGN_OR_RETURN(UniqueFd fd, open_status_file(target.text));
+    return write_status_file(fd.get(), target.text, outcome);
 }
 
 Result<UniqueFd> open_status_file(const std::string& path) {

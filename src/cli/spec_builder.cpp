@@ -4,6 +4,7 @@
 #include <sys/capability.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <charconv>
 
 #include <algorithm>
 #include <climits>
@@ -342,20 +343,24 @@ void set_test_hooks(const HostInfo& host, Spec& s) {
 
 }  // namespace
 
-bool is_output_target(std::string_view target) {
-    if (target.rfind("fd:", 0) != 0) return true;
-    const std::string_view n = target.substr(3);
-    return !n.empty() && n.find_first_not_of("0123456789") == std::string_view::npos && n.size() <= 6;
+std::optional<OutputTarget> parse_output_target(std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    if (text.rfind("fd:", 0) != 0) return OutputTarget{std::string(text), -1};
+    const std::string_view n = text.substr(3);
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string_view::npos || n.size() > 6) return std::nullopt;
+    int fd = 0;
+    std::from_chars(n.data(), n.data() + n.size(), fd);
+    return OutputTarget{std::string(text), fd};
 }
 
 namespace {
 
 // An output target: PATH or fd:N.
-Result<std::optional<std::string>> output_target(const SettingsLayer& merged, const char* key) {
-    auto target = get_string(merged, key);
-    if (target && !is_output_target(*target)) {
-        return make_error(std::string("--") + key, "invalid value '" + *target + "': expected PATH or fd:N");
-    }
+Result<std::optional<OutputTarget>> output_target(const SettingsLayer& merged, const char* key) {
+    auto text = get_string(merged, key);
+    if (!text) return std::optional<OutputTarget>{};
+    auto target = parse_output_target(*text);
+    if (!target) return make_error(std::string("--") + key, "invalid value '" + *text + "': expected PATH or fd:N");
     return target;
 }
 

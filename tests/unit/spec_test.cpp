@@ -330,11 +330,15 @@ TEST_CASE("build_spec: hostname, capabilities, status-json, tmpfs-size", "[spec]
     CHECK(badcap.error().what == "--cap-add");
     CHECK_THAT(badcap.error().why, Catch::Contains("'make_coffee'"));
 
-    CHECK(run_ok({"--status-json", "fd:3", "ls"}, SettingsLayer{}, host).options.status_json == std::string("fd:3"));
-    CHECK(run_ok({"--status-json", "/tmp/s.json", "ls"}, SettingsLayer{}, host).options.status_json ==
-          std::string("/tmp/s.json"));
+    const auto fd3 = run_ok({"--status-json", "fd:3", "ls"}, SettingsLayer{}, host).options.status_json;
+    REQUIRE(fd3);
+    CHECK((fd3->is_fd() && fd3->fd == 3 && fd3->text == "fd:3"));
+    const auto path = run_ok({"--audit", "/tmp/a.jsonl", "ls"}, SettingsLayer{}, host).options.audit;
+    REQUIRE(path);
+    CHECK((!path->is_fd() && path->text == "/tmp/a.jsonl"));
     CHECK(build({"--status-json", "fd:x", "ls"}, SettingsLayer{}, host).error().what == "--status-json");
     CHECK(build({"--status-json", "fd:", "ls"}, SettingsLayer{}, host).error().what == "--status-json");
+    CHECK(build({"--audit", "fd:1234567", "ls"}, SettingsLayer{}, host).error().what == "--audit");
 
     CHECK(build_ok({"--tmpfs-size", "4K", "ls"}, SettingsLayer{}, host).tmpfs_size == 4096);
     CHECK(build({"--tmpfs-size", "1K", "ls"}, SettingsLayer{}, host).error().what == "--tmpfs-size");
