@@ -157,54 +157,56 @@ void add_jail_options(CLI::App& app, const NamedOptions& named, JailOptions& jai
     }
 }
 
-// The values of cordon's jail options are the words that follow them, as many as the option
-// takes (--setenv CFLAGS -O2, bubblewrap's --setenv under CORDON_BWRAP_EXTRAS). A word that is
-// "--" or one of cordon's long options leaves the option short of a value, an error (--bind a
-// --dir x), except --setenv's VALUE, which is always the value. CLI11 would take any value that
-// begins with '-' for an option: each such value is stood in for by a token that does not, and
-// put back by unshield_values.
+// The values of cordon's options are the words that follow them, as many as each takes, whatever
+// they are (--setenv CFLAGS -O2; a path "--no-policy" is a path), as getopt and bubblewrap read
+// them: the words cordon's options take are found here, and CLI11, which would take any value
+// that begins with '-' for an option, gets a stand-in token for each such value instead, put back
+// by unshield. Short options cluster (-qc SCRIPT, -pNAME).
 struct ShieldedValues {
     std::vector<std::string> args;
     std::map<std::string, std::string> originals;  // token -> value
+
+    void unshield(std::string& v) const {
+        if (auto it = originals.find(v); it != originals.end()) v = it->second;
+    }
 };
 
-bool is_long_option_of(const CLI::App& app, const std::string& word) {
-    return word == "--" ||
-           (word.rfind("--", 0) == 0 && app.get_option_no_throw(word.substr(0, word.find('='))) != nullptr);
-}
-
-ShieldedValues shield_values(const CLI::App& app, const std::vector<std::string>& args) {
+ShieldedValues shield_values(const std::vector<std::string>& args) {
     ShieldedValues out{args, {}};
+    auto value_at = [&](size_t i) {
+        std::string& v = out.args[i];
+        if (v.empty() || v[0] != '-') return;
+        std::string token = "\x01cordon-value-" + std::to_string(i);
+        out.originals.emplace(token, std::exchange(v, token));
+    };
     for (size_t i = 0; i < out.args.size(); ++i) {
         const std::string& a = out.args[i];
-        if (a == "--" || a.empty() || a[0] != '-') break;  // the command
-        if (a == "-c" || a == "-p" || a == "--profile") {
-            ++i;
+        if (a == "--" || a.size() < 2 || a[0] != '-') break;  // the command
+        if (a[1] != '-') {
+            // -q, -v, -h are flags; -c and -p take the rest of the word, or the next word.
+            const size_t at = a.find_first_of("cp", 1);
+            if (at == a.size() - 1 && i + 1 < out.args.size()) value_at(++i);
             continue;
         }
-        if (a.rfind("--", 0) != 0 || a.find('=') != std::string::npos) continue;
-        const KeyInfo* key = find_key(a.substr(2));
-        if (!key || key->type == KeyType::Bool) continue;
-        const bool setenv = key->name == std::string_view("setenv");
-        for (int k = 0; k < key->arity && i + 1 < out.args.size(); ++k) {
-            std::string& value = out.args[i + 1];
-            if (!(setenv && k == 1) && is_long_option_of(app, value)) break;
-            ++i;
-            if (value.empty() || value[0] != '-') continue;
-            std::string token = "\x01cordon-value-" + std::to_string(i);
-            out.originals.emplace(token, std::exchange(value, token));
+        if (a.find('=') != std::string::npos) continue;  // --NAME=VALUE
+        int arity = 0;
+        if (a == "--profile") {
+            arity = 1;
+        } else if (const KeyInfo* key = find_key(a.substr(2)); key && key->type != KeyType::Bool) {
+            arity = key->arity;
         }
+        for (int k = 0; k < arity && i + 1 < out.args.size(); ++k) value_at(++i);
     }
     return out;
 }
 
-void unshield_values(JailOptions& jail, const ShieldedValues& shielded) {
+void unshield_values(JailOptions& jail, RunFlags& flags, const ShieldedValues& shielded) {
     if (shielded.originals.empty()) return;
     for (auto& [name, values] : jail.raw) {
-        for (auto& v : values) {
-            if (auto it = shielded.originals.find(v); it != shielded.originals.end()) v = it->second;
-        }
+        for (auto& v : values) shielded.unshield(v);
     }
+    for (auto& p : flags.profiles) shielded.unshield(p);
+    if (flags.script) shielded.unshield(*flags.script);
 }
 
 Status parse_reversed(CLI::App& app, const std::vector<std::string>& args) {
@@ -362,9 +364,9 @@ Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args,
     JailOptions jail;
     add_jail_options(app, options_named(args), jail);
     if (inspect) inspect(app);
-    const ShieldedValues shielded = shield_values(app, args);
+    const ShieldedValues shielded = shield_values(args);
     CORDON_TRY(parse_reversed(app, shielded.args));
-    unshield_values(jail, shielded);
+    unshield_values(jail, flags, shielded);
 
     req.help = flags.help;
     req.version = flags.version;

@@ -13,11 +13,14 @@ expect_exit 0 "-c runs a script with /bin/sh" "$CORDON" -c 'echo "a b" | wc -w'
 expect_out "^2$" "-c output"
 expect_exit 0 "arguments after the command belong to it" "$CORDON" -- /bin/echo --ro x -c y
 expect_out "^--ro x -c y$" "options after COMMAND are not cordon's"
-# An option's values are the words after it, whatever they begin with; a missing one is an error.
+# An option's values are the words after it, whatever they are: never an option of cordon's.
 expect_exit 0 "--setenv takes a value that begins with '-'" "$CORDON" --setenv CFLAGS -pthread --setenv B --verbose -- \
   sh -c 'echo "$CFLAGS|$B"'
 expect_out '^-pthread\|--verbose$' "and the command gets both values"
-expect_exit 125 "--bind SRC followed by another option lacks its DEST" "$CORDON" --bind /tmp --dir /x -- true
+expect_exit 0 "a value that is one of cordon's options stays a value (-qc, --hostname)" \
+  "$CORDON" -qc 'echo "$A|$(hostname)"' --setenv A --no-policy --hostname --dry-run
+expect_out '^--no-policy\|--dry-run$' "and neither became an option"
+expect_exit 125 "an option short of its values at the end is an error" "$CORDON" --ro /tmp --bind /tmp
 expect_err "^cordon: --bind: expects SRC DEST" "the error names the option"
 expect_exit 0 "no -- needed" "$CORDON" /bin/echo hello
 expect_out "^hello$" "plain COMMAND"

@@ -109,9 +109,27 @@ TEST_CASE("cli: repeated two-value primitives interleave correctly", "[cli]") {
 }
 
 TEST_CASE("cli: a two-value option with one value is an error, not dropped", "[cli]") {
-    auto r = parse_command_line({"--bind", "a", "--dir", "x", "ls"});
+    auto r = parse_command_line({"--rw", "/x", "--bind", "a"});
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().what + r.error().why, Catch::Contains("--bind"));
+}
+
+TEST_CASE("cli: an option's values are the words after it, whatever they are", "[cli]") {
+    // As getopt and bubblewrap read them: no word in a value's place is an option of cordon's.
+    auto r = parse_ok({"--bind", "a", "--no-policy", "--setenv", "A", "--net", "--hostname", "-x", "-q", "ls"});
+    CHECK_FALSE(r.no_policy);
+    CHECK(r.verbosity == -1);
+    CHECK(r.command == std::vector<std::string>{"ls"});
+    CHECK(get_string(r.layer, "hostname") == std::optional<std::string>("-x"));
+    CHECK_FALSE(r.layer.values.count("net"));
+    auto pairs = get_pairs(r.layer, "setenv");
+    REQUIRE(pairs.size() == 1);
+    CHECK((pairs[0].first == "A" && pairs[0].second == "--net"));
+    auto p = parse_ok({"-pdefault", "-p", "-odd", "--profile", "--x", "--", "true"});
+    CHECK(p.profiles == std::vector<std::string>{"default", "-odd", "--x"});
+    auto c = parse_ok({"-qc", "-v", "--setenv", "B", "--no-policy"});
+    CHECK(c.script == std::optional<std::string>("-v"));
+    CHECK((c.verbosity == -1 && !c.no_policy && c.command.empty()));
 }
 
 TEST_CASE("cli: lists and pairs accumulate, scalars take the last value", "[cli]") {
