@@ -297,7 +297,25 @@ private:
             return;
         }
         command(argv, sc, n.text, std::move(writes), 0, in);
+        argv0_from_zsh(argv, assigned, sc, n.text, in);
         builtin_effects(argv, sc, n.text);
+    }
+
+    // zsh runs an external command with $ARGV0 as its argv[0] (ARGV0=rm busybox -rf DIR): the
+    // command is judged as exec -a ARGV0 is, wherever the variable is set (any shell's).
+    void argv0_from_zsh(const std::vector<Field>& argv,
+                        const std::vector<std::pair<std::string, std::optional<std::string>>>& assigned, Scope& sc,
+                        const std::string& text, const Stdin& in) {
+        std::optional<std::optional<std::string>> argv0;
+        for (const auto& [name, value] : assigned) {
+            if (name == "ARGV0") argv0 = value;
+        }
+        if (auto known = sc.get("ARGV0"); !argv0 && known) argv0 = known;  // set earlier, to a known value
+        if (!argv0 || (*argv0 && (*argv0)->empty())) return;
+        std::vector<Field> named{Field::lit("exec"), Field::lit("-a"),
+                                 *argv0 ? Field::lit(**argv0) : Field::unknown("$ARGV0")};
+        named.insert(named.end(), argv.begin(), argv.end());
+        command(std::move(named), sc, text, {}, 0, in);
     }
 
     void builtin_effects(const std::vector<Field>& argv, Scope& sc, const std::string& text) {

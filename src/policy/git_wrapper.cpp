@@ -53,6 +53,17 @@ void git_setting(const Field& key, const Field* value, std::vector<Argv>& comman
     if (aliases && name.starts_with("alias.") && name.size() > 6) aliases->push_back({name.substr(6), v});
 }
 
+// --config-env KEY=VAR: the setting, with a value not known statically.
+void config_env(const Field& setting, std::vector<Argv>& commands, std::vector<Alias>& aliases) {
+    if (!setting.is_static()) return;
+    const std::string t = setting.static_text();
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos) return;
+    const Field key = Field::lit(t.substr(0, eq));
+    const Field value = Field::unknown("$" + t.substr(eq + 1));
+    git_setting(key, &value, commands, &aliases);
+}
+
 // git config [OPTIONS] [set] KEY VALUE, from the word after "config".
 void git_config(const Argv& argv, size_t i, std::vector<Argv>& commands) {
     const Opts opts{"f", {"file", "blob", "type", "default", "comment", "value"}};
@@ -85,25 +96,38 @@ Unwrapped git(const Argv& argv) {
             continue;
         }
         cmd.push_back(argv[i]);
+        // --config-env KEY=VAR: the value is in the environment, not known here.
+        if (t.rfind("--config-env=", 0) == 0) config_env(argv[i].drop_prefix(13), commands, aliases);
         const bool takes =
             t == "-c" || t == "--git-dir" || t == "--work-tree" || t == "--namespace" || t == "--config-env";
         if (!takes || i + 1 >= argv.size()) continue;
         cmd.push_back(argv[++i]);
         if (t == "-c") git_setting(argv[i], nullptr, commands, &aliases);
+        if (t == "--config-env") config_env(argv[i], commands, aliases);
     }
     if (i < argv.size() && is_word(argv[i], "config")) git_config(argv, i + 1, commands);
     // git -c alias.NAME=VALUE NAME ARGS runs git VALUE ARGS (an alias of git's own commands; one
-    // from a config file is seen at its exec: git runs itself again).
-    if (i < argv.size() && argv[i].is_static()) {
-        std::string sub = argv[i].static_text();
-        std::transform(sub.begin(), sub.end(), sub.begin(), [](unsigned char c) { return std::tolower(c); });
-        for (auto a = aliases.rbegin(); a != aliases.rend(); ++a) {
-            if (a->name != sub) continue;
-            Argv expanded{argv[0]};
-            for (auto& w : split_words(a->value)) expanded.push_back(std::move(w));
-            for (size_t k = i + 1; k < argv.size(); ++k) expanded.push_back(argv[k]);
-            commands.push_back(std::move(expanded));
-            break;
+    // from a config file is seen at its exec: git runs itself again). A value may name another
+    // alias (alias.a=b, alias.b=clean), as many times as git allows before it calls it a loop.
+    if (i < argv.size() && argv[i].is_static() && !aliases.empty()) {
+        Argv tail(argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
+        bool expanded = false;
+        for (int depth = 0; depth < 16 && !tail.empty() && tail[0].is_static(); ++depth) {
+            std::string sub = tail[0].static_text();
+            std::transform(sub.begin(), sub.end(), sub.begin(), [](unsigned char c) { return std::tolower(c); });
+            auto a = std::find_if(aliases.rbegin(), aliases.rend(), [&](const Alias& x) { return x.name == sub; });
+            if (a == aliases.rend()) break;
+            Argv next = split_words(a->value);
+            next.insert(next.end(), tail.begin() + 1, tail.end());
+            tail = std::move(next);
+            expanded = true;
+        }
+        if (expanded && !tail.empty() && tail[0].is_static()) {
+            Argv line{argv[0]};
+            line.insert(line.end(), tail.begin(), tail.end());
+            commands.push_back(std::move(line));
+        } else if (expanded) {
+            commands.push_back({Field::unknown("git alias")});  // a value not known here: anything
         }
     }
     if (!dir && commands.empty()) return {};

@@ -216,11 +216,13 @@ Unwrapped gdb(const Argv& argv) {
     return {};
 }
 
-// capsh [OPTIONS] -- [ARG...]: bash runs with ARGs (capsh -- -c 'TEXT').
+// capsh [OPTIONS] -- [ARG...]: bash (or --shell=PROGRAM) runs with ARGs (capsh -- -c 'TEXT').
 Unwrapped capsh(const Argv& argv) {
+    Field shell = Field::lit("bash");  // --shell=PROGRAM runs PROGRAM instead
     for (size_t i = 1; i < argv.size(); ++i) {
+        if (argv[i].starts_with("--shell=")) shell = argv[i].drop_prefix(8);
         if (!is_word(argv[i], "--")) continue;
-        Argv bash{Field::lit("bash")};
+        Argv bash{shell};
         for (auto& f : rest(argv, i + 1)) bash.push_back(f);
         return inner(std::move(bash));
     }
@@ -473,10 +475,17 @@ const Simple& loader() {
     return table;
 }
 
+// The loader's options that list or check the program, or print, and run nothing.
+constexpr std::string_view kLoaderRunsNone[] = {"list", "verify", "list-tunables", "list-diagnostics",
+                                                "help", "version"};
+
 // The program the loader maps, and what its --argv0 NAME makes it (ld.so --argv0 git-clean git).
 Unwrapped loader_program(const Argv& argv) {
     Parsed p = parse_opts(argv, loader().opts);
     if (p.unknown) return unanalyzable("ld.so options are not known statically");
+    for (std::string_view only : kLoaderRunsNone) {
+        if (has_long(p, only)) return {};
+    }
     return inner_named(rest(argv, p.next), value_of(p, {"--argv0"}), "the loader's --argv0");
 }
 
@@ -487,6 +496,8 @@ size_t loader_operand(const std::vector<std::string>& argv) {
     while (i < argv.size() && argv[i].rfind("--", 0) == 0) {
         if (argv[i] == "--") return i + 1;
         const std::string_view name = std::string_view(argv[i]).substr(2);
+        if (std::find(std::begin(kLoaderRunsNone), std::end(kLoaderRunsNone), name) != std::end(kLoaderRunsNone))
+            return argv.size();
         const auto& takes = loader().opts.long_arg;
         i += std::find(takes.begin(), takes.end(), name) != takes.end() ? 2 : 1;
     }

@@ -157,8 +157,13 @@ Argv split_words(const Field& f) {
     std::string word;
     bool have = false;
     char quote = 0;
-    for (char c : f.static_text()) {
-        if (quote) {
+    const std::string text = f.static_text();
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\\' && quote != '\'' && i + 1 < text.size()) {
+            word.push_back(text[++i]);  // git's split_cmdline: the next character as it is
+            have = true;
+        } else if (quote) {
             if (c == quote)
                 quote = 0;
             else

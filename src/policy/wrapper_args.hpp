@@ -46,8 +46,9 @@ bool is_env_assignment(const Field& f);
 size_t skip_assignments(const Argv& argv, size_t i);
 // Arguments from FROM joined with spaces, as eval and watch pass them to a shell.
 Field join(const Argv& argv, size_t from);
-// A string split into words at blanks, with single and double quotes (env -S "STRING", a git
-// alias); one unknown word when F is not static.
+// A string split into words at blanks, with single and double quotes and a backslash taking the
+// next character as it is outside single quotes (env -S "STRING", a git alias, as git's
+// split_cmdline); one unknown word when F is not static.
 Argv split_words(const Field& f);
 // Every occurrence of REPL inside literal pieces replaced with VALUE's pieces.
 Field substitute(const Field& f, std::string_view repl, const Field& value);

@@ -144,7 +144,19 @@ expect_exit 126 "the loader's --argv0 git-clean in a script is judged as git cle
   "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "$loader --argv0 git-clean /usr/bin/git -f"
 expect_exit 126 "git -c alias.x=clean x is judged as git clean (exec checks off)" \
   "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "git -c alias.x=clean x -f"
+expect_exit 126 "a chain of git aliases is followed (exec checks off)" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "git -c alias.a=b -c alias.b=clean a -f"
+expect_exit 126 "an alias from --config-env is refused (exec checks off)" \
+  "$CORDON" --policy "$SCRATCH/no-clean.toml" --exec-checks off --chdir "$WORK/victim" -c "V=clean git --config-env alias.x=V x -f"
 [[ -e $WORK/victim/untracked ]] && ok "git clean did not run under an alias" || not_ok "git clean ran under an alias"
+expect_exit 126 "zsh's ARGV0=rm busybox is judged as rm (exec checks off)" \
+  "$CORDON" --exec-checks off -c "$GUARD; ARGV0=rm busybox -rf \"\$HOME\""
+expect_exit 126 "capsh --shell=/bin/rm is judged as rm (exec checks off)" \
+  "$CORDON" --exec-checks off -c "$GUARD; capsh --shell=/bin/rm -- -rf \"\$HOME\""
+run "$CORDON" -- "$loader" --list /bin/rm -rf "$HOME"  # ld.so lists rm's libraries (and fails on -rf)
+[[ $rc -ne 126 ]] && ! grep -q 'denied' "$OUT/err" && grep -q 'libc.so' "$OUT/out" &&
+  ok "the loader's --list runs nothing, and is not denied (exit $rc)" ||
+  not_ok "the loader's --list: exit $rc: $(head -2 "$OUT/err")"
 expect_exit 0 "exec -a with a harmless name runs (exec checks off)" "$CORDON" --exec-checks off -- bash -c "exec -a lister ls ."
 [[ -e $WORK/victim/untracked ]] && ok "git clean did not run" || not_ok "git clean ran under another name"
 # busybox's nuke removes a tree as rm -rf does, in every spelling that works for rm; on a

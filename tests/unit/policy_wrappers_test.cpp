@@ -209,6 +209,18 @@ TEST_CASE("commands hidden in settings: trap, git settings, EDITOR and the like"
     CHECK(innermost("git -c alias.x='clean -fdx' x") == "git clean -fdx");
     CHECK(innermost("git -c alias.X=clean x -f") == "git clean -f");
     CHECK(invocations("git -c alias.x=clean status") == V{"git -c alias.x=clean status"});
+    // A chain of aliases, git's escapes, and a value from the environment (not known: any command).
+    CHECK(innermost("git -c alias.a=b -c alias.b=clean a -f") == "git clean -f");
+    CHECK(innermost("git -c 'alias.x=cl\\ean -fdx' x") == "git clean -fdx");
+    CHECK(innermost("git --config-env alias.x=V x") == "UNANALYZABLE");
+    CHECK(innermost("git --config-env=alias.x=V x") == "UNANALYZABLE");
+    CHECK(invocations("git -c alias.x=x x").back() == "git x");
+    // capsh --shell=PROGRAM runs PROGRAM; the loader's --list and --verify run nothing.
+    CHECK(innermost("capsh --shell=/bin/rm -- -rf d") == "/bin/rm -rf d");
+    CHECK(invocations("ld.so --list /bin/rm -rf d") == V{"ld.so --list /bin/rm -rf d"});
+    // zsh's ARGV0 is the command's argv[0], as exec -a makes it.
+    CHECK(innermost("ARGV0=rm busybox -rf d") == "rm -rf d");
+    CHECK(innermost("ARGV0=git-clean; git -f") == "git clean -f");
     CHECK(invocations("git -c core.fsmonitor=true status") == V{"git -c core.fsmonitor=true status"});
     CHECK(innermost("git config --global alias.y '!rm x'") == "rm x");
     CHECK(innermost("git config set --local core.editor 'rm x'") == "rm x");

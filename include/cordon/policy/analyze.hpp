@@ -54,7 +54,8 @@ Unwrapped unwrap(const std::vector<Field>& argv);
 // -exec in their own process.
 bool is_multicall(std::string_view prog);
 // The index in the argv of the dynamic loader run as a program (is_loader_name(), paths.hpp) of
-// the program it loads: past its options (argv.size() if none).
+// the program it loads: past its options (argv.size() if none, or if its options run none:
+// --list, --verify).
 size_t loader_operand(const std::vector<std::string>& argv);
 std::string_view basename(std::string_view path);
 // argv joined with shell quoting where needed.
