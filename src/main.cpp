@@ -67,35 +67,21 @@ std::optional<int> answer_help_or_version(const cordon::CliRequest& cli) {
 
 // Whether the run gets exec-time checks: asked for, a policy to check with, and a listener the
 // kernel grants (not under an outer one). Where it does not, auto warns and required refuses.
-cordon::Status choose_exec_checks(cordon::Spec& spec, cordon::RunOptions& options) {
-    using Mode = cordon::RunOptions::ExecChecks;
-    spec.exec_checks = false;
-    if (spec.no_policy || options.exec_checks == Mode::Off) return {};
-    auto probe = cordon::probe_exec_listener();
-    if (probe.available) {
-        spec.exec_checks = true;
-        return {};
-    }
-    options.exec_checks_unavailable = probe.why;
-    if (options.exec_checks == Mode::Required) {
-        cordon::Error e = cordon::make_error("--exec-checks required", "exec checks are not available: " + probe.why);
-        e.hint = "run cordon outside the other sandbox, or accept the static check alone with --exec-checks auto";
-        return e;
-    }
-    if (options.verbosity >= 0 && !options.dry_run) {
-        std::fprintf(stderr,
-                     "cordon: warning: exec checks are off: %s; only the command line is checked, and strictly "
-                     "(--exec-checks required refuses instead)\n",
-                     probe.why.c_str());
-    }
-    return {};
+// Exec checks the host cannot give under --exec-checks auto: the static check alone, said once.
+void warn_exec_checks_off(const cordon::RunOptions& options, const cordon::Prepared& prepared) {
+    if (prepared.exec_checks_unavailable.empty() || options.verbosity < 0 || options.dry_run) return;
+    std::fprintf(stderr,
+                 "cordon: warning: exec checks are off: %s; only the command line is checked, and strictly "
+                 "(--exec-checks required refuses instead)\n",
+                 prepared.exec_checks_unavailable.c_str());
 }
 
-std::string exec_checks_mode(const cordon::Spec& spec, const cordon::RunOptions& options) {
-    if (spec.exec_checks) return options.kill_on_deny ? "on (a denied exec ends the run)" : "on";
+std::string exec_checks_mode(const cordon::Spec& spec, const cordon::RunOptions& options,
+                             const cordon::Prepared& prepared) {
+    if (prepared.exec_checks) return options.kill_on_deny ? "on (a denied exec ends the run)" : "on";
     if (spec.no_policy) return "off (--no-policy)";
-    if (options.exec_checks == cordon::RunOptions::ExecChecks::Off) return "off (--exec-checks off)";
-    return "off (" + options.exec_checks_unavailable + ")";
+    if (spec.exec_checks == cordon::Spec::ExecChecks::Off) return "off (--exec-checks off)";
+    return "off (" + prepared.exec_checks_unavailable + ")";
 }
 
 // --dry-run: the resolved jail and the command policy files; nothing runs.
@@ -109,7 +95,7 @@ int print_dry_run(const cordon::Spec& spec, const cordon::RunOptions& options, c
         for (const auto& f : loaded->files()) files += " " + f;
     }
     std::printf("policy:    %s\n", files.empty() ? " none (--no-policy)" : files.c_str());
-    std::printf("exec checks: %s\n", exec_checks_mode(spec, options).c_str());
+    std::printf("exec checks: %s\n", exec_checks_mode(spec, options, prepared).c_str());
     return 0;
 }
 
@@ -130,9 +116,9 @@ void print_summary(const cordon::Spec& spec, const cordon::RunOptions& options, 
     std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
                  names.empty() ? "(none)" : names.c_str(), spec.workdir ? spec.workdir->c_str() : "none",
                  net_summary(spec).c_str(), prepared.mounts.ops.size(), prepared.seccomp.name.c_str(),
-                 policies.empty()   ? "off"
-                 : spec.exec_checks ? "checked, allowed; every exec checked"
-                                    : "checked, allowed");
+                 policies.empty()       ? "off"
+                 : prepared.exec_checks ? "checked, allowed; every exec checked"
+                                        : "checked, allowed");
 }
 
 // Variables removed for their values are named (their names do not say why they went); -v
@@ -170,7 +156,7 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
         policies = std::move(*loaded);
         const std::string cwd = spec.chdir;
         // With exec-time checks what is uncertain here is judged at the execs it leads to.
-        const cordon::policy::CheckOptions mode{.defer_uncertain = spec.exec_checks};
+        const cordon::policy::CheckOptions mode{.defer_uncertain = prepared.exec_checks};
         auto decision = spec.via_shell ? policies.check_script(spec.argv[2], cwd, spec.home, mode)
                                        : policies.check_argv(spec.argv, cwd, spec.home, mode);
         // The command is judged as what its name, --argv0's or a loader's --argv0 makes it too
@@ -307,8 +293,6 @@ int run(const std::vector<std::string>& args) {
     }
     // From here on the target is the resolved one (a profile may name it too).
     const std::optional<cordon::OutputTarget>& target = resolved->options.status_json;
-    if (auto chosen = choose_exec_checks(resolved->spec, resolved->options); !chosen)
-        return refuse(chosen.error(), target, Reason::SetupError);
     const cordon::Spec& spec = resolved->spec;
     const cordon::RunOptions& options = resolved->options;
     // The default profile lists "default"; with --no-profile and no --policy it still applies.
@@ -317,6 +301,7 @@ int run(const std::vector<std::string>& args) {
     auto prepared = cordon::prepare(spec);
     if (!prepared) return refuse(prepared.error(), target, Reason::SetupError);
     if (options.dry_run) return print_dry_run(spec, options, *prepared, policy_names);
+    warn_exec_checks_off(options, *prepared);
     if (!options.workdir_note.empty() && options.verbosity >= 0) {
         std::fprintf(stderr, "cordon: note: %s\n", options.workdir_note.c_str());
     }

@@ -54,7 +54,11 @@ struct Prepared {
     SeccompOptions seccomp_options;
     SeccompPolicy seccomp;  // the default's rules are left out: seccomp_rules() makes them
     std::vector<sock_filter> bpf;
-    std::vector<sock_filter> exec_bpf;  // spec.exec_checks: the exec notification filter
+    // Exec-time checks: given (the payload installs the listener, exec_bpf, and the jail's
+    // filter refuses any other), or why the host cannot give them under --exec-checks auto.
+    bool exec_checks = false;
+    std::string exec_checks_unavailable;
+    std::vector<sock_filter> exec_bpf;
     int clone_flags = 0;
     // cgroup v2 limits: what discovery found and how the supervisor will apply them (nullopt:
     // no cgroup for this run), plus the limits given up under --limits best-effort.
@@ -95,7 +99,7 @@ struct SupervisorOptions {
 // The supervisor: create the namespaces, feed the child, wait, clean up. GATE, if given, runs
 // while the child builds the jail and before anything of the command can run (nor any
 // placeholder exists on the host): an Outcome from it ends the run there (the command policy).
-// EXEC_GATE judges each exec inside the jail when spec.exec_checks (exec_notify.hpp).
+// EXEC_GATE judges each exec inside the jail when prepared.exec_checks (exec_notify.hpp).
 Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOptions& options,
                  const std::function<std::optional<Outcome>()>& gate = {}, const ExecGate& exec_gate = {});
 

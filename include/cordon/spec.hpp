@@ -168,9 +168,10 @@ struct Spec {
     // Command policy (checked while the jail is built, before the command can run).
     bool no_policy = false;
     std::vector<std::string> policies;  // names or paths; empty: "default"
-    // Every exec inside the jail waits for the supervisor's answer (exec_notify.hpp); the
-    // payload installs the listener and the jail's filter refuses any other.
-    bool exec_checks = false;
+    // Exec-time checks (--exec-checks): every exec inside the jail waits for the supervisor's
+    // answer (exec_notify.hpp). What the caller asked; whether the run gets them is
+    // Prepared::exec_checks, decided once prepare() has probed the host.
+    enum class ExecChecks : unsigned char { Auto, Required, Off } exec_checks = ExecChecks::Auto;
 };
 
 // Whether the jail may write the host's PATH (or something at or below it, or a tree that

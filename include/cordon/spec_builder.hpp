@@ -59,12 +59,10 @@ struct RunOptions {
     std::vector<std::string> profiles;        // the profiles named, for --dry-run and -v
     std::string workdir_note;                 // why the current directory was not made writable
     std::string program_note;                 // the command is a program in HOME the jail does not see
-    // Exec-time checks (--exec-checks, --on-deny, --audit): what the caller asked for; whether
-    // the run gets them is Spec::exec_checks, decided once the host has been probed.
-    enum class ExecChecks : unsigned char { Auto, Required, Off } exec_checks = ExecChecks::Auto;
+    // How exec-time checks report (--on-deny, --audit); whether the run has them is
+    // Prepared::exec_checks.
     bool kill_on_deny = false;
-    std::string exec_checks_unavailable;  // why the host could not give them (main's probe)
-    std::optional<OutputTarget> audit;    // --audit
+    std::optional<OutputTarget> audit;  // --audit
     // "NAME (what it holds)" for each variable removed for its value (or git's configuration
     // set): the note that says why (cordon/env_filter.hpp). Names only, never values.
     std::vector<std::string> env_value_removals;

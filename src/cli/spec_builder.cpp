@@ -372,14 +372,14 @@ Status set_outputs(const SettingsLayer& merged, RunOptions& o) {
 }
 
 // --exec-checks auto|required|off and --on-deny error|kill.
-Status set_exec_checks(const SettingsLayer& merged, RunOptions& o) {
+Status set_exec_checks(const SettingsLayer& merged, Spec& s, RunOptions& o) {
     const std::string mode = get_string(merged, "exec-checks").value_or("auto");
     if (mode == "auto") {
-        o.exec_checks = RunOptions::ExecChecks::Auto;
+        s.exec_checks = Spec::ExecChecks::Auto;
     } else if (mode == "required") {
-        o.exec_checks = RunOptions::ExecChecks::Required;
+        s.exec_checks = Spec::ExecChecks::Required;
     } else if (mode == "off") {
-        o.exec_checks = RunOptions::ExecChecks::Off;
+        s.exec_checks = Spec::ExecChecks::Off;
     } else {
         return make_error("--exec-checks", "invalid value '" + mode + "': expected auto, required or off");
     }
@@ -422,7 +422,7 @@ Result<ResolvedRun> build_spec_steps(const CliRequest& cli, const SettingsLayer&
     CORDON_TRY(set_security(merged, s));
     set_test_hooks(host, s);
     CORDON_TRY(set_outputs(merged, o));
-    CORDON_TRY(set_exec_checks(merged, o));
+    CORDON_TRY(set_exec_checks(merged, s, o));
     s.no_policy = cli.no_policy;
     s.policies = get_list(merged, "policy");
     o.profiles = cli.profiles;

@@ -31,6 +31,7 @@
 #include <optional>
 
 #include "cordon/cgroup.hpp"
+#include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/leftovers.hpp"
@@ -138,11 +139,30 @@ Status plan_seccomp(const Spec& spec, Prepared& p) {
 
 }  // namespace
 
+// Exec-time checks (SPEC §6), unless --no-policy or --exec-checks off: given where this process
+// can be the jail's seccomp listener (not under another cordon, or a runtime that has one, as
+// the kernel allows one); else the static check alone, or with --exec-checks required, an error.
+Status decide_exec_checks(const Spec& spec, Prepared& p) {
+    using Mode = Spec::ExecChecks;
+    if (spec.no_policy || spec.exec_checks == Mode::Off) return {};
+    const ListenerProbe probe = probe_exec_listener();
+    if (probe.available) {
+        p.exec_checks = true;
+        p.exec_bpf = exec_filter();
+        return {};
+    }
+    p.exec_checks_unavailable = probe.why;
+    if (spec.exec_checks != Mode::Required) return {};
+    Error e = make_error("--exec-checks required", "exec checks are not available: " + probe.why);
+    e.hint = "run cordon outside the other sandbox, or accept the static check alone with --exec-checks auto";
+    return e;
+}
+
 Result<Prepared> prepare(const Spec& spec) {
     Prepared p;
+    CORDON_TRY(decide_exec_checks(spec, p));
     CORDON_ASSIGN_OR_RETURN(p.mounts, plan_mounts(spec, real_host_fs()));
     CORDON_TRY(plan_seccomp(spec, p));
-    if (spec.exec_checks) p.exec_bpf = exec_filter();
     if (spec.isolation == Isolation::Landlock) {
         CORDON_ASSIGN_OR_RETURN(p.fallback, plan_fallback(spec, p.mounts, landlock_abi(), real_host_fs()));
     }
@@ -485,7 +505,7 @@ void report_oom(const Outcome& out, const Run& run) {
 Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOptions& options,
                  const std::function<std::optional<Outcome>()>& gate, const ExecGate& exec_gate) {
     Run run(spec, prepared, options);
-    if (spec.exec_checks) run.exec_gate = &exec_gate;
+    if (prepared.exec_checks) run.exec_gate = &exec_gate;
     if (!spec.allow_hosts.empty()) run.net = std::make_unique<NetFilter>(spec, options.verbosity, options.audit_fd);
     print_notes(run);
     RunFacts facts;

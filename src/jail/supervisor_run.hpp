@@ -81,7 +81,7 @@ struct Run {
     UniqueFd sync;  // our end of the child's SOCK_SEQPACKET socket (ChildMsg one way, bytes the other)
     pid_t init = -1;
     bool late_cgroupns = false;           // the child waits to be moved into its cgroup (admit)
-    const ExecGate* exec_gate = nullptr;  // spec.exec_checks: judges each exec
+    const ExecGate* exec_gate = nullptr;  // prepared.exec_checks: judges each exec
     // The workdir's repositories, watched from clone on and judged once the jail is gone
     // (leftovers.hpp); it goes first, before the placeholders it sees as they are.
     std::unique_ptr<RepoWatch> repos;
