@@ -1,6 +1,7 @@
 // The network allowlist's pure parts (SPEC §6b): --allow-host patterns, the address ranges
 // refused unless allowed explicitly, the proxy's HTTP request head parser and the jail's fake
-// resolver's DNS messages. No sockets here: src/jail/net_proxy.cpp runs them.
+// resolver's DNS messages, and the supervisor's own resolver. No sockets here but the
+// resolver's (net_resolve.cpp): src/jail/net_proxy.cpp runs the rest.
 #pragma once
 
 #ifdef CORDON_UTIL
@@ -91,5 +92,33 @@ std::optional<DnsQuestion> parse_dns_query(std::string_view msg);
 // or no record with RCODE (0 NOERROR, 3 NXDOMAIN).
 std::string dns_answer(std::string_view query, const DnsQuestion& q, uint8_t rcode,
                        std::optional<in_addr> addr4 = std::nullopt);
+
+// The supervisor's own resolver (net_resolve.cpp), without the C library's NSS, which a static
+// executable cannot load: /etc/hosts, then the name servers of /etc/resolv.conf. Its pure parts:
+struct ResolvConf {
+    std::vector<sockaddr_storage> servers;  // "nameserver" lines, at most 3, port 53 (127.0.0.1 if none)
+    int timeout_s = 5;                      // options timeout:N (1..30)
+    int attempts = 2;                       // options attempts:N (1..5)
+};
+ResolvConf parse_resolv_conf(std::string_view text);
+// The addresses hosts(5) TEXT gives NAME (normalised), in file order, with PORT.
+std::vector<sockaddr_storage> hosts_addresses(std::string_view text, std::string_view name, uint16_t port);
+// A query with ID for NAME (normalised) of QTYPE (A or AAAA), recursion desired.
+std::string dns_query(uint16_t id, std::string_view name, uint16_t qtype);
+struct DnsReply {
+    bool ok = false;                          // a well-formed response to that query
+    bool truncated = false;                   // TC: the whole answer is over TCP
+    uint8_t rcode = 0;                        // 0 NOERROR, 3 NXDOMAIN, ...
+    std::vector<sockaddr_storage> addresses;  // NAME's, through the answer's CNAMEs, with PORT
+};
+// MSG as the response to the query ID for NAME (normalised) of QTYPE: anything else is not ok.
+DnsReply parse_dns_reply(std::string_view msg, uint16_t id, std::string_view name, uint16_t qtype, uint16_t port);
+// And its sockets (net_resolve.cpp): HOST's addresses with PORT from /etc/hosts, else from the
+// name servers of RESOLV_CONF; none if it does not resolve.
+std::vector<sockaddr_storage> resolve_name(const std::string& host, uint16_t port,
+                                           const std::string& resolv_conf = "/etc/resolv.conf");
+// The name servers' part: A and AAAA for NAME (normalised) from each of RC's servers in turn,
+// RC.attempts rounds, until one answers (NOERROR or NXDOMAIN).
+std::vector<sockaddr_storage> ask_name_servers(const ResolvConf& rc, std::string_view name, uint16_t port);
 
 }  // namespace cordon

@@ -123,8 +123,10 @@ struct Spec {
     // --allow-host: the jail keeps its own network namespace, and connections leave it only
     // through the supervisor's proxy to these hosts (net_proxy.hpp). Empty: no filter.
     std::vector<AllowHost> allow_hosts;
-    // Test-only name-to-address mappings of CORDON_TEST_RESOLVE (cordon(1), NETWORK).
+    // Test-only name-to-address mappings of CORDON_TEST_RESOLVE, and the resolv.conf(5) of
+    // CORDON_TEST_RESOLV_CONF (cordon(1), NETWORK).
     std::vector<std::pair<std::string, std::string>> test_resolve;
+    std::string test_resolv_conf;
 
     // Filesystem (absolute, normalised paths; `protect` is relative to the workdir).
     bool no_profile = false;

@@ -152,6 +152,9 @@ Status set_allowed_hosts(const CliRequest& cli, const SettingsLayer& merged, con
             s.test_resolve.emplace_back(*name, std::string(item.substr(eq + 1)));
         }
     }
+    for (const auto& kv : host.environ) {
+        if (kv.rfind("CORDON_TEST_RESOLV_CONF=", 0) == 0) s.test_resolv_conf = kv.substr(24);
+    }
     return {};
 }
 

@@ -1,7 +1,7 @@
 // The network allowlist's run time (cordon/net_proxy.hpp): init's listeners, and the
 // supervisor's proxy, forwarders and fake resolver. The supervisor's own poll loop never waits
 // on any of this: the filter has a thread that accepts and answers DNS, and a thread per
-// connection, which may block (in getaddrinfo, connect, the byte pipe) without harm.
+// connection, which may block (resolving a name, in connect, the byte pipe) without harm.
 #include "cordon/net_proxy.hpp"
 
 #include <arpa/inet.h>
@@ -450,6 +450,7 @@ void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<
 NetFilter::NetFilter(const Spec& spec, int verbosity, int audit_fd) : shared_(std::make_shared<Shared>()) {
     shared_->rules = spec.allow_hosts;
     for (const auto& [name, addr] : spec.test_resolve) shared_->test_resolve[name] = addr;
+    if (!spec.test_resolv_conf.empty()) shared_->resolv_conf = spec.test_resolv_conf;
     shared_->verbosity = verbosity;
     shared_->audit_fd = audit_fd;
     shared_->max_connections = max_connections();
@@ -509,7 +510,7 @@ NetRefusals NetFilter::stop() {
             (void)::write(wake_.get(), &one, sizeof one);
         }
     }
-    // A connection thread stuck in getaddrinfo is not waited for long: it finds its sockets
+    // A connection thread stuck resolving a name is not waited for long: it finds its sockets
     // shut down when it comes back, and the process ends it with the rest of cordon.
     shared_->idle.wait_for(lock, std::chrono::milliseconds(200), [&] { return shared_->active == 0; });
     if (first && shared_->lines.held() > 0 && shared_->verbosity >= 0) {

@@ -2,7 +2,6 @@
 // allowlist, resolved, each address checked against the refused ranges, then connected.
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -44,28 +43,6 @@ int connect_to(const struct sockaddr* addr, socklen_t len) {
     return fd.release();
 }
 
-// HOST's addresses: the test mappings first, else the system's resolver.
-std::vector<sockaddr_storage> resolve(const Shared& sh, const std::string& host, uint16_t port) {
-    std::vector<sockaddr_storage> out;
-    struct addrinfo hints {};
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    std::string name = host;
-    if (auto it = sh.test_resolve.find(host); it != sh.test_resolve.end()) {
-        name = it->second;
-        hints.ai_flags |= AI_NUMERICHOST;
-    }
-    struct addrinfo* res = nullptr;
-    if (::getaddrinfo(name.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return out;
-    for (auto* ai = res; ai; ai = ai->ai_next) {
-        sockaddr_storage ss{};
-        std::memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
-        out.push_back(ss);
-    }
-    ::freeaddrinfo(res);
-    return out;
-}
-
 socklen_t addr_len(const sockaddr_storage& ss) {
     return ss.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
 }
@@ -86,6 +63,15 @@ std::optional<sockaddr_storage> literal(const std::string& host, uint16_t port) 
         return ss;
     }
     return std::nullopt;
+}
+
+// HOST's addresses: a test mapping's (CORDON_TEST_RESOLVE), else the resolver's.
+std::vector<sockaddr_storage> resolve(const Shared& sh, const std::string& host, uint16_t port) {
+    if (auto it = sh.test_resolve.find(host); it != sh.test_resolve.end()) {
+        auto mapped = literal(it->second, port);
+        return mapped ? std::vector<sockaddr_storage>{*mapped} : std::vector<sockaddr_storage>{};
+    }
+    return resolve_name(host, port, sh.resolv_conf);
 }
 
 }  // namespace
