@@ -248,21 +248,8 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
 // values skipped), up to "--" or the command, whose own arguments are never taken for
 // cordon's; only where it is a PATH or fd:N.
 std::optional<cordon::OutputTarget> status_target_of(const std::vector<std::string>& args) {
-    auto checked = [](const std::string& t) { return cordon::parse_output_target(t); };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--" || a.empty() || a[0] != '-') break;  // the command
-        if (a == "--status-json") return i + 1 < args.size() ? checked(args[i + 1]) : std::nullopt;
-        if (a.rfind("--status-json=", 0) == 0) return checked(a.substr(14));
-        if (a.find('=') != std::string::npos) continue;
-        if (a == "-c" || a == "-p" || a == "--profile") {
-            ++i;
-            continue;
-        }
-        const cordon::KeyInfo* key = a.rfind("--", 0) == 0 ? cordon::find_key(a.substr(2)) : nullptr;
-        if (key && key->type != cordon::KeyType::Bool) i += static_cast<size_t>(key->arity);
-    }
-    return std::nullopt;
+    const auto value = cordon::option_value_in(args, "status-json");
+    return value ? cordon::parse_output_target(*value) : std::nullopt;
 }
 
 // A failure before the run, on stderr and (SPEC §9: at every exit, bad input included) in the

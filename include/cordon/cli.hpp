@@ -38,6 +38,10 @@ struct CliRequest {
 
 // Parse argv (without subcommands, which main dispatches first). Errors name the option.
 Result<CliRequest> parse_command_line(const std::vector<std::string>& args);
+// The value of cordon's option --NAME (its first occurrence), read from ARGS as the parser reads
+// them (each option's values skipped, short options clustered), before they are parsed: for a
+// --status-json written at a failure that parsing reports.
+std::optional<std::string> option_value_in(const std::vector<std::string>& args, std::string_view name);
 // Always through CLI11 (parse_command_line takes a shortcut for `[-q|-v]... -- COMMAND`).
 // INSPECT, if given, sees the option table before ARGS are parsed (with "--help" among ARGS,
 // every option is registered): the shell completions are generated from it (completion.cpp).

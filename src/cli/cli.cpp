@@ -1,5 +1,8 @@
 #include "cordon/cli.hpp"
 
+#include <sys/random.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
@@ -157,11 +160,43 @@ void add_jail_options(CLI::App& app, const NamedOptions& named, JailOptions& jai
     }
 }
 
-// The values of cordon's options are the words that follow them, as many as each takes, whatever
-// they are (--setenv CFLAGS -O2; a path "--no-policy" is a path), as getopt and bubblewrap read
-// them: the words cordon's options take are found here, and CLI11, which would take any value
-// that begins with '-' for an option, gets a stand-in token for each such value instead, put back
-// by unshield. Short options cluster (-qc SCRIPT, -pNAME).
+// The words cordon's options take, as getopt and bubblewrap read them: an option's values are the
+// words that follow it, as many as it takes, whatever they are (--setenv CFLAGS -O2; a path
+// "--no-policy" is a path); --NAME=VALUE gives the first in place; short options cluster, -c and
+// -p taking the rest of the word or the next one (-qc SCRIPT, -pNAME). F(i, name, first, count)
+// for each option at ARGS[i] that takes values: NAME without dashes ("c", "setenv"), its values
+// ARGS[first, first + count) (a value given in place is not among them: count is one less).
+template <class F>
+void walk_options(const std::vector<std::string>& args, F f) {
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--" || a.size() < 2 || a[0] != '-') return;  // the command
+        size_t count = 0;
+        std::string name;
+        if (a[1] != '-') {
+            const size_t at = a.find_first_of("cp", 1);
+            if (at == std::string::npos) continue;
+            name = a.substr(at, 1);
+            count = at == a.size() - 1 ? 1 : 0;
+        } else {
+            const size_t eq = a.find('=');
+            name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+            int arity = 0;
+            if (name == "profile") {
+                arity = 1;
+            } else if (const KeyInfo* key = find_key(name); key && key->type != KeyType::Bool) {
+                arity = key->arity;
+            }
+            count = static_cast<size_t>(std::max(0, arity - (eq == std::string::npos ? 0 : 1)));
+        }
+        count = std::min(count, args.size() - i - 1);
+        f(i, name, i + 1, count);
+        i += count;
+    }
+}
+
+// CLI11 would take any value that begins with '-' for an option: each such value is stood in for
+// by a token, unique to this run, put back by unshield_values.
 struct ShieldedValues {
     std::vector<std::string> args;
     std::map<std::string, std::string> originals;  // token -> value
@@ -173,30 +208,19 @@ struct ShieldedValues {
 
 ShieldedValues shield_values(const std::vector<std::string>& args) {
     ShieldedValues out{args, {}};
-    auto value_at = [&](size_t i) {
-        std::string& v = out.args[i];
-        if (v.empty() || v[0] != '-') return;
-        std::string token = "\x01cordon-value-" + std::to_string(i);
-        out.originals.emplace(token, std::exchange(v, token));
-    };
-    for (size_t i = 0; i < out.args.size(); ++i) {
-        const std::string& a = out.args[i];
-        if (a == "--" || a.size() < 2 || a[0] != '-') break;  // the command
-        if (a[1] != '-') {
-            // -q, -v, -h are flags; -c and -p take the rest of the word, or the next word.
-            const size_t at = a.find_first_of("cp", 1);
-            if (at == a.size() - 1 && i + 1 < out.args.size()) value_at(++i);
-            continue;
+    uint64_t nonce = 0;
+    if (::getrandom(&nonce, sizeof nonce, 0) != sizeof nonce) nonce = static_cast<uint64_t>(::getpid());
+    walk_options(args, [&](size_t, const std::string&, size_t first, size_t count) {
+        for (size_t i = first; i < first + count; ++i) {
+            std::string& v = out.args[i];
+            if (v.empty() || v[0] != '-') continue;
+            std::string token =
+                "\x01"
+                "cordon-value-" +
+                std::to_string(nonce) + "-" + std::to_string(i);
+            out.originals.emplace(token, std::exchange(v, token));
         }
-        if (a.find('=') != std::string::npos) continue;  // --NAME=VALUE
-        int arity = 0;
-        if (a == "--profile") {
-            arity = 1;
-        } else if (const KeyInfo* key = find_key(a.substr(2)); key && key->type != KeyType::Bool) {
-            arity = key->arity;
-        }
-        for (int k = 0; k < arity && i + 1 < out.args.size(); ++k) value_at(++i);
-    }
+    });
     return out;
 }
 
@@ -301,7 +325,7 @@ Status fill_jail_layer(const CLI::App& app, const JailOptions& jail, SettingsLay
         std::string optname = std::string("--") + key.name;
         size_t idx = seen[opt]++;
         if (key.type == KeyType::Bool) {
-            layer.values[key.name] = true;
+            layer.values[key.name] = jail.flags.at(key.name);  // --NAME=false is false
         } else if (is_repeatable(key.type)) {
             CORDON_TRY(add_occurrence(key, optname, jail.raw.at(key.name), idx, layer, ops));
         } else {
@@ -349,6 +373,20 @@ Result<CliRequest> parse_command_line(const std::vector<std::string>& args) {
         return req;
     }
     return parse_command_line_full(args);
+}
+
+std::optional<std::string> option_value_in(const std::vector<std::string>& args, std::string_view name) {
+    std::optional<std::string> found;
+    walk_options(args, [&](size_t i, const std::string& n, size_t first, size_t count) {
+        if (found || n != name) return;
+        const std::string& a = args[i];
+        if (const size_t eq = a.find('='); eq != std::string::npos && a[1] == '-') {
+            found = a.substr(eq + 1);
+        } else if (count > 0) {
+            found = args[first];
+        }
+    });
+    return found;
 }
 
 Result<CliRequest> parse_command_line_full(const std::vector<std::string>& args,

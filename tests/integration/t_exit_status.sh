@@ -107,4 +107,10 @@ else
     ok "status json records a limit dropped under --limits best-effort" || not_ok "best-effort json (rc $rc): $fields"
 fi
 rm -f "$WORK/status.json"
+# A --status-json among the values of another option (-qc's SCRIPT) is no target of cordon's:
+# the failure that follows writes nothing there.
+echo precious >"$OUT/victim"
+expect_exit 125 "-qc --status-json FILE: a SCRIPT and a COMMAND" "$CORDON" -qc --status-json "$OUT/victim"
+[[ $(cat "$OUT/victim") == precious ]] && ok "the file named in -qc's SCRIPT was left alone" ||
+  not_ok "the file after -qc: $(head -c 200 "$OUT/victim")"
 finish

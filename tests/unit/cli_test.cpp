@@ -130,6 +130,41 @@ TEST_CASE("cli: an option's values are the words after it, whatever they are", "
     auto c = parse_ok({"-qc", "-v", "--setenv", "B", "--no-policy"});
     CHECK(c.script == std::optional<std::string>("-v"));
     CHECK((c.verbosity == -1 && !c.no_policy && c.command.empty()));
+    // --NAME=VALUE gives the first value in place; the rest follow.
+    auto eq = parse_ok({"--setenv=B", "-x", "ls"});
+    REQUIRE(get_pairs(eq.layer, "setenv").size() == 1);
+    CHECK(get_pairs(eq.layer, "setenv")[0] == PairValue{"B", "-x"});
+    // A value that looks like the parser's own stand-in is a value like any other.
+    auto token = parse_ok({"--setenv", "A", "-x", "--setenv", "B",
+                           "\x1c"
+                           "ordon-value-3",
+                           "--hostname",
+                           "\x01"
+                           "cordon-value-1",
+                           "ls"});
+    CHECK(get_pairs(token.layer, "setenv")[1].second ==
+          "\x1c"
+          "ordon-value-3");
+    CHECK(get_string(token.layer, "hostname") == std::optional<std::string>("\x01"
+                                                                            "cordon-value-1"));
+}
+
+TEST_CASE("cli: an on/off option given =false is off", "[cli]") {
+    auto off = parse_ok({"--allow-userns=false", "--allow-ptrace=no", "--new-session=true", "ls"});
+    CHECK(off.layer.values.at("allow-userns") == Value(false));
+    CHECK(off.layer.values.at("allow-ptrace") == Value(false));
+    CHECK(off.layer.values.at("new-session") == Value(true));
+}
+
+TEST_CASE("cli: an option's value found before parsing, as the parser finds it", "[cli]") {
+    CHECK(option_value_in({"--status-json", "/s", "ls"}, "status-json") == std::optional<std::string>("/s"));
+    CHECK(option_value_in({"--status-json=/s", "ls"}, "status-json") == std::optional<std::string>("/s"));
+    // Words that are values (of -qc, of --setenv) or the command's are not cordon's options.
+    CHECK_FALSE(option_value_in({"-qc", "--status-json", "/victim"}, "status-json"));
+    CHECK_FALSE(option_value_in({"--setenv", "--status-json", "/victim", "ls"}, "status-json"));
+    CHECK_FALSE(option_value_in({"ls", "--status-json", "/victim"}, "status-json"));
+    CHECK(option_value_in({"-vp", "x", "--status-json", "fd:3", "ls"}, "status-json") ==
+          std::optional<std::string>("fd:3"));
 }
 
 TEST_CASE("cli: lists and pairs accumulate, scalars take the last value", "[cli]") {
