@@ -158,7 +158,9 @@ Result<std::vector<std::string>> cordon_command_line(const Options& o, const std
     std::istringstream in(extras);
     for (std::string w; in >> w;) extra_words.push_back(w);
     std::vector<std::string> out{"--no-profile"};
-    const bool has_policy = std::find(extra_words.begin(), extra_words.end(), "--policy") != extra_words.end();
+    const bool has_policy = std::any_of(extra_words.begin(), extra_words.end(), [](const std::string& w) {
+        return w == "--policy" || w.rfind("--policy=", 0) == 0;
+    });
     if (!has_policy) out.emplace_back("--no-policy");
     std::vector<bool> identity;
     identity.reserve(o.ops.size());

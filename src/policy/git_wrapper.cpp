@@ -33,6 +33,7 @@ std::optional<Field> git_command(std::string key, const Field& value) {
 struct Alias {
     std::string name;  // lower case, as git looks it up
     Field value;
+    bool shell = false;  // "!TEXT": git runs sh -c 'TEXT "$@"' TEXT ARGS
 };
 
 // KEY=VALUE (git -c) or KEY and VALUE (git config): the shell command VALUE runs, if any. With
@@ -44,13 +45,15 @@ void git_setting(const Field& key, const Field* value, std::vector<Argv>& comman
     const size_t eq = value ? std::string::npos : t.find('=');
     if (!value && eq == std::string::npos) return;
     const Field v = value ? *value : key.drop_prefix(eq + 1);
-    if (auto text = git_command(t.substr(0, eq), v)) {
-        commands.push_back(shell_text(*text));
-        return;
-    }
     std::string name = t.substr(0, eq);
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (aliases && name.starts_with("alias.") && name.size() > 6) aliases->push_back({name.substr(6), v});
+    const bool alias = aliases && name.starts_with("alias.") && name.size() > 6;
+    if (auto text = git_command(name, v)) {
+        commands.push_back(shell_text(*text));
+        if (alias) aliases->push_back({name.substr(6), *text, true});
+        return;
+    }
+    if (alias) aliases->push_back({name.substr(6), v});
 }
 
 // --config-env KEY=VAR: the setting, with a value not known statically.
@@ -117,6 +120,16 @@ Unwrapped git(const Argv& argv) {
             std::transform(sub.begin(), sub.end(), sub.begin(), [](unsigned char c) { return std::tolower(c); });
             auto a = std::find_if(aliases.rbegin(), aliases.rend(), [&](const Alias& x) { return x.name == sub; });
             if (a == aliases.rend()) break;
+            if (a->shell) {
+                // git appends the arguments: sh -c 'TEXT "$@"' TEXT ARGS.
+                Field text = a->value;
+                text.add(Piece::Kind::Lit, " \"$@\"");
+                Argv sh{Field::lit("sh"), Field::lit("-c"), text, a->value};
+                sh.insert(sh.end(), tail.begin() + 1, tail.end());
+                commands.push_back(std::move(sh));
+                expanded = false;
+                break;
+            }
             Argv next = split_words(a->value);
             next.insert(next.end(), tail.begin() + 1, tail.end());
             tail = std::move(next);

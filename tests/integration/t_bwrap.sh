@@ -272,6 +272,10 @@ for swap in "CORDON_POLICY_PATH $SCRATCH/evil" "XDG_CONFIG_HOME $SCRATCH/evil" "
   expect_exit 126 "extras: --setenv $swap does not change the policy (rm -rf /usr denied)" \
     env CORDON_BWRAP_EXTRAS="--policy default" "$bw" --ro-bind / / --setenv $swap -- rm -rf /usr
 done
+expect_exit 126 "extras: --policy=default (the = form) is the policy too" \
+  env CORDON_BWRAP_EXTRAS="--policy=default --audit=$OUT/eq.jsonl" "$bw" --ro-bind / / -- rm -rf /usr
+grep -q '"decision":"deny"' "$OUT/eq.jsonl" 2>/dev/null && ok "extras: and --audit=FILE logs the denial" ||
+  not_ok "extras: no denial in --audit=FILE: $(head -c 300 "$OUT/eq.jsonl" 2>/dev/null)"
 expect_exit 126 "extras: --setenv HOME does not move the HOME the policy protects" \
   env CORDON_BWRAP_EXTRAS="--policy default" "$bw" --ro-bind / / --tmpfs "$HOME" --setenv HOME /tmp -- rm -rf "$HOME"
 for line in "--clearenv --chdir /usr" "--setenv A -x --setenv B --verbose --unsetenv PATH" "--clearenv"; do

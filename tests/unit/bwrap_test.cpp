@@ -176,6 +176,10 @@ TEST_CASE("bwrap: under the extras the command line's environment is the command
     const auto policy = std::find(line->begin(), line->end(), "--policy");
     const auto clearenv = std::find(line->begin(), line->end(), "--clearenv");
     CHECK(clearenv < policy);  // the extras come after, and win
+    // --policy=NAME among the extras is a policy too: no --no-policy beside it.
+    auto eq = bwrap::cordon_command_line(parsed({"true"}), "--policy=default --audit=/tmp/a", false);
+    REQUIRE(eq.ok());
+    CHECK(std::find(eq->begin(), eq->end(), "--no-policy") == eq->end());
 }
 
 TEST_CASE("bwrap: the extras keep the ops' order, --perms and the capabilities bubblewrap leaves", "[bwrap]") {

@@ -215,6 +215,9 @@ TEST_CASE("commands hidden in settings: trap, git settings, EDITOR and the like"
     CHECK(innermost("git --config-env alias.x=V x") == "UNANALYZABLE");
     CHECK(innermost("git --config-env=alias.x=V x") == "UNANALYZABLE");
     CHECK(invocations("git -c alias.x=x x").back() == "git x");
+    // A shell alias gets the arguments after it: sh -c 'TEXT "$@"' TEXT ARGS.
+    CHECK(innermost("git -c 'alias.x=!rm' x -rf d") == "rm -rf d");
+    CHECK(innermost("git -c 'alias.x=!git' x clean -f") == "git clean -f");
     // capsh --shell=PROGRAM runs PROGRAM; the loader's --list and --verify run nothing.
     CHECK(innermost("capsh --shell=/bin/rm -- -rf d") == "/bin/rm -rf d");
     CHECK(invocations("ld.so --list /bin/rm -rf d") == V{"ld.so --list /bin/rm -rf d"});
