@@ -142,9 +142,13 @@ void print_env_note(const cordon::Spec& spec, const cordon::RunOptions& options)
 
 // The command policy's decision on the command (the jail's gate): nullopt lets it run, an
 // Outcome ends the run (a policy that does not load, or a denial).
+double unix_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::RunOptions& options,
                                      const cordon::Prepared& prepared, const std::vector<std::string>& policy_names,
-                                     cordon::policy::PolicySet& policies) {
+                                     int audit_fd, cordon::policy::PolicySet& policies) {
     if (!spec.no_policy) {
         auto loaded = cordon::load_policies(policy_names);
         if (!loaded) {
@@ -169,6 +173,10 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
         }
         if (!decision.allow) {
             std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
+            if (audit_fd >= 0) {
+                const std::string line = cordon::command_audit_line(spec.argv, cwd, decision, unix_now());
+                (void)cordon::write_all(audit_fd, line.data(), line.size());
+            }
             cordon::Outcome denied;
             denied.reason = cordon::Outcome::Reason::Denied;
             denied.exit_code = 126;
@@ -225,8 +233,7 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
     static cordon::ProgramIdentity identity;  // the jail's system programs, indexed on first need
     cordon::ExecJudgement j = cordon::judge_exec(policies, r, spec.home, &identity);
     if (audit_fd >= 0) {
-        const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-        const std::string line = cordon::audit_line(r, j, now);
+        const std::string line = cordon::audit_line(r, j, unix_now());
         (void)cordon::write_all(audit_fd, line.data(), line.size());
     }
     cordon::ExecVerdict v;
@@ -307,7 +314,7 @@ int run(const std::vector<std::string>& args) {
         status_file = std::move(*f);
     }
     cordon::policy::PolicySet policies;  // loaded by admit, used again for each exec
-    auto gate = [&]() { return admit(spec, options, *prepared, policy_names, policies); };
+    auto gate = [&]() { return admit(spec, options, *prepared, policy_names, *audit, policies); };
     // The second exec judged decodes the compiled policies in full, for all that follow: the
     // first is mostly the command's own, and a run that execs nothing more (start-up, as
     // bench/startup measures it) pays nothing for the decoding.

@@ -58,5 +58,9 @@ std::string exec_denial_json(const ExecJudgement& j);
 // One JSON line of the audit log: time, pid, argv, cwd, executable, decision, rule; argv as
 // kAuditArgv keeps it, the other texts cut at kMaxRecordText.
 std::string audit_line(const ExecRequest& r, const ExecJudgement& j, double unix_time);
+// The audit log's record of the command line the policy denied before the jail started ARGV in
+// CWD: "kind":"command", no pid (nothing of it ran).
+std::string command_audit_line(const std::vector<std::string>& argv, const std::string& cwd, const policy::Decision& d,
+                               double unix_time);
 
 }  // namespace cordon

@@ -253,4 +253,19 @@ std::string audit_line(const ExecRequest& r, const ExecJudgement& j, double unix
            "\n";
 }
 
+std::string command_audit_line(const std::vector<std::string>& argv, const std::string& cwd, const policy::Decision& d,
+                               double unix_time) {
+    const ArgvRecord clipped = clip_argv(argv, kAuditArgv);
+    JsonObject o;
+    o.add_raw("time", fmt::format("{:.6f}", unix_time)).add("kind", "command").add("argv", clipped.argv);
+    add_cut(o, clipped);
+    return o.add("cwd", clip_text(cwd))
+               .add("command", clip_text(d.command))
+               .add("decision", d.allow ? "allow" : "deny")
+               .add("rule", d.rule_id)
+               .add("reason", d.reason)
+               .str() +
+           "\n";
+}
+
 }  // namespace cordon

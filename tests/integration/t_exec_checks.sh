@@ -263,4 +263,17 @@ for outer in "" "--seccomp $SCRATCH/open.seccomp.toml"; do
 done
 cd "$WORK" || exit 99
 
+# A command line denied before the jail starts is in the audit log too, as "kind":"command".
+rm -f "$OUT/cmd-audit.jsonl"
+expect_exit 126 "a denied command line with --audit" "$CORDON" --audit "$OUT/cmd-audit.jsonl" -c 'echo hi; rm -rf /usr'
+python3 - "$OUT/cmd-audit.jsonl" <<'PY' && ok "its audit line: kind command, the script, the denied command, the rule" ||
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+assert len(lines) == 1, lines
+l = lines[0]
+assert l["kind"] == "command" and l["decision"] == "deny" and "pid" not in l, l
+assert l["argv"] == ["/bin/sh", "-c", "echo hi; rm -rf /usr"] and l["command"] == "rm -rf /usr", l
+assert l["rule"] == "rm-recursive-protected", l
+PY
+  not_ok "the command line's audit line: $(cat "$OUT/cmd-audit.jsonl" 2>/dev/null)"
 finish
