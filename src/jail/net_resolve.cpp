@@ -29,7 +29,7 @@ std::string read_config(const std::string& path) {
     std::string out;
     if (!fd) return out;
     char buf[8192];
-    for (ssize_t n; out.size() < kMaxFile && (n = ::read(fd.get(), buf, sizeof buf)) > 0;)
+    for (ssize_t n = 0; out.size() < kMaxFile && (n = ::read(fd.get(), buf, sizeof buf)) > 0;)
         out.append(buf, static_cast<size_t>(n));
     return out;
 }
@@ -57,7 +57,7 @@ std::optional<DnsReply> ask_tcp(const sockaddr_storage& server, const Asked& a, 
     UniqueFd fd(::socket(server.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd) return std::nullopt;
     struct timeval tv {
-        timeout_ms / 1000, (timeout_ms % 1000) * 1000
+        timeout_ms / 1000, static_cast<suseconds_t>(timeout_ms % 1000) * 1000
     };
     ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
