@@ -174,6 +174,9 @@ void load_seccomp(const Plan& plan) {
 [[noreturn]] void wait_for_payload(const Plan& plan, pid_t payload) {
     ::close(plan.report_fd);
     if (plan.options->sync_fd >= 0) (void)::fcntl(plan.options->sync_fd, F_SETFD, 0);
+    // pid 1 runs under the command's filters too, as bubblewrap's do_init does: the command could
+    // otherwise have its parent make the calls they refuse (ptrace it, and call setxattr).
+    load_seccomp(plan);
     for (;;) {
         int status = 0;
         const pid_t pid = ::waitpid(-1, &status, 0);
