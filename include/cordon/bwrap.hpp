@@ -112,15 +112,19 @@ Result<std::vector<int>> capabilities(const Options& options, bool privileged);
 
 // The extras (CORDON_BWRAP_EXTRAS): the cordon command line that runs OPTIONS in cordon's jail
 // with the extra options appended, or an error naming what bwrap mode cannot carry over.
-// PRIVILEGED: the caller is root (the capabilities' starting set). ENV_WORDS come before the
-// extras (jail_environment: the environment bwrap mode computed).
-Result<std::vector<std::string>> cordon_command_line(const Options& options, const std::string& extras, bool privileged,
-                                                     const std::vector<std::string>& env_words = {});
-// The environment bwrap mode computed for the command, as cordon's options: --clearenv, then a
-// --setenv for each variable, PWD last (where the command starts, as bubblewrap sets it: --chdir,
-// else CWD). cordon itself keeps the caller's environment, which is where it finds its own
-// settings (the policy and profile search paths, HOME, XDG_CONFIG_HOME): a variable the command
-// line sets reaches the command only, never cordon.
-std::vector<std::string> jail_environment(const Options& options, const std::string& cwd);
+// PRIVILEGED: the caller is root (the capabilities' starting set).
+Result<std::vector<std::string>> cordon_command_line(const Options& options, const std::string& extras,
+                                                     bool privileged);
+// The environment bwrap mode computed for the command, PWD as bubblewrap sets it (--chdir, else
+// CWD). Under the extras it reaches cordon in kCommandEnvVar, a variable of cordon's own
+// environment (which only the caller may read, unlike a command line), while cordon keeps the
+// caller's environment for its own settings (search paths, HOME): what the command line sets
+// reaches the command only.
+std::vector<std::string> command_environ(const Options& options, const std::string& cwd);
+inline constexpr std::string_view kCommandEnvVar = "CORDON_BWRAP_COMMAND_ENV";
+// ENV as one string: each NAME=VALUE as its length in decimal, ':', then its bytes.
+std::string encode_environ(const std::vector<std::string>& env);
+// And back; nullopt for a TEXT that is not such a string.
+std::optional<std::vector<std::string>> decode_environ(std::string_view text);
 
 }  // namespace cordon::bwrap

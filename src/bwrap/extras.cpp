@@ -3,6 +3,7 @@
 // cordon's bwrap-style primitives on an empty root (--no-profile), and the extra options follow.
 // An op or option that cordon's jail cannot carry over is an error, never dropped.
 #include <sys/capability.h>
+#include <charconv>
 
 #include <climits>
 #include <cstdlib>
@@ -133,20 +134,40 @@ std::vector<Op> covered_identity_binds(const std::vector<Op>& ops, const std::ve
 
 }  // namespace
 
-std::vector<std::string> jail_environment(const Options& o, const std::string& cwd) {
-    std::vector<std::string> out{"--clearenv"};
+std::vector<std::string> command_environ(const Options& o, const std::string& cwd) {
+    std::vector<std::string> out;
     for (const std::string& e : o.env) {
-        const size_t eq = e.find('=');
-        if (eq == 0 || eq == std::string::npos || e.rfind("PWD=", 0) == 0 || e.rfind("CORDON_BWRAP_EXTRAS=", 0) == 0)
+        if (e.rfind("PWD=", 0) == 0 || e.rfind("CORDON_BWRAP_EXTRAS=", 0) == 0 ||
+            e.rfind(std::string(kCommandEnvVar) + "=", 0) == 0)
             continue;
-        out.insert(out.end(), {"--setenv", e.substr(0, eq), e.substr(eq + 1)});
+        out.push_back(e);
     }
-    out.insert(out.end(), {"--setenv", "PWD", o.chdir ? *o.chdir : cwd});
+    out.push_back("PWD=" + (o.chdir ? *o.chdir : cwd));
     return out;
 }
 
-Result<std::vector<std::string>> cordon_command_line(const Options& o, const std::string& extras, bool privileged,
-                                                     const std::vector<std::string>& env_words) {
+std::string encode_environ(const std::vector<std::string>& env) {
+    std::string out;
+    for (const auto& e : env) out.append(std::to_string(e.size())).append(":").append(e);
+    return out;
+}
+
+std::optional<std::vector<std::string>> decode_environ(std::string_view text) {
+    std::vector<std::string> out;
+    while (!text.empty()) {
+        size_t len = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), len);
+        const size_t digits = static_cast<size_t>(end - text.data());
+        if (ec != std::errc{} || digits == 0 || digits >= text.size() || text[digits] != ':' ||
+            len > text.size() - digits - 1)
+            return std::nullopt;
+        out.emplace_back(text.substr(digits + 1, len));
+        text.remove_prefix(digits + 1 + len);
+    }
+    return out;
+}
+
+Result<std::vector<std::string>> cordon_command_line(const Options& o, const std::string& extras, bool privileged) {
     CORDON_TRY(check_run_options(o));
     // --cap-add/--cap-drop: the set bubblewrap would leave (a root caller's starts full), kept in
     // cordon's jail, whose user namespace is the one they apply to. Without them, nothing.
@@ -200,7 +221,6 @@ Result<std::vector<std::string>> cordon_command_line(const Options& o, const std
         out.insert(out.end(), {"--cap-add", name});
         ::cap_free(name);
     }
-    out.insert(out.end(), env_words.begin(), env_words.end());
     out.insert(out.end(), extra_words.begin(), extra_words.end());
     out.emplace_back("--");
     out.insert(out.end(), o.argv.begin(), o.argv.end());

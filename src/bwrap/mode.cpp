@@ -131,9 +131,7 @@ int run_with_extras(const Options& options, const std::string& extras) {
         print_error(options, *bad, 0);
         return 1;
     }
-    char cwd[PATH_MAX];
-    const std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "/";
-    auto translated = cordon_command_line(options, extras, privileged, jail_environment(options, here));
+    auto translated = cordon_command_line(options, extras, privileged);
     if (!translated) {
         print_error(options, translated.error().why, 0);
         return 1;
@@ -145,11 +143,17 @@ int run_with_extras(const Options& options, const std::string& extras) {
     for (std::string& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
     // cordon keeps the caller's environment, less the variable that asked for this: its own
-    // settings come from there, never from the command line (the command's is in the words).
+    // settings come from there, never from the command line; the command's is in kCommandEnvVar.
+    char cwd[PATH_MAX];
+    const std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "/";
+    std::string command_env = std::string(kCommandEnvVar) + "=" + encode_environ(command_environ(options, here));
     std::vector<char*> envp;
     for (char** e = environ; *e != nullptr; ++e) {
-        if (std::string_view(*e).rfind("CORDON_BWRAP_EXTRAS=", 0) != 0) envp.push_back(*e);
+        const std::string_view kv(*e);
+        if (kv.rfind("CORDON_BWRAP_EXTRAS=", 0) != 0 && kv.rfind(std::string(kCommandEnvVar) + "=", 0) != 0)
+            envp.push_back(*e);
     }
+    envp.push_back(command_env.data());
     envp.push_back(nullptr);
     // --die-with-parent: cordon, which this process becomes, dies with the caller, and the jail
     // with cordon (the parent-death signal outlives execve).

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cordon/bwrap.hpp"
 #include "cordon/env_filter.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/git_config.hpp"
@@ -28,6 +29,20 @@ std::optional<std::string> env_value(const std::vector<std::string>& env, std::s
             return kv.substr(var.size() + 1);
     }
     return std::nullopt;
+}
+
+// The environment the jail's starts from: the caller's, or under bwrap mode's extras the one its
+// command line computed (bwrap::kCommandEnvVar); never that variable itself.
+Result<std::vector<std::string>> command_environment(const HostInfo& host) {
+    const std::string var(bwrap::kCommandEnvVar);
+    std::vector<std::string> base = host.environ;
+    if (auto encoded = env_value(host.environ, var)) {
+        auto decoded = bwrap::decode_environ(*encoded);
+        if (!decoded) return make_error(var, "not an environment bwrap mode wrote");
+        base = std::move(*decoded);
+    }
+    std::erase_if(base, [&var](const std::string& kv) { return kv.rfind(var + "=", 0) == 0; });
+    return base;
 }
 
 // The last value of KEY ("user.name") in the git config file PATH, or nullopt. Read with
@@ -113,7 +128,8 @@ void note_hidden_program(const HostInfo& host, const Spec& s, RunOptions& o) {
 // The caller's environment, filtered, then the explicit --setenv edits. What was removed for
 // its value is named (never shown) in a note: the name alone does not say why it went.
 Status set_environment(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o) {
-    FilteredEnv filtered = EnvFilter(env_rules(merged)).apply(host.environ);
+    CORDON_ASSIGN_OR_RETURN(const std::vector<std::string> base, command_environment(host));
+    FilteredEnv filtered = EnvFilter(env_rules(merged)).apply(base);
     std::vector<std::string> env = std::move(filtered.kept);
     for (auto& removed : filtered.removed) {
         if (removed.why == EnvRemoval::ByValue || removed.why == EnvRemoval::GitSet) {

@@ -287,6 +287,31 @@ for line in "--clearenv --chdir /usr" "--setenv A -x --setenv B --verbose --unse
   [[ $got == "$want" ]] && ok "extras: the environment of '$line' is Debian bwrap's, PWD included" ||
     not_ok "extras '$line': got '$got', Debian's bwrap '$want'"
 done
+# Under the extras the command's environment reaches cordon privately: no value of it is on a
+# command line, which any local user can read (/proc/PID/cmdline), outside or inside the jail.
+secret="s3cr3t-value-$$"
+got=$(CORDON_BWRAP_EXTRAS="--policy default" MY_TOKEN_X=$secret "$bw" --ro-bind / / --proc /proc --unshare-pid -- \
+  sh -c 'tr "\0" " " </proc/1/cmdline; echo; echo "token=$MY_TOKEN_X"' 2>&1)
+if [[ $got == *"token=$secret"* && $(grep -c -- "$secret" <<<"$got") -eq 1 ]]; then
+  ok "extras: the command gets its environment, and pid 1's command line holds none of it"
+else
+  not_ok "extras: the environment on a command line: $got"
+fi
+CORDON_BWRAP_EXTRAS="--policy default" MY_TOKEN_X=$secret "$bw" --ro-bind / / --unshare-all -- sleep 3 &
+extras_pid=$!
+sleep 1
+if tr '\0' ' ' <"/proc/$extras_pid/cmdline" | grep -q -- "$secret"; then
+  not_ok "extras: the environment is on cordon's command line: $(tr '\0' ' ' <"/proc/$extras_pid/cmdline")"
+else
+  ok "extras: cordon's own command line holds none of the command's environment"
+fi
+wait
+# pid 1 (the reaper under --unshare-pid) runs under the command's seccomp filters too, as
+# bubblewrap's: the command cannot have its parent make the calls they refuse.
+got=$("$bw" --ro-bind / / --proc /proc --unshare-pid -- sh -c \
+  'grep "^Seccomp_filters:" /proc/1/status; grep "^Seccomp_filters:" /proc/self/status' 2>&1)
+[[ $(sort -u <<<"$got" | wc -l) -eq 1 ]] && ok "pid 1 has the command's seccomp filters ($(head -1 <<<"$got"))" ||
+  not_ok "pid 1's filters differ from the command's: $got"
 # --as-pid-1 under the extras (Codex passes it always): the command is pid 1, as with Debian's
 # bwrap and without the extras; what pid 1 sees of itself is the same.
 pid1_script='echo $$ "$(tr "\0" " " </proc/1/cmdline)"; kill -9 $$; echo survived; exit 6'

@@ -162,20 +162,25 @@ TEST_CASE("bwrap: the extras become cordon's command line, or a refusal", "[bwra
 
 TEST_CASE("bwrap: under the extras the command line's environment is the command's, not cordon's", "[bwrap]") {
     // cordon keeps the caller's environment (its policy and profile search paths, HOME); what
-    // bwrap mode computed reaches the jail as options, values starting with '-' included, PWD as
-    // bubblewrap sets it.
+    // bwrap mode computed reaches cordon in one variable of its own environment (private to the
+    // caller, unlike a command line), PWD set as bubblewrap sets it.
     auto o = parsed({"--setenv", "CORDON_POLICY_PATH", "/tmp/evil", "--setenv", "A", "-x", "--chdir", "/usr", "true"},
-                    {"PWD=/home/u", "HOME=/home/u", "CORDON_BWRAP_EXTRAS=--policy default", "=odd"});
-    const std::vector<std::string> env = bwrap::jail_environment(o, "/home/u");
-    CHECK(env == std::vector<std::string>{"--clearenv", "--setenv", "HOME", "/home/u", "--setenv", "CORDON_POLICY_PATH",
-                                          "/tmp/evil", "--setenv", "A", "-x", "--setenv", "PWD", "/usr"});
-    CHECK(bwrap::jail_environment(parsed({"--clearenv", "true"}, {"A=1"}), "/w") ==
-          std::vector<std::string>{"--clearenv", "--setenv", "PWD", "/w"});
-    auto line = bwrap::cordon_command_line(o, "--policy default", false, env);
+                    {"PWD=/home/u", "HOME=/home/u", "CORDON_BWRAP_EXTRAS=--policy default",
+                     std::string(bwrap::kCommandEnvVar) + "=3:A=1"});
+    const std::vector<std::string> env = bwrap::command_environ(o, "/home/u");
+    CHECK(env == std::vector<std::string>{"HOME=/home/u", "CORDON_POLICY_PATH=/tmp/evil", "A=-x", "PWD=/usr"});
+    CHECK(bwrap::command_environ(parsed({"--clearenv", "true"}, {"A=1"}), "/w") == std::vector<std::string>{"PWD=/w"});
+    // The encoding holds any bytes but NUL, and refuses what it did not write.
+    const std::vector<std::string> odd{"A=", "B=1:2", "C=line\nnext", "D==x", "E=12:34", "F=" + std::string(300, 'x')};
+    CHECK(bwrap::decode_environ(bwrap::encode_environ(odd)) == std::optional(odd));
+    CHECK(bwrap::decode_environ("") == std::optional(std::vector<std::string>{}));
+    for (std::string_view bad : {"3:A=", "x:A=1", ":A", "3A=1", "99999999999999999999:A", "3:A=12"}) {
+        CHECK_FALSE(bwrap::decode_environ(bad));
+    }
+    // Nothing of it on the command line.
+    auto line = bwrap::cordon_command_line(o, "--policy default", false);
     REQUIRE(line.ok());
-    const auto policy = std::find(line->begin(), line->end(), "--policy");
-    const auto clearenv = std::find(line->begin(), line->end(), "--clearenv");
-    CHECK(clearenv < policy);  // the extras come after, and win
+    for (const auto& w : *line) CHECK(w.find("/tmp/evil") == std::string::npos);
     // --policy=NAME among the extras is a policy too: no --no-policy beside it.
     auto eq = bwrap::cordon_command_line(parsed({"true"}), "--policy=default --audit=/tmp/a", false);
     REQUIRE(eq.ok());
