@@ -95,6 +95,8 @@ std::string dns_answer(std::string_view query, const DnsQuestion& q, uint8_t rco
 
 // The supervisor's own resolver (net_resolve.cpp), without the C library's NSS, which a static
 // executable cannot load: /etc/hosts, then the name servers of /etc/resolv.conf. Its pure parts:
+// TEXT as an IPv4 or IPv6 address with PORT, if it is one (the proxy's literal hosts too).
+std::optional<sockaddr_storage> address_literal(std::string_view text, uint16_t port);
 struct ResolvConf {
     std::vector<sockaddr_storage> servers;  // "nameserver" lines, at most 3, port 53 (127.0.0.1 if none)
     int timeout_s = 5;                      // options timeout:N (1..30)

@@ -41,25 +41,6 @@ void for_each_line(std::string_view text, F f) {
     }
 }
 
-// ADDR (v4, or v6 without its %scope) with PORT, if it is an address.
-std::optional<sockaddr_storage> address(std::string_view addr, uint16_t port) {
-    std::string a(addr.substr(0, addr.find('%')));
-    sockaddr_storage ss{};
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-    if (::inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(port);
-        return ss;
-    }
-    if (::inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(port);
-        return ss;
-    }
-    return std::nullopt;
-}
-
 int option_value(std::string_view word, std::string_view name, int lo, int hi, int fallback) {
     if (word.rfind(name, 0) != 0) return fallback;
     int v = 0;
@@ -108,11 +89,29 @@ std::optional<std::string> read_name(std::string_view m, size_t at, size_t& next
 
 }  // namespace
 
+std::optional<sockaddr_storage> address_literal(std::string_view text, uint16_t port) {
+    const std::string a(text);
+    sockaddr_storage ss{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (::inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        return ss;
+    }
+    if (::inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        return ss;
+    }
+    return std::nullopt;
+}
+
 ResolvConf parse_resolv_conf(std::string_view text) {
     ResolvConf rc;
     for_each_line(text, [&](const std::vector<std::string_view>& w) {
         if (w[0] == "nameserver" && w.size() >= 2 && rc.servers.size() < 3) {
-            if (auto a = address(w[1], kDnsPort)) rc.servers.push_back(*a);
+            if (auto a = address_literal(w[1].substr(0, w[1].find('%')), kDnsPort)) rc.servers.push_back(*a);
         } else if (w[0] == "options") {
             for (size_t i = 1; i < w.size(); ++i) {
                 rc.timeout_s = option_value(w[i], "timeout:", 1, 30, rc.timeout_s);
@@ -120,7 +119,7 @@ ResolvConf parse_resolv_conf(std::string_view text) {
             }
         }
     });
-    if (rc.servers.empty()) rc.servers.push_back(*address("127.0.0.1", kDnsPort));
+    if (rc.servers.empty()) rc.servers.push_back(*address_literal("127.0.0.1", kDnsPort));
     return rc;
 }
 
@@ -129,7 +128,7 @@ std::vector<sockaddr_storage> hosts_addresses(std::string_view text, std::string
     for_each_line(text, [&](const std::vector<std::string_view>& w) {
         for (size_t i = 1; i < w.size(); ++i) {
             if (normalize_host_name(w[i]) != name) continue;
-            if (auto a = address(w[0], port)) out.push_back(*a);
+            if (auto a = address_literal(w[0], port)) out.push_back(*a);
             break;
         }
     });

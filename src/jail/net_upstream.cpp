@@ -47,28 +47,10 @@ socklen_t addr_len(const sockaddr_storage& ss) {
     return ss.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
 }
 
-// An address literal as HOST (a name entry cannot match it): its address, if it is one.
-std::optional<sockaddr_storage> literal(const std::string& host, uint16_t port) {
-    sockaddr_storage ss{};
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-    if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(port);
-        return ss;
-    }
-    if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(port);
-        return ss;
-    }
-    return std::nullopt;
-}
-
 // HOST's addresses: a test mapping's (CORDON_TEST_RESOLVE), else the resolver's.
 std::vector<sockaddr_storage> resolve(const Shared& sh, const std::string& host, uint16_t port) {
     if (auto it = sh.test_resolve.find(host); it != sh.test_resolve.end()) {
-        auto mapped = literal(it->second, port);
+        auto mapped = address_literal(it->second, port);
         return mapped ? std::vector<sockaddr_storage>{*mapped} : std::vector<sockaddr_storage>{};
     }
     return resolve_name(host, port, sh.resolv_conf);
@@ -81,7 +63,7 @@ std::vector<sockaddr_storage> resolve(const Shared& sh, const std::string& host,
 Upstream open_upstream(const Shared& sh, const std::string& host, uint16_t port) {
     Upstream u;
     std::vector<sockaddr_storage> addrs;
-    if (auto lit = literal(host, port)) {
+    if (auto lit = address_literal(host, port)) {  // a name entry cannot match it
         if (!address_allowed(sh.rules, reinterpret_cast<sockaddr*>(&*lit), port)) {
             u.refusal = "the address is not allowed: add --allow-host " + host + ":" + std::to_string(port);
             return u;
