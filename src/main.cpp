@@ -65,9 +65,8 @@ std::optional<int> answer_help_or_version(const cordon::CliRequest& cli) {
     return std::nullopt;
 }
 
-// Whether the run gets exec-time checks: asked for, a policy to check with, and a listener the
-// kernel grants (not under an outer one). Where it does not, auto warns and required refuses.
-// Exec checks the host cannot give under --exec-checks auto: the static check alone, said once.
+// Exec checks the host cannot give under --exec-checks auto (prepare() decided): the static check
+// alone, said once.
 void warn_exec_checks_off(const cordon::RunOptions& options, const cordon::Prepared& prepared) {
     if (prepared.exec_checks_unavailable.empty() || options.verbosity < 0 || options.dry_run) return;
     std::fprintf(stderr,
@@ -140,12 +139,13 @@ void print_env_note(const cordon::Spec& spec, const cordon::RunOptions& options)
     }
 }
 
-// The command policy's decision on the command (the jail's gate): nullopt lets it run, an
-// Outcome ends the run (a policy that does not load, or a denial).
+// Now, in Unix seconds, for the audit log.
 double unix_now() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The command policy's decision on the command (the jail's gate): nullopt lets it run, an
+// Outcome ends the run (a policy that does not load, or a denial: on stderr and in the audit log).
 std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::RunOptions& options,
                                      const cordon::Prepared& prepared, const std::vector<std::string>& policy_names,
                                      int audit_fd, cordon::policy::PolicySet& policies) {

@@ -3,8 +3,8 @@
 // cordon's bwrap-style primitives on an empty root (--no-profile), and the extra options follow.
 // An op or option that cordon's jail cannot carry over is an error, never dropped.
 #include <sys/capability.h>
-#include <charconv>
 
+#include <charconv>
 #include <climits>
 #include <cstdlib>
 

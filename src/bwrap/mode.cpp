@@ -147,11 +147,11 @@ int run_with_extras(const Options& options, const std::string& extras) {
     char cwd[PATH_MAX];
     const std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "/";
     std::string command_env = std::string(kCommandEnvVar) + "=" + encode_environ(command_environ(options, here));
+    const std::string command_env_prefix = std::string(kCommandEnvVar) + "=";
     std::vector<char*> envp;
     for (char** e = environ; *e != nullptr; ++e) {
         const std::string_view kv(*e);
-        if (kv.rfind("CORDON_BWRAP_EXTRAS=", 0) != 0 && kv.rfind(std::string(kCommandEnvVar) + "=", 0) != 0)
-            envp.push_back(*e);
+        if (kv.rfind("CORDON_BWRAP_EXTRAS=", 0) != 0 && kv.rfind(command_env_prefix, 0) != 0) envp.push_back(*e);
     }
     envp.push_back(command_env.data());
     envp.push_back(nullptr);

@@ -4,9 +4,9 @@
 #include <sys/capability.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <charconv>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <map>
 #include <optional>
@@ -151,9 +151,6 @@ Status set_allowed_hosts(const CliRequest& cli, const SettingsLayer& merged, con
             }
             s.test_resolve.emplace_back(*name, std::string(item.substr(eq + 1)));
         }
-    }
-    for (const auto& kv : host.environ) {
-        if (kv.rfind("CORDON_TEST_RESOLV_CONF=", 0) == 0) s.test_resolv_conf = kv.substr(24);
     }
     return {};
 }
@@ -334,9 +331,11 @@ Status set_security(const SettingsLayer& merged, Spec& s) {
 }
 
 // CORDON_TEST_LAYER_FAIL=NAME[,NAME]: the tests' way to see a layer fail its check (it only
-// makes the report say so; the jail is built as ever).
+// makes the report say so; the jail is built as ever). CORDON_TEST_RESOLV_CONF=PATH: the name
+// servers the proxy asks (net_resolve.cpp).
 void set_test_hooks(const HostInfo& host, Spec& s) {
     for (const auto& kv : host.environ) {
+        if (kv.rfind("CORDON_TEST_RESOLV_CONF=", 0) == 0) s.test_resolv_conf = kv.substr(24);
         if (kv.rfind("CORDON_TEST_LAYER_FAIL=", 0) != 0) continue;
         for (uint32_t bit = 1; bit <= LayerCheck::kLast; bit <<= 1) {
             if (kv.find(LayerCheck::name(bit)) != std::string::npos) s.test_layer_fail |= bit;

@@ -137,8 +137,6 @@ Status plan_seccomp(const Spec& spec, Prepared& p) {
     return {};
 }
 
-}  // namespace
-
 // Exec-time checks (SPEC §6), unless --no-policy or --exec-checks off: given where this process
 // can be the jail's seccomp listener (not under another cordon, or a runtime that has one, as
 // the kernel allows one); else the static check alone, or with --exec-checks required, an error.
@@ -157,6 +155,8 @@ Status decide_exec_checks(const Spec& spec, Prepared& p) {
     e.hint = "run cordon outside the other sandbox, or accept the static check alone with --exec-checks auto";
     return e;
 }
+
+}  // namespace
 
 Result<Prepared> prepare(const Spec& spec) {
     Prepared p;

@@ -129,8 +129,6 @@ std::string untrusted_entry(const std::string& p, bool last) {
 // resolved), so each entry's answer is kept for the rest of the process: a short-lived one
 // (cordon and bwrap mode start, search, then run); an entry that passed belongs to root or the
 // caller and is writable by no one else, so no one else can change its answer meanwhile.
-std::string untrusted_resolved(const std::string& path);
-
 std::string untrusted_chain(std::string p) {
     static std::unordered_map<std::string, std::string> answers[2];  // [last]
     for (bool last = true;; last = false) {
@@ -143,19 +141,7 @@ std::string untrusted_chain(std::string p) {
     }
 }
 
-}  // namespace
-
-std::string untrusted_because(const std::string& path) {
-    static std::unordered_map<std::string, std::string> answers;  // as untrusted_chain's, absolute paths
-    const bool absolute = !path.empty() && path[0] == '/';
-    if (auto it = answers.find(path); absolute && it != answers.end()) return it->second;
-    std::string why = untrusted_resolved(path);
-    if (absolute) answers.emplace(path, why);
-    return why;
-}
-
-namespace {
-
+// Why PATH, as given and as resolved, may not be trusted (untrusted_because's question).
 std::string untrusted_resolved(const std::string& path) {
     char real[PATH_MAX];
     if (!::realpath(path.c_str(), real)) {
@@ -173,6 +159,15 @@ std::string untrusted_resolved(const std::string& path) {
 }
 
 }  // namespace
+
+std::string untrusted_because(const std::string& path) {
+    static std::unordered_map<std::string, std::string> answers;  // as untrusted_chain's, absolute paths
+    const bool absolute = !path.empty() && path[0] == '/';
+    if (auto it = answers.find(path); absolute && it != answers.end()) return it->second;
+    std::string why = untrusted_resolved(path);
+    if (absolute) answers.emplace(path, why);
+    return why;
+}
 
 std::vector<std::string> search_path(const std::string& kind, const char* env_var) {
     std::vector<std::string> dirs;
