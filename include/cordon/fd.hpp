@@ -51,7 +51,9 @@ auto retry_eintr(F&& f) {
 // process that may not allocate.
 void close_fds_from(int first, int keep_a, int keep_b);
 
-// openat2(DIRFD, PATH, FLAGS | O_CLOEXEC, RESOLVE), retried on EINTR; the one wrapper of it.
+// openat2(DIRFD, PATH, FLAGS | O_CLOEXEC, RESOLVE), retried on EINTR and on the EAGAIN of a
+// ".." walked during another process's rename (bounded; not under RESOLVE_CACHED); the one
+// wrapper of it.
 // Under a DIRFD, PATH's leading slashes are dropped (so an absolute path is taken under DIRFD, as
 // RESOLVE_IN_ROOT means) and "" is "."; with AT_FDCWD, PATH is taken as given. -1 with errno set.
 int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve);

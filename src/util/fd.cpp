@@ -29,7 +29,14 @@ int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve) 
         while (*rel == '/') ++rel;
         if (*rel == '\0') rel = ".";
     }
-    return static_cast<int>(retry_eintr([&] { return ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how); }));
+    // With RESOLVE_BENEATH or RESOLVE_IN_ROOT, a ".." walked while anything on the system renamed
+    // or mounted fails with EAGAIN (the kernel cannot tell whether it escaped): asked again.
+    constexpr int kRaceRetries = 1000;
+    for (int tries = 0;; ++tries) {
+        const long fd = retry_eintr([&] { return ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how); });
+        if (fd >= 0 || errno != EAGAIN || (resolve & RESOLVE_CACHED) != 0 || tries == kRaceRetries)
+            return static_cast<int>(fd);
+    }
 }
 
 void close_fds_from(int first, int keep_a, int keep_b) {

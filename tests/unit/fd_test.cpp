@@ -6,9 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "cordon/fd.hpp"
 
@@ -49,5 +52,47 @@ TEST_CASE("openat2_at under a directory and with AT_FDCWD", "[fd]") {
     CHECK(errno == ENOENT);
 
     ::rmdir((tmp + "/d").c_str());
+    ::rmdir(tmp.c_str());
+}
+
+// The kernel fails a RESOLVE_BENEATH walk through ".." with EAGAIN whenever any rename on the
+// system races it; the wrapper asks again, so a caller never sees that (RepoWatch took a .git
+// file's target for unreachable under a loaded CI machine).
+TEST_CASE("openat2_at through .. while another thread renames", "[fd]") {
+    char tmpl[] = "/tmp/cordon-fd-race.XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const std::string tmp = tmpl;
+    REQUIRE(::mkdir((tmp + "/a").c_str(), 0700) == 0);
+    REQUIRE(::mkdir((tmp + "/b").c_str(), 0700) == 0);
+    UniqueFd f(::open((tmp + "/x").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+    REQUIRE(f);
+    UniqueFd dir(::open(tmp.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(dir);
+    std::atomic<bool> stop{false};
+    std::thread renamer([&] {
+        const std::string x = tmp + "/x", y = tmp + "/y";
+        while (!stop.load(std::memory_order_relaxed)) {
+            (void)std::rename(x.c_str(), y.c_str());
+            (void)std::rename(y.c_str(), x.c_str());
+        }
+    });
+    int failed = 0, eagain = 0;
+    for (int i = 0; i < 20000; ++i) {
+        const int fd = openat2_at(dir.get(), "a/../b", O_PATH | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+        if (fd < 0) {
+            ++failed;
+            eagain += errno == EAGAIN;
+        } else {
+            ::close(fd);
+        }
+    }
+    stop = true;
+    renamer.join();
+    CHECK(failed == 0);
+    CHECK(eagain == 0);
+    ::unlink((tmp + "/x").c_str());
+    ::unlink((tmp + "/y").c_str());
+    ::rmdir((tmp + "/a").c_str());
+    ::rmdir((tmp + "/b").c_str());
     ::rmdir(tmp.c_str());
 }
