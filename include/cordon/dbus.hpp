@@ -1,6 +1,6 @@
 // A minimal, blocking D-Bus client: the wire format of the D-Bus specification, SASL EXTERNAL
 // over a unix stream socket, method calls and signals. Enough for the systemd cgroup backend
-// (src/jail/cgroup_systemd.cpp) to ask the user manager for a transient scope without
+// (src/jail/cgroup/cgroup_systemd.cpp) to ask the user manager for a transient scope without
 // libsystemd, which a static executable cannot load.
 //
 // The marshalling is pure (encode/decode work on byte strings and are unit-tested); only

@@ -1,6 +1,6 @@
 // The mount plan: the ordered list of filesystem operations that builds the jail's root.
 // Planning is pure (it asks the host filesystem only through HostFs), so it is unit-tested;
-// src/jail/mounts.cpp replays a plan inside the new mount namespace.
+// src/jail/fs/mounts.cpp replays a plan inside the new mount namespace.
 #pragma once
 
 #ifdef CORDON_UTIL

@@ -1,7 +1,7 @@
 // The network allowlist's pure parts (SPEC §6b): --allow-host patterns, the address ranges
 // refused unless allowed explicitly, the proxy's HTTP request head parser and the jail's fake
 // resolver's DNS messages, and the supervisor's own resolver. No sockets here but the
-// resolver's (net_resolve.cpp): src/jail/net_proxy.cpp runs the rest.
+// resolver's (net_resolve.cpp): src/jail/net/net_proxy.cpp runs the rest.
 #pragma once
 
 #ifdef CORDON_UTIL
@@ -26,7 +26,7 @@ namespace cordon {
 inline constexpr uint16_t kDefaultAllowedPorts[] = {80, 443};
 // Sets "lo" up in the caller's network namespace (a new one has it down); the kernel gives it
 // 127.0.0.1/8 and ::1. 0, or -1 with errno. The one call here that talks to the kernel
-// (src/jail/netif.cpp): the jail's and bwrap mode's --unshare-net, as bubblewrap does.
+// (src/jail/net/netif.cpp): the jail's and bwrap mode's --unshare-net, as bubblewrap does.
 int bring_loopback_up();
 
 // Inside the jail: the proxy for proxy-aware tools (HTTP_PROXY ...) listens on 127.0.0.1 at the

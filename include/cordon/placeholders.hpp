@@ -40,10 +40,6 @@
 
 namespace cordon {
 
-// cordon's private runtime directory, outside every jail (/run/cordon for root,
-// $XDG_RUNTIME_DIR/cordon, or /tmp/cordon-UID; mode 0700): "" when none is usable.
-const std::string& private_runtime_dir();
-
 // Owns the placeholders of one run, like RunCgroup its cgroup: acquire() makes or adopts them
 // all, and the destructor releases them, also on every early return of the supervisor.
 class Placeholders final {

@@ -180,7 +180,7 @@ struct Spec {
 // holds it) through --rw or a writable bind, apart from the workdir's own bind, however either
 // is spelled (symlinks, another mount of the same directory: compared by device and inode). A
 // read-only workdir still needs its protected paths where this holds (cordon(1), PROTECTED
-// PATHS). Reads the host's file system (src/jail/mount_plan_protect.cpp).
+// PATHS). Reads the host's file system (src/jail/fs/mount_plan_protect.cpp).
 bool written_through_binds(const Spec& s, const std::string& path);
 
 }  // namespace cordon

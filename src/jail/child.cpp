@@ -63,7 +63,7 @@
 #include "child_setup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
-#include "layer_probe.hpp"
+#include "fs/layer_probe.hpp"
 
 namespace cordon {
 

@@ -1,4 +1,4 @@
-// What an exec really runs (src/jail/exec_identity.cpp): binfmt_script's reading of "#!" lines,
+// What an exec really runs (src/jail/exec/exec_identity.cpp): binfmt_script's reading of "#!" lines,
 // and a copy of a system program known by its contents, against a fake jail root on disk.
 #include <fcntl.h>
 #include <unistd.h>

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "cordon/placeholders.hpp"
+#include "cordon/runtime_dir.hpp"
 #include "leftovers_state.hpp"
 
 namespace cordon {

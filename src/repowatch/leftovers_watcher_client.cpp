@@ -17,7 +17,7 @@
 #include <functional>
 #include <utility>
 
-#include "cordon/placeholders.hpp"
+#include "cordon/runtime_dir.hpp"
 #include "leftovers_state.hpp"
 #include "leftovers_watcher.hpp"
 

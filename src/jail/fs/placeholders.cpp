@@ -16,6 +16,7 @@
 #include <ctime>
 
 #include "cordon/paths.hpp"
+#include "cordon/runtime_dir.hpp"
 
 namespace cordon {
 
@@ -85,35 +86,6 @@ bool holds(int fd, const struct stat& st, const std::string& content) {
     return ::pread(fd, now.data(), now.size(), 0) == static_cast<ssize_t>(now.size()) && now == content;
 }
 
-// Where the lock files of the directories' turns live: private to this user, outside every
-// jail (whose /run and /tmp are its own). Empty when none is usable: then runs do not take
-// turns, which costs only the exactness of the directory times.
-std::string private_tmp_dir() {
-    return "/tmp/cordon-" + std::to_string(::geteuid());
-}
-
-const std::string& turns_dir() {
-    static const std::string dir = [] {
-        const uid_t uid = ::geteuid();
-        std::string d;
-        const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-        struct stat st {};
-        if (uid == 0) {
-            d = "/run/cordon";
-        } else if (xdg && *xdg == '/' && ::stat(xdg, &st) == 0 && st.st_uid == uid) {
-            d = std::string(xdg) + "/cordon";
-        } else {
-            d = private_tmp_dir();
-        }
-        (void)::mkdir(d.c_str(), 0700);
-        if (::lstat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0) {
-            return std::string();
-        }
-        return d;
-    }();
-    return dir;
-}
-
 // The pool of empty placeholder directories (placeholders.hpp), private to the user.
 constexpr size_t kPoolMax = 64;
 
@@ -157,10 +129,6 @@ void restore_mtime(int dirfd, const std::string& path, const struct timespec& mt
 
 }  // namespace
 
-const std::string& private_runtime_dir() {
-    return turns_dir();
-}
-
 Result<size_t> Placeholders::open_parent(const std::string& path, const std::string& for_placeholder) {
     for (size_t i = 0; i < parents_.size(); ++i) {
         if (parents_[i].path == path) return i;
@@ -169,11 +137,11 @@ Result<size_t> Placeholders::open_parent(const std::string& path, const std::str
     if (!fd) return sys_error("protected path " + for_placeholder + ": open " + path);
     UniqueFd turn;
     struct stat st {};
-    if (!turns_dir().empty() && ::fstat(fd.get(), &st) == 0) {
+    if (!private_runtime_dir().empty() && ::fstat(fd.get(), &st) == 0) {
         char name[64];
         std::snprintf(name, sizeof name, "/%llx-%llx.lock", static_cast<unsigned long long>(st.st_dev),
                       static_cast<unsigned long long>(st.st_ino));
-        turn.reset(::open((turns_dir() + name).c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+        turn.reset(::open((private_runtime_dir() + name).c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     }
     parents_.push_back(Parent{path, std::move(fd), std::move(turn)});
     return parents_.size() - 1;

@@ -31,7 +31,7 @@
 #include "cordon/git_config.hpp"
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
-#include "cordon/placeholders.hpp"
+#include "cordon/runtime_dir.hpp"
 #include "leftovers_state.hpp"
 #include "tree_cache.hpp"
 

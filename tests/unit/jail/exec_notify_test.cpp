@@ -1,5 +1,5 @@
 // Exec-time checks: reading argv from a process's memory within limits, and resolving paths
-// inside a root the way the process sees them (src/jail/exec_notify.cpp).
+// inside a root the way the process sees them (src/jail/exec/exec_notify.cpp).
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>

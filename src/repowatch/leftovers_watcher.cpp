@@ -60,7 +60,7 @@
 #include <utility>
 
 #include "cordon/leftovers.hpp"
-#include "cordon/placeholders.hpp"
+#include "cordon/runtime_dir.hpp"
 #include "leftovers_state.hpp"
 #include "leftovers_watcher_daemon.hpp"
 
