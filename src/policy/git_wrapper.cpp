@@ -11,10 +11,16 @@ namespace {
 
 using namespace wrap;
 
+// S in lower case, as git compares configuration keys and alias names.
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
 // The value of a git configuration KEY that git runs as a shell command, if it is one: the
 // pager, editor, ssh command and the like; an alias or a credential helper starting with '!'.
-std::optional<Field> git_command(std::string key, const Field& value) {
-    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+std::optional<Field> git_command(const std::string& spelled, const Field& value) {
+    const std::string key = lower(spelled);
     auto ends = [&](std::string_view e) { return key.size() > e.size() && key.ends_with(e); };
     if (key.starts_with("alias.") || key == "credential.helper") {
         if (!value.starts_with("!")) return std::nullopt;
@@ -45,8 +51,7 @@ void git_setting(const Field& key, const Field* value, std::vector<Argv>& comman
     const size_t eq = value ? std::string::npos : t.find('=');
     if (!value && eq == std::string::npos) return;
     const Field v = value ? *value : key.drop_prefix(eq + 1);
-    std::string name = t.substr(0, eq);
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string name = lower(t.substr(0, eq));
     const bool alias = aliases && name.starts_with("alias.") && name.size() > 6;
     if (auto text = git_command(name, v)) {
         commands.push_back(shell_text(*text));
@@ -116,8 +121,7 @@ Unwrapped git(const Argv& argv) {
         Argv tail(argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
         bool expanded = false;
         for (int depth = 0; depth < 16 && !tail.empty() && tail[0].is_static(); ++depth) {
-            std::string sub = tail[0].static_text();
-            std::transform(sub.begin(), sub.end(), sub.begin(), [](unsigned char c) { return std::tolower(c); });
+            const std::string sub = lower(tail[0].static_text());
             auto a = std::find_if(aliases.rbegin(), aliases.rend(), [&](const Alias& x) { return x.name == sub; });
             if (a == aliases.rend()) break;
             if (a->shell) {
