@@ -53,7 +53,9 @@ void close_fds_from(int first, int keep_a, int keep_b);
 
 // openat2(DIRFD, PATH, FLAGS | O_CLOEXEC, RESOLVE), retried on EINTR and on the EAGAIN of a
 // ".." walked during another process's rename (bounded; not under RESOLVE_CACHED); the one
-// wrapper of it.
+// wrapper of it. Where openat2 is refused (ENOSYS: inside cordon's own jail, whose filter
+// refuses it), RESOLVE 0 is openat, and RESOLVE_NO_SYMLINKS (with BENEATH, IN_ROOT or
+// NO_MAGICLINKS) a walk by hand with the same answers; the rest stays ENOSYS.
 // Under a DIRFD, PATH's leading slashes are dropped (so an absolute path is taken under DIRFD, as
 // RESOLVE_IN_ROOT means) and "" is "."; with AT_FDCWD, PATH is taken as given. -1 with errno set.
 int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve);

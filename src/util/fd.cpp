@@ -1,13 +1,106 @@
 #include "cordon/fd.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace cordon {
+
+namespace {
+
+// openat2 with RESOLVE_NO_SYMLINKS walked by hand, for where openat2 is refused with ENOSYS
+// (cordon inside cordon: the outer jail's filter refuses it, its mode being out of a filter's
+// reach). Each component is opened with O_NOFOLLOW and checked, so no symlink is followed; ".."
+// goes back to the directory the walk came from, never through the kernel's "..", which a
+// concurrent rename could lead out; at the start it is an error under RESOLVE_BENEATH, stays
+// there under RESOLVE_IN_ROOT, and is the real parent otherwise. No allocation: usable after
+// clone. -1 with errno as openat2 would set it (ELOOP at a symlink, EXDEV out of BENEATH).
+int open_without_symlinks(int dirfd, const char* path, int flags, uint64_t resolve) {
+    constexpr int kDepth = 256;
+    int fds[kDepth];  // fds[0]: where the walk starts; the rest are its own
+    int depth = 0;
+    const bool beneath = (resolve & RESOLVE_BENEATH) != 0, in_root = (resolve & RESOLVE_IN_ROOT) != 0;
+    if (*path == '/' && dirfd == AT_FDCWD) {
+        if (beneath) {
+            errno = EXDEV;
+            return -1;
+        }
+        fds[0] = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    } else {
+        fds[0] = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    }
+    if (fds[0] < 0) return -1;
+    auto unwind = [&](int err) {
+        for (int i = depth; i >= 0; --i) ::close(fds[i]);
+        errno = err;
+        return -1;
+    };
+    const char* p = path;
+    char name[NAME_MAX + 1];
+    const bool dir_wanted = *path != '\0' && path[std::strlen(path) - 1] == '/';
+    for (;;) {
+        while (*p == '/') ++p;
+        const char* end = p;
+        while (*end != '\0' && *end != '/') ++end;
+        const size_t len = static_cast<size_t>(end - p);
+        if (len > NAME_MAX) return unwind(ENAMETOOLONG);
+        const char* rest = end;
+        while (*rest == '/') ++rest;
+        const bool last = *rest == '\0';
+        std::memcpy(name, len == 0 ? "." : p, len == 0 ? 1 : len);
+        name[len == 0 ? 1 : len] = '\0';
+        p = rest;
+        if (std::strcmp(name, "..") == 0) {
+            if (depth > 0) {
+                ::close(fds[depth--]);
+            } else if (beneath) {
+                return unwind(EXDEV);
+            } else if (!in_root) {
+                const int up = ::openat(fds[0], "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (up < 0) return unwind(errno);
+                ::close(fds[0]);
+                fds[0] = up;
+            }
+            if (!last) continue;
+            std::memcpy(name, ".", 2);
+        }
+        if (last) {
+            const int fd = ::openat(fds[depth], name, flags | O_NOFOLLOW | O_CLOEXEC | (dir_wanted ? O_DIRECTORY : 0));
+            struct stat st {};
+            if (fd < 0) {  // a symlink where a directory was asked for is ENOTDIR here, ELOOP to openat2
+                const int err = errno;
+                const bool link =
+                    err == ENOTDIR && ::fstatat(fds[depth], name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+                return unwind(link ? ELOOP : err);
+            }
+            if ((flags & O_PATH) != 0 && (::fstat(fd, &st) != 0 || S_ISLNK(st.st_mode))) {
+                ::close(fd);
+                return unwind(ELOOP);
+            }
+            (void)unwind(0);
+            return fd;
+        }
+        if (std::strcmp(name, ".") == 0) continue;
+        const int next = ::openat(fds[depth], name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) return unwind(errno);
+        struct stat st {};
+        if (::fstat(next, &st) != 0 || !S_ISDIR(st.st_mode) || depth + 1 == kDepth) {
+            const int err = S_ISLNK(st.st_mode) ? ELOOP : depth + 1 == kDepth ? ENAMETOOLONG : ENOTDIR;
+            ::close(next);
+            return unwind(err);
+        }
+        fds[++depth] = next;
+    }
+}
+
+}  // namespace
 
 bool write_all(int fd, const void* buf, size_t len) {
     const char* p = static_cast<const char*>(buf);
@@ -34,9 +127,18 @@ int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve) 
     constexpr int kRaceRetries = 1000;
     for (int tries = 0;; ++tries) {
         const long fd = retry_eintr([&] { return ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how); });
-        if (fd >= 0 || errno != EAGAIN || (resolve & RESOLVE_CACHED) != 0 || tries == kRaceRetries)
-            return static_cast<int>(fd);
+        if (fd >= 0 || errno != EAGAIN || (resolve & RESOLVE_CACHED) != 0 || tries == kRaceRetries) {
+            if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
+            break;
+        }
     }
+    // Refused (ENOSYS): what openat can do alone, or the walk by hand that keeps openat2's word.
+    constexpr uint64_t kWalkable = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH | RESOLVE_IN_ROOT;
+    if (resolve == 0) return static_cast<int>(retry_eintr([&] { return ::openat(dirfd, rel, flags | O_CLOEXEC); }));
+    if ((resolve & RESOLVE_NO_SYMLINKS) != 0 && (resolve & ~kWalkable) == 0)
+        return open_without_symlinks(dirfd, rel, flags, resolve);
+    errno = ENOSYS;
+    return -1;
 }
 
 void close_fds_from(int first, int keep_a, int keep_b) {
