@@ -18,23 +18,37 @@ namespace {
 // openat2 with RESOLVE_NO_SYMLINKS walked by hand, for where openat2 is refused with ENOSYS
 // (cordon inside cordon: the outer jail's filter refuses it, its mode being out of a filter's
 // reach). Each component is opened with O_NOFOLLOW and checked, so no symlink is followed; ".."
-// goes back to the directory the walk came from, never through the kernel's "..", which a
-// concurrent rename could lead out; at the start it is an error under RESOLVE_BENEATH, stays
-// there under RESOLVE_IN_ROOT, and is the real parent otherwise. No allocation: usable after
-// clone. -1 with errno as openat2 would set it (ELOOP at a symlink, EXDEV out of BENEATH).
+// goes back to the directory the walk came from (after the kernel's search check of the one it
+// leaves), never through the kernel's "..", which a concurrent rename could lead out; at the
+// start it is an error under RESOLVE_BENEATH, stays there under RESOLVE_IN_ROOT, and is the
+// real parent otherwise. With AT_FDCWD the walk starts at the working directory, or at "/" for
+// an absolute PATH (the working directory under RESOLVE_IN_ROOT, as openat2 takes it). No
+// allocation: usable after clone. -1 with errno as openat2 would set it, but for a path deeper
+// than kDepth directories (ENAMETOOLONG) and one descriptor per level (EMFILE near the limit).
 int open_without_symlinks(int dirfd, const char* path, int flags, uint64_t resolve) {
-    constexpr int kDepth = 256;
+    constexpr int kDepth = PATH_MAX / 2;  // "a/" repeated: the deepest path PATH_MAX allows
+    const bool beneath = (resolve & RESOLVE_BENEATH) != 0, in_root = (resolve & RESOLVE_IN_ROOT) != 0;
+    constexpr int kPathFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    if ((beneath && in_root) || ((flags & O_PATH) != 0 && (flags & ~kPathFlags) != 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    const size_t length = std::strlen(path);
+    if (length >= PATH_MAX) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     int fds[kDepth];  // fds[0]: where the walk starts; the rest are its own
     int depth = 0;
-    const bool beneath = (resolve & RESOLVE_BENEATH) != 0, in_root = (resolve & RESOLVE_IN_ROOT) != 0;
-    if (*path == '/' && dirfd == AT_FDCWD) {
-        if (beneath) {
-            errno = EXDEV;
-            return -1;
-        }
-        fds[0] = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    } else {
+    if (dirfd != AT_FDCWD) {
         fds[0] = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    } else if (*path != '/' || in_root) {
+        fds[0] = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    } else if (beneath) {
+        errno = EXDEV;
+        return -1;
+    } else {
+        fds[0] = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
     if (fds[0] < 0) return -1;
     auto unwind = [&](int err) {
@@ -42,9 +56,18 @@ int open_without_symlinks(int dirfd, const char* path, int flags, uint64_t resol
         errno = err;
         return -1;
     };
+    // The kernel's search check of the directory held (what "." and ".." cost it).
+    auto searchable = [&] {
+        const int self = ::openat(fds[depth], ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (self < 0) return false;
+        ::close(self);
+        return true;
+    };
+    if (length == 0) return unwind(ENOENT);
+    const bool dir_wanted = path[length - 1] == '/';
+    const bool nofollow = (flags & O_NOFOLLOW) != 0;  // the caller's: a symlink at the end is its answer
     const char* p = path;
     char name[NAME_MAX + 1];
-    const bool dir_wanted = *path != '\0' && path[std::strlen(path) - 1] == '/';
     for (;;) {
         while (*p == '/') ++p;
         const char* end = p;
@@ -58,6 +81,7 @@ int open_without_symlinks(int dirfd, const char* path, int flags, uint64_t resol
         name[len == 0 ? 1 : len] = '\0';
         p = rest;
         if (std::strcmp(name, "..") == 0) {
+            if (!searchable()) return unwind(errno);
             if (depth > 0) {
                 ::close(fds[depth--]);
             } else if (beneath) {
@@ -72,22 +96,27 @@ int open_without_symlinks(int dirfd, const char* path, int flags, uint64_t resol
             std::memcpy(name, ".", 2);
         }
         if (last) {
-            const int fd = ::openat(fds[depth], name, flags | O_NOFOLLOW | O_CLOEXEC | (dir_wanted ? O_DIRECTORY : 0));
+            if (dir_wanted && (flags & O_CREAT) != 0) return unwind(EISDIR);
+            const int fd =
+                ::openat(fds[depth], name, flags | O_NOFOLLOW | O_CLOEXEC | (dir_wanted ? O_DIRECTORY : 0), 0);
             struct stat st {};
             if (fd < 0) {  // a symlink where a directory was asked for is ENOTDIR here, ELOOP to openat2
                 const int err = errno;
-                const bool link =
-                    err == ENOTDIR && ::fstatat(fds[depth], name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+                const bool link = err == ENOTDIR && !nofollow &&
+                                  ::fstatat(fds[depth], name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
                 return unwind(link ? ELOOP : err);
             }
-            if ((flags & O_PATH) != 0 && (::fstat(fd, &st) != 0 || S_ISLNK(st.st_mode))) {
+            if ((flags & O_PATH) != 0 && !nofollow && (::fstat(fd, &st) != 0 || S_ISLNK(st.st_mode))) {
                 ::close(fd);
                 return unwind(ELOOP);
             }
             (void)unwind(0);
             return fd;
         }
-        if (std::strcmp(name, ".") == 0) continue;
+        if (std::strcmp(name, ".") == 0) {
+            if (!searchable()) return unwind(errno);
+            continue;
+        }
         const int next = ::openat(fds[depth], name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) return unwind(errno);
         struct stat st {};
@@ -134,7 +163,7 @@ int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve) 
     }
     // Refused (ENOSYS): what openat can do alone, or the walk by hand that keeps openat2's word.
     constexpr uint64_t kWalkable = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH | RESOLVE_IN_ROOT;
-    if (resolve == 0) return static_cast<int>(retry_eintr([&] { return ::openat(dirfd, rel, flags | O_CLOEXEC); }));
+    if (resolve == 0) return static_cast<int>(retry_eintr([&] { return ::openat(dirfd, rel, flags | O_CLOEXEC, 0); }));
     if ((resolve & RESOLVE_NO_SYMLINKS) != 0 && (resolve & ~kWalkable) == 0)
         return open_without_symlinks(dirfd, rel, flags, resolve);
     errno = ENOSYS;

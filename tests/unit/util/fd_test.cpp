@@ -108,17 +108,19 @@ TEST_CASE("openat2_at through .. while another thread renames", "[fd]") {
 
 namespace {
 
-// What openat2_at gives for CASE: the file's inode, or -errno.
+// One call of openat2_at: PATH under the test's directory, or with AT_FDCWD (CWD; the working
+// directory is the test's directory).
 struct WalkCase {
-    const char* path;
+    std::string path;
     int flags;
     uint64_t resolve;
+    bool cwd = false;
 };
 
+// What openat2_at gives for CASE: the file's inode, or -errno.
 long long outcome(int dir, const WalkCase& c) {
     errno = 0;
-    const int fd =
-        openat2_at(c.path[0] == '/' && c.resolve == RESOLVE_NO_SYMLINKS ? AT_FDCWD : dir, c.path, c.flags, c.resolve);
+    const int fd = openat2_at(c.cwd ? AT_FDCWD : dir, c.path, c.flags, c.resolve);
     if (fd < 0) return -errno;
     struct stat st {};
     const long long ino = ::fstat(fd, &st) == 0 ? static_cast<long long>(st.st_ino) : -9999;
@@ -126,11 +128,47 @@ long long outcome(int dir, const WalkCase& c) {
     return ino;
 }
 
+// The outcomes of CASES in a child working in DIR, with openat2 refused (ENOSYS) when REFUSE.
+std::vector<long long> outcomes_in_child(const std::string& dir, const std::vector<WalkCase>& cases, bool refuse) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return {};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        struct sock_filter prog[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog fprog = {static_cast<unsigned short>(std::size(prog)), prog};
+        if (refuse && (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+                       ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) != 0))
+            ::_exit(2);
+        struct open_how how {};
+        const bool refused = ::syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof how) == -1 && errno == ENOSYS;
+        const int root = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (refused != refuse || root < 0 || ::chdir(dir.c_str()) != 0) ::_exit(3);
+        for (const auto& c : cases) {
+            const long long r = outcome(root, c);
+            if (::write(fds[1], &r, sizeof r) != sizeof r) ::_exit(4);
+        }
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::vector<long long> out;
+    long long r = 0;
+    while (pid > 0 && ::read(fds[0], &r, sizeof r) == sizeof r) out.push_back(r);
+    ::close(fds[0]);
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+    return out;
+}
+
 }  // namespace
 
 // Where openat2 is refused with ENOSYS (the outer jail's filter, for cordon inside cordon), the
-// wrapper walks without symlinks by hand: a differential test against the kernel's openat2, in a
-// child whose filter refuses openat2 as the jail's does.
+// wrapper walks without symlinks by hand: a differential test against the kernel's openat2, in
+// children, one of whose filter refuses openat2 as the jail's does.
 TEST_CASE("openat2_at without openat2: the same answers as the kernel's", "[fd]") {
     char tmpl[] = "/tmp/cordon-fd-walk.XXXXXX";
     REQUIRE(::mkdtemp(tmpl) != nullptr);
@@ -141,11 +179,18 @@ TEST_CASE("openat2_at without openat2: the same answers as the kernel's", "[fd]"
     REQUIRE(::symlink("b", (tmp + "/a/lb").c_str()) == 0);
     REQUIRE(::symlink("b/f", (tmp + "/a/lf").c_str()) == 0);
     REQUIRE(::symlink("/", (tmp + "/a/root").c_str()) == 0);
-    UniqueFd root(::open((tmp + "/a").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    REQUIRE(root);
+    std::string deep = tmp + "/a/deep", deep_rel = "deep";
+    REQUIRE(::mkdir(deep.c_str(), 0700) == 0);
+    for (int i = 0; i < 300; ++i) {
+        deep += "/d";
+        deep_rel += "/d";
+        REQUIRE(::mkdir(deep.c_str(), 0700) == 0);
+    }
     const uint64_t kBeneath = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     const uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS;
-    const std::string abs_f = tmp + "/a/b/f", abs_lf = tmp + "/a/lf", abs_dots = tmp + "/a/b/../../out";
+    const uint64_t kNoLinks = RESOLVE_NO_SYMLINKS;
+    std::string dots;
+    for (int i = 0; i < 2100; ++i) dots += "./";
     const std::vector<WalkCase> cases = {
         {"b", O_RDONLY | O_DIRECTORY, kBeneath},
         {"b/f", O_RDONLY, kBeneath},
@@ -170,56 +215,47 @@ TEST_CASE("openat2_at without openat2: the same answers as the kernel's", "[fd]"
         {"b//f", O_RDONLY, kInRoot},
         {"lb/", O_RDONLY, kBeneath},
         {"b/", O_PATH, kBeneath},
-        {abs_f.c_str(), O_RDONLY, RESOLVE_NO_SYMLINKS},
-        {abs_lf.c_str(), O_PATH, RESOLVE_NO_SYMLINKS},
-        {abs_dots.c_str(), O_PATH, RESOLVE_NO_SYMLINKS},
+        // The caller's own O_NOFOLLOW: a symlink at the end is opened (O_PATH) or not a directory.
+        {"lb", O_PATH | O_NOFOLLOW, kBeneath},
+        {"lf", O_PATH | O_NOFOLLOW, kInRoot},
+        {"lb", O_RDONLY | O_NOFOLLOW | O_DIRECTORY, kNoLinks},
+        {"lb", O_PATH | O_NOFOLLOW | O_DIRECTORY, kNoLinks},
+        // What openat2 refuses.
+        {"b/f", O_PATH | O_RDWR, kBeneath},
+        {"b/f", O_RDONLY, RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS},
+        {"new/", O_CREAT | O_WRONLY, kBeneath},
+        {"b/", O_CREAT | O_WRONLY, kBeneath},
+        // Deep and long paths.
+        {deep_rel, O_PATH | O_DIRECTORY, kBeneath},
+        {deep_rel + "/../../d", O_PATH | O_DIRECTORY, kBeneath},
+        {dots + "b/f", O_PATH, kBeneath},
+        // With AT_FDCWD: relative to the working directory; under IN_ROOT, "/" is that directory.
+        {"b/f", O_RDONLY, kNoLinks, true},
+        {"b/f", O_RDONLY, kBeneath, true},
+        {"", O_RDONLY, kNoLinks, true},
+        {"/etc/passwd", O_RDONLY, kInRoot, true},
+        {"/../b/f", O_RDONLY, kInRoot, true},
+        {"/etc/passwd", O_RDONLY, kBeneath, true},
+        {tmp + "/a/b/f", O_RDONLY, kNoLinks, true},
+        {tmp + "/a/lf", O_PATH, kNoLinks, true},
+        {tmp + "/a/b/../../out", O_PATH, kNoLinks, true},
+        // No RESOLVE flag: plain openat.
         {"b/f", O_RDONLY, 0},
         {"lf", O_RDONLY, 0},
     };
-    std::vector<long long> kernel;
-    for (const auto& c : cases) kernel.push_back(outcome(root.get(), c));
-
-    int fds[2];
-    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        struct sock_filter prog[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        struct sock_fprog fprog = {static_cast<unsigned short>(std::size(prog)), prog};
-        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) != 0)
-            ::_exit(2);
-        struct open_how how {};
-        if (::syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof how) != -1 || errno != ENOSYS) ::_exit(3);
-        for (const auto& c : cases) {
-            const long long r = outcome(root.get(), c);
-            if (::write(fds[1], &r, sizeof r) != sizeof r) ::_exit(4);
-        }
-        ::_exit(0);
-    }
-    ::close(fds[1]);
-    std::vector<long long> walked;
-    long long r = 0;
-    while (::read(fds[0], &r, sizeof r) == sizeof r) walked.push_back(r);
-    ::close(fds[0]);
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    REQUIRE(WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) == 0);
+    const std::vector<long long> kernel = outcomes_in_child(tmp + "/a", cases, false);
+    const std::vector<long long> walked = outcomes_in_child(tmp + "/a", cases, true);
+    REQUIRE(kernel.size() == cases.size());
     REQUIRE(walked.size() == cases.size());
     for (size_t i = 0; i < cases.size(); ++i) {
-        INFO("path " << cases[i].path << " flags " << cases[i].flags << " resolve " << cases[i].resolve);
+        INFO("case " << i << ": path " << cases[i].path.substr(0, 80) << " flags " << cases[i].flags << " resolve "
+                     << cases[i].resolve << (cases[i].cwd ? " AT_FDCWD" : ""));
         CHECK(walked[i] == kernel[i]);
     }
-    CHECK(kernel[0] > 0);         // the tree is what the cases expect
-    CHECK(kernel[6] == -ELOOP);   // a symlink at the end
-    CHECK(kernel[11] == -EXDEV);  // out of BENEATH
-    for (const char* l : {"/a/lb", "/a/lf", "/a/root"}) ::unlink((tmp + l).c_str());
-    ::unlink((tmp + "/a/b/f").c_str());
-    for (const char* d : {"/a/b", "/a", "/out"}) ::rmdir((tmp + d).c_str());
-    ::rmdir(tmp.c_str());
+    CHECK(kernel[0] > 0);          // the tree is what the cases expect
+    CHECK(kernel[6] == -ELOOP);    // a symlink at the end
+    CHECK(kernel[11] == -EXDEV);   // out of BENEATH
+    CHECK(kernel[23] > 0);         // the symlink itself
+    CHECK(kernel[37] == -ENOENT);  // not the host's /etc/passwd
+    (void)std::system(("rm -rf " + tmp).c_str());
 }
