@@ -14,6 +14,10 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 user=cordon-test
 id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$user"
+# A user made again (another uid) finds the old home, which useradd leaves to the old uid: the
+# user's home is its own, as tests that write there (t_clients: Codex's home) need.
+home=$(getent passwd "$user" | cut -d: -f6)
+if [[ -d $home && $(stat -c %u "$home") != "$(id -u "$user")" ]]; then chown -R "$user:" "$home"; fi
 
 stage=$(mktemp -d /tmp/cordon-it.XXXXXX)
 chmod 0755 "$stage"
