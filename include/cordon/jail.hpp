@@ -19,6 +19,7 @@
 #include "cordon/error.hpp"
 #include "cordon/exec_notify.hpp"
 #include "cordon/fallback.hpp"
+#include "cordon/kernel_steps.hpp"
 #include "cordon/landlock.hpp"
 #include "cordon/mount_plan.hpp"
 #include "cordon/outcome.hpp"
@@ -27,12 +28,6 @@
 
 namespace cordon {
 
-// One line of /proc/PID/uid_map or gid_map: "inside outside count".
-struct IdMap {
-    uint32_t inside;
-    uint32_t outside;
-    uint32_t count;
-};
 // A root caller's jail runs as this host uid and gid instead of 0 (ROOT CALLERS in cordon(1)):
 // no account has it, so nothing on the host is the jail's but what it is shown through
 // idmapped mounts (the workdir, HOME entries, --rw paths), whose files stay root's on disk.
