@@ -15,10 +15,13 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <span>
 
 #include "cordon/fd.hpp"
+#include "cordon/kernel_steps.hpp"
 #include "cordon/net.hpp"
 #include "setup.hpp"
 
@@ -56,10 +59,9 @@ void enter_nested_userns(const Plan& plan) {
     const uid_t uid = ::getuid();
     const gid_t gid = ::getgid();
     if (::unshare(CLONE_NEWUSER) != 0) die(plan, "unshare user namespace", errno);
-    const std::string uid_map = std::to_string(uid) + " " + std::to_string(uid) + " 1\n";
-    const std::string gid_map = std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
-    (void)write_text("/proc/self/setgroups", "deny");
-    if (!write_text("/proc/self/uid_map", uid_map) || !write_text("/proc/self/gid_map", gid_map)) {
+    const IdMap uid_map[] = {{uid, uid, 1}};
+    const IdMap gid_map[] = {{gid, gid, 1}};
+    if (kernel::write_id_maps("/proc/self", kernel::Setgroups::TryDeny, uid_map, gid_map) != kernel::IdMapStep::Done) {
         die(plan, "setting up uid map for the nested user namespace", errno);
     }
 }

@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "cordon/fd.hpp"
+#include "cordon/kernel_steps.hpp"
 #include "cordon/seccomp.hpp"
 #include "setup.hpp"
 
@@ -59,21 +60,24 @@ int clone_flags(const Options& o, const Plan& plan) {
     return flags;
 }
 
-bool write_text(const std::string& path, const std::string& text) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    return fd && write_all(fd.get(), text.data(), text.size());
-}
-
 // The child's maps: one id each, the caller's (0 for root) shown as --uid/--gid.
 Status write_id_maps(const Options& o, pid_t child, bool privileged) {
-    const std::string dir = "/proc/" + std::to_string(child) + "/";
+    const std::string dir = "/proc/" + std::to_string(child);
     const uid_t uid = ::getuid();
     const gid_t gid = ::getgid();
-    const std::string uid_map = std::to_string(o.uid.value_or(uid)) + " " + std::to_string(uid) + " 1\n";
-    const std::string gid_map = std::to_string(o.gid.value_or(gid)) + " " + std::to_string(gid) + " 1\n";
-    if (!privileged && !write_text(dir + "setgroups", "deny")) return sys_error("error writing to setgroups");
-    if (!write_text(dir + "uid_map", uid_map)) return sys_error("setting up uid map");
-    if (!write_text(dir + "gid_map", gid_map)) return sys_error("setting up gid map");
+    const IdMap uid_map[] = {{o.uid.value_or(uid), uid, 1}};
+    const IdMap gid_map[] = {{o.gid.value_or(gid), gid, 1}};
+    const auto setgroups = privileged ? kernel::Setgroups::Leave : kernel::Setgroups::Deny;
+    switch (kernel::write_id_maps(dir.c_str(), setgroups, uid_map, gid_map)) {
+        case kernel::IdMapStep::Done:
+            return {};
+        case kernel::IdMapStep::Setgroups:
+            return sys_error("error writing to setgroups");
+        case kernel::IdMapStep::UidMap:
+            return sys_error("setting up uid map");
+        case kernel::IdMapStep::GidMap:
+            return sys_error("setting up gid map");
+    }
     return {};
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "child_setup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/kernel_steps.hpp"
 #include "cordon/net.hpp"
 #include "cordon/net_proxy.hpp"
 #include "cordon/paths.hpp"
@@ -112,18 +114,21 @@ void write_id_maps(const ChildContext& ctx) {
     // jail), our memory started non-dumpable, and /proc/self root's: dumpable again to write
     // our maps (lock_privileges makes init non-dumpable for good).
     if (ctx.remap && ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) setup_failed(sync, "make init dumpable for its maps");
+    const std::vector<IdMap> uid = uid_maps(*ctx.spec, ctx.remap);
+    const std::vector<IdMap> gid = gid_maps(*ctx.spec, ctx.remap);
+    const kernel::IdMapStep failed = kernel::write_id_maps("/proc/self", kernel::Setgroups::Deny, uid, gid);
+    if (failed == kernel::IdMapStep::Done) return;
+    const int err = errno;
+    const char* file = failed == kernel::IdMapStep::Setgroups ? "/proc/self/setgroups"
+                       : failed == kernel::IdMapStep::UidMap  ? "/proc/self/uid_map"
+                                                              : "/proc/self/gid_map";
+    const std::string data = failed == kernel::IdMapStep::Setgroups ? "deny"
+                             : failed == kernel::IdMapStep::UidMap  ? format_id_map(uid)
+                                                                    : format_id_map(gid);
     char what[96];
-    const std::pair<const char*, std::string> maps[] = {
-        {"/proc/self/setgroups", "deny"},
-        {"/proc/self/uid_map", format_id_map(uid_maps(*ctx.spec, ctx.remap))},
-        {"/proc/self/gid_map", format_id_map(gid_maps(*ctx.spec, ctx.remap))},
-    };
-    for (const auto& [file, data] : maps) {
-        if (!write_file(file, data)) {
-            std::snprintf(what, sizeof what, "write %s (%s)", file, data.substr(0, data.find('\n')).c_str());
-            setup_failed(sync, what);
-        }
-    }
+    std::snprintf(what, sizeof what, "write %s (%s)", file, data.substr(0, data.find('\n')).c_str());
+    errno = err;
+    setup_failed(sync, what);
 }
 
 // init, in a remapped root caller's jail: only our effective ids were kRootJailId; now all of

@@ -11,25 +11,18 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/kernel_steps.hpp"
 #include "cordon/paths.hpp"
 
 namespace cordon {
 
 namespace {
-
-bool write_at(const std::string& path, const char* data) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    const size_t len = std::strlen(data);
-    return fd && ::write(fd.get(), data, len) == static_cast<ssize_t>(len);
-}
 
 // The idmap's user namespace belongs to a helper that does nothing but wait to be killed: it
 // shares our memory and descriptors (no page tables to copy) and has no exit signal (our
@@ -66,10 +59,9 @@ Result<UniqueFd> make_idmap(IdmapHelper& helper) {
     parent = ::getpid();
     helper.pid = ::clone(wait_forever, stack + sizeof stack, CLONE_NEWUSER | CLONE_VM | CLONE_FILES, &parent);
     if (helper.pid < 0) return sys_error("root remap: start the idmap's namespace");
-    char map[32];
-    std::snprintf(map, sizeof map, "0 %u 1", kRootJailId);
+    const IdMap map[] = {{0, kRootJailId, 1}};
     const std::string proc = "/proc/" + std::to_string(helper.pid);
-    if (!write_at(proc + "/uid_map", map) || !write_at(proc + "/gid_map", map)) {
+    if (kernel::write_id_maps(proc.c_str(), kernel::Setgroups::Leave, map, map) != kernel::IdMapStep::Done) {
         return sys_error("root remap: write the idmap's maps");
     }
     UniqueFd ns(::open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));
