@@ -5,7 +5,6 @@
 // lock files) and exec the payload with the caller's seccomp programs as the very last step.
 #include <fcntl.h>
 #include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -105,31 +104,28 @@ void drop_capabilities(const Plan& plan) {
         keep[static_cast<size_t>(cap)] = true;
         kept.push_back(cap);
     }
+    // Only what the bounding set holds is dropped from it: kept, or not there, is left alone.
+    uint64_t leave = 0;
     for (int cap = 0; cap <= last; ++cap) {
-        if (bounding[static_cast<size_t>(cap)] && !keep[static_cast<size_t>(cap)] &&
-            ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
-            die(plan, "Dropping capability from bounding set", errno);
-        }
+        if (!bounding[static_cast<size_t>(cap)] || keep[static_cast<size_t>(cap)]) leave |= uint64_t{1} << cap;
     }
+    if (kernel::drop_bounding_set(leave, last) != 0) die(plan, "Dropping capability from bounding set", errno);
     const bool root = ::getuid() == 0;
-    cap_t caps = cap_init();
-    const int n = static_cast<int>(kept.size());
-    if (n > 0) {
-        cap_set_flag(caps, CAP_EFFECTIVE, n, kept.data(), CAP_SET);
-        cap_set_flag(caps, CAP_PERMITTED, n, kept.data(), CAP_SET);
-        // A root caller who changed nothing keeps its inheritable set (empty) as bubblewrap does.
-        if (!root || !plan.options->caps.empty()) cap_set_flag(caps, CAP_INHERITABLE, n, kept.data(), CAP_SET);
-    }
-    const int r = cap_set_proc(caps);
-    cap_free(caps);
-    if (r != 0) die(plan, "capset failed", errno);
-    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
-        die(plan, "Clearing ambient capabilities", errno);
+    // A root caller who changed nothing keeps its inheritable set (empty) as bubblewrap does.
+    const bool changed = !plan.options->caps.empty();
+    kernel::CapSets sets{};
+    kernel::add_capabilities(sets, kept, /*inheritable=*/!root || changed);
     // As bubblewrap: a non-root uid keeps capabilities across the exec only when the command
     // line asked for some with --cap-add/--cap-drop.
-    if (root || plan.options->caps.empty()) return;
-    for (cap_value_t cap : kept) {
-        if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
+    const std::span<const int> ambient = root || !changed ? std::span<const int>{} : std::span<const int>{kept};
+    switch (kernel::set_capabilities(sets, ambient)) {
+        case kernel::CapStep::Done:
+            return;
+        case kernel::CapStep::Capset:
+            die(plan, "capset failed", errno);
+        case kernel::CapStep::AmbientClear:
+            die(plan, "Clearing ambient capabilities", errno);
+        case kernel::CapStep::AmbientRaise:
             die(plan, "Adding ambient capability", errno);
     }
 }
@@ -137,9 +133,9 @@ void drop_capabilities(const Plan& plan) {
 // --seccomp/--add-seccomp-fd: the programs the parent read, loaded in order.
 void load_seccomp(const Plan& plan) {
     for (const std::string& program : plan.seccomp_programs) {
-        sock_fprog prog{static_cast<unsigned short>(program.size() / sizeof(sock_filter)),
-                        reinterpret_cast<sock_filter*>(const_cast<char*>(program.data()))};
-        if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+        const std::span<const sock_filter> code{reinterpret_cast<const sock_filter*>(program.data()),
+                                                program.size() / sizeof(sock_filter)};
+        if (kernel::load_seccomp_filter(code) != 0) {
             die(plan,
                 errno == EINVAL ? "Unable to set up system call filtering as requested: prctl(PR_SET_SECCOMP) "
                                   "reported EINVAL. (Hint: this requires a kernel configured with "

@@ -57,12 +57,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "child_setup.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/kernel_steps.hpp"
 #include "fs/layer_probe.hpp"
 
 namespace cordon {
@@ -118,12 +120,8 @@ void note_signal(int sig, siginfo_t* si, void*) {
 // Init keeps no capability once the payload has started (the payload sets its own from
 // PayloadPlan): every set empty, the ambient set too.
 int drop_capabilities() {
-    cap_t caps = ::cap_init();
-    if (!caps) return -1;
-    int rc = ::cap_set_proc(caps);
-    ::cap_free(caps);
-    if (rc != 0) return -1;
-    return ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    const kernel::CapSets none{};
+    return kernel::set_capabilities(none, {}) == kernel::CapStep::Done ? 0 : -1;
 }
 
 const char* env_path(const Spec& spec) {
@@ -145,15 +143,14 @@ struct PayloadPlan {
     std::vector<char*> argv, envp;
     std::vector<std::string> targets;  // execve candidates in order: the command, or PATH's
     bool path_search = false;
-    struct __user_cap_header_struct cap_header {};
-    struct __user_cap_data_struct caps[2]{};  // effective = permitted = inheritable = kept
-    struct sock_fprog prog {};
-    struct sock_fprog exec_prog {};    // exec checks: installed with a listener first (len 0: none)
-    struct sock_fprog socket_prog {};  // a Landlock jail's socket(2) refusals (len 0: none)
-    sigset_t signals{};                // kForwarded and SIGCHLD
-    int landlock_fd = -1;              // the Landlock ruleset (close-on-exec) the payload enforces, or -1
-    bool readonly_root = false;        // layers to check: the jail's / is read-only (the namespace jail)
-    bool no_network = false;           // ... and it has no route out (--net none)
+    kernel::CapSets caps{};  // effective = permitted = inheritable = kept
+    std::span<const sock_filter> prog;
+    struct sock_fprog exec_prog {};            // exec checks: installed with a listener first (len 0: none)
+    std::span<const sock_filter> socket_prog;  // a Landlock jail's socket(2) refusals (empty: none)
+    sigset_t signals{};                        // kForwarded and SIGCHLD
+    int landlock_fd = -1;                      // the Landlock ruleset (close-on-exec) the payload enforces, or -1
+    bool readonly_root = false;                // layers to check: the jail's / is read-only (the namespace jail)
+    bool no_network = false;                   // ... and it has no route out (--net none)
     // ... and the bounding set holds the kept capabilities only: not in the Landlock jail of a
     // caller without CAP_SETPCAP, which cannot drop it (no_new_privs makes it inert there).
     bool bounding_dropped = false;
@@ -225,20 +222,10 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
             start = end + 1;
         }
     }
-    p.cap_header.version = _LINUX_CAPABILITY_VERSION_3;
-    for (int cap : spec.cap_keep) {
-        auto bit = 1U << (static_cast<unsigned>(cap) % 32);
-        auto& d = p.caps[cap / 32];
-        d.effective |= bit;
-        d.permitted |= bit;
-        d.inheritable |= bit;
-    }
+    kernel::add_capabilities(p.caps, spec.cap_keep, /*inheritable=*/true);
     const auto& bpf = ctx.prepared->bpf;
-    p.prog = {static_cast<unsigned short>(bpf.size()), const_cast<sock_filter*>(bpf.data())};
-    if (ctx.fallback) {
-        const auto& sockets = ctx.fallback->socket_bpf;
-        p.socket_prog = {static_cast<unsigned short>(sockets.size()), const_cast<sock_filter*>(sockets.data())};
-    }
+    p.prog = bpf;
+    if (ctx.fallback) p.socket_prog = ctx.fallback->socket_bpf;
     const auto& exec_bpf = ctx.prepared->exec_bpf;
     p.exec_prog = {static_cast<unsigned short>(exec_bpf.size()), const_cast<sock_filter*>(exec_bpf.data())};
     sigemptyset(&p.signals);
@@ -333,23 +320,14 @@ int payload_main(void* arg) {
         if (::setrlimit(r.resource, &rl) != 0) die(errno);
     }
     // The kept capabilities only (none by default); ambient ones survive execve for a non-root uid.
-    auto header = p.cap_header;  // the kernel may write its preferred version back
-    if (::syscall(SYS_capset, &header, p.caps) != 0) die(errno);
-    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die(errno);
-    for (int cap : spec.cap_keep) {
-        if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) die(errno);
-    }
+    if (kernel::set_capabilities(p.caps, spec.cap_keep) != kernel::CapStep::Done) die(errno);
     // The Landlock domain, the payload's alone: init, outside it, is one of the processes it
     // scopes signals away from.
     if (p.landlock_fd >= 0 && enforce_landlock(p.landlock_fd) != 0) die(errno);
     // Last step before exec: the syscall filter (no_new_privs is already set), after a Landlock
     // jail's socket filter (the stricter answer of the two wins).
-    if (p.socket_prog.len > 0) {
-        auto sockets = p.socket_prog;
-        if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sockets, 0, 0) != 0) die(errno);
-    }
-    auto prog = p.prog;
-    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) die(errno);
+    if (!p.socket_prog.empty() && kernel::load_seccomp_filter(p.socket_prog) != 0) die(errno);
+    if (kernel::load_seccomp_filter(p.prog) != 0) die(errno);
     report_layers(p);
     // execve with a PATH search inside the jail; the most telling errno wins.
     int best = ENOENT;

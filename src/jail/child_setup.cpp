@@ -30,13 +30,6 @@ namespace cordon::init {
 
 namespace {
 
-bool keep_cap(const Spec& spec, int cap) {
-    for (int k : spec.cap_keep) {
-        if (k == cap) return true;
-    }
-    return false;
-}
-
 bool has_effective_cap(cap_value_t cap) {
     cap_t caps = ::cap_get_proc();
     if (!caps) return false;
@@ -50,12 +43,13 @@ bool has_effective_cap(cap_value_t cap) {
 // capability sets are cleared. A Landlock jail's unprivileged caller has no capability to drop
 // (EPERM): under no_new_privs an exec cannot give it one.
 int drop_bounding_set(const Spec& spec, bool fallback) {
-    for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
-        if (keep_cap(spec, cap)) continue;
-        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
-            if (fallback && errno == EPERM && !has_effective_cap(CAP_SETPCAP)) return 0;
-            return -1;
-        }
+    uint64_t keep = 0;
+    for (int cap : spec.cap_keep) {
+        if (cap >= 0 && cap < 64) keep |= uint64_t{1} << cap;
+    }
+    if (kernel::drop_bounding_set(keep, CAP_LAST_CAP) != 0) {
+        if (fallback && errno == EPERM && !has_effective_cap(CAP_SETPCAP)) return 0;
+        return -1;
     }
     return 0;
 }
