@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "cordon/fd.hpp"
+#include "cordon/kernel_steps.hpp"
 #include "setup.hpp"
 
 namespace cordon::bwrap {
@@ -442,26 +443,35 @@ bool resolve_sources(const Options& options, std::vector<std::vector<std::string
 // the host's goes to /oldroot, the jail's is built on /newroot.
 bool enter_base(ChildError& error) {
     if (::mount(nullptr, "/", nullptr, MS_SLAVE | MS_REC, nullptr) != 0) return failed(error, "Failed to make / slave");
-    if (::mount("tmpfs", "/tmp", "tmpfs", MS_NODEV | MS_NOSUID, "mode=0755") != 0) {
-        return failed(error, "Failed to mount tmpfs on /tmp");
+    switch (kernel::enter_setup_root("/tmp", "mode=0755", MS_BIND | MS_REC)) {
+        case kernel::SetupRootStep::Done:
+            break;
+        case kernel::SetupRootStep::MountTmpfs:
+            return failed(error, "Failed to mount tmpfs on /tmp");
+        case kernel::SetupRootStep::Chdir:
+        case kernel::SetupRootStep::MakeDirs:
+            return failed(error, "Creating newroot failed");
+        case kernel::SetupRootStep::BindNewroot:
+            return failed(error, "setting up newroot bind");
+        case kernel::SetupRootStep::PivotRoot:
+            return failed(error, "pivot_root");
     }
-    if (::chdir("/tmp") != 0 || ::mkdir("newroot", 0755) != 0 || ::mkdir("oldroot", 0755) != 0) {
-        return failed(error, "Creating newroot failed");
-    }
-    if (::mount("newroot", "newroot", nullptr, MS_BIND | MS_REC, nullptr) != 0) {
-        return failed(error, "setting up newroot bind");
-    }
-    if (::syscall(SYS_pivot_root, ".", "oldroot") != 0) return failed(error, "pivot_root");
     if (::chdir("/") != 0) return failed(error, "chdir / (base path)");
     return true;
 }
 
 bool enter_newroot(ChildError& error) {
     if (::umount2("/oldroot", MNT_DETACH) != 0) return failed(error, "unmount old root");
-    if (::chdir("/newroot") != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0) {
-        return failed(error, "pivot_root(/newroot)");
+    switch (kernel::pivot_into("/newroot")) {
+        case kernel::PivotStep::Done:
+            return true;
+        case kernel::PivotStep::Chdir:
+        case kernel::PivotStep::PivotRoot:
+            return failed(error, "pivot_root(/newroot)");
+        case kernel::PivotStep::Detach:
+        case kernel::PivotStep::ChdirRoot:
+            return failed(error, "unmount old root");
     }
-    if (::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0) return failed(error, "unmount old root");
     return true;
 }
 

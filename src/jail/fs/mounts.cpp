@@ -11,7 +11,6 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
+#include "cordon/kernel_steps.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/root_remap.hpp"
 
@@ -369,13 +369,20 @@ int enter_setup_root(const Ctx& c, SetupRoot& root) {
     // The host's root, for the case below where it cannot be pivoted away from.
     UniqueFd host_root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!check(c, host_root.valid(), "open the host's root")) return -1;
-    if (!check(c, ::mount("tmpfs", base_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") == 0,
-               "mount the setup tmpfs") ||
-        !check(c, ::chdir(base_dir) == 0, "chdir to the setup tmpfs") ||
-        !check(c, ::mkdir("newroot", 0755) == 0 && ::mkdir("oldroot", 0755) == 0, "mkdir newroot/oldroot") ||
-        !check(c, ::mount("newroot", "newroot", nullptr, MS_BIND, nullptr) == 0,
-               "bind the root directory onto itself")) {
-        return -1;
+    using Step = kernel::SetupRootStep;
+    const Step step = kernel::enter_setup_root(base_dir, "mode=0755,size=4m", MS_BIND);
+    switch (step) {
+        case Step::Done:
+        case Step::PivotRoot:
+            break;
+        case Step::MountTmpfs:
+            return fail(c, "mount the setup tmpfs", "");
+        case Step::Chdir:
+            return fail(c, "chdir to the setup tmpfs", "");
+        case Step::MakeDirs:
+            return fail(c, "mkdir newroot/oldroot", "");
+        case Step::BindNewroot:
+            return fail(c, "bind the root directory onto itself", "");
     }
     // pivot_root refuses a root that is not a mount with a parent: the initramfs (rootfs) of
     // minimal VMs and microVM images, or a chroot. There, as container runtimes do, the setup
@@ -383,7 +390,7 @@ int enter_setup_root(const Ctx& c, SetupRoot& root) {
     // host_root, closed when setup ends. The final pivot (pivot_into_jail), from the setup tmpfs
     // into the jail's root, works either way: the setup tmpfs is then a mount whose parent is
     // rootfs.
-    if (::syscall(SYS_pivot_root, ".", "oldroot") != 0) {
+    if (step == Step::PivotRoot) {
         if (!check(c, errno == EINVAL, "pivot_root")) return -1;
         if (!check(c, ::mount(".", "/", nullptr, MS_MOVE, nullptr) == 0,
                    "move the setup tmpfs over / (no pivot_root here)") ||
@@ -438,11 +445,17 @@ int pivot_into_jail(const Ctx& c, bool moved) {
         !check(c, ::mount(nullptr, "/oldroot", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make /oldroot private")) {
         return -1;
     }
-    if (!check(c, ::chdir("/newroot") == 0, "chdir /newroot") ||
-        !check(c, ::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root into the new root") ||
-        !check(c, ::umount2(".", MNT_DETACH) == 0, "detach the setup root and the host's tree") ||
-        !check(c, ::chdir("/") == 0, "chdir /")) {
-        return -1;
+    switch (kernel::pivot_into("/newroot")) {
+        case kernel::PivotStep::Done:
+            break;
+        case kernel::PivotStep::Chdir:
+            return fail(c, "chdir /newroot", "");
+        case kernel::PivotStep::PivotRoot:
+            return fail(c, "pivot_root into the new root", "");
+        case kernel::PivotStep::Detach:
+            return fail(c, "detach the setup root and the host's tree", "");
+        case kernel::PivotStep::ChdirRoot:
+            return fail(c, "chdir /", "");
     }
     // After a move, the initramfs stays beneath the jail's root in this mount namespace: no path
     // leads there (nothing is above the root), no descriptor either (oldroot closes on return),
