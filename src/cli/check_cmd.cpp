@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cordon/builtin.hpp"
+#include "cordon/diag.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
@@ -47,7 +48,7 @@ constexpr const char* kPolicyUsage =
     "Exit status: 0 all pass, 1 an example fails, 125 a file cannot be loaded.\n";
 
 int fail(const Error& e) {
-    std::fprintf(stderr, "%s\n", e.message().c_str());
+    diag::error(e);
     return kExitError;
 }
 
@@ -255,7 +256,7 @@ int main_policy(const std::vector<std::string>& args) {
         size_t examples = 0;
         for (const auto& r : p->rules) examples += r.must_match.size() + r.must_not_match.size();
         auto failures = run_examples(*p);
-        for (const auto& f : failures) std::fprintf(stderr, "cordon: %s\n", f.c_str());
+        for (const auto& f : failures) diag::error("{}", f);
         std::printf("%s: %zu rules, %zu examples, %zu failed\n", path->c_str(), p->rules.size(), examples,
                     failures.size());
         if (!failures.empty() && status == 0) status = 1;

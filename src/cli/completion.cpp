@@ -7,6 +7,7 @@
 #include "completion_scripts.hpp"
 #include "cordon/cli.hpp"
 #include "cordon/commands.hpp"
+#include "cordon/diag.hpp"
 
 namespace cordon {
 
@@ -211,12 +212,12 @@ Result<std::string> completion_script(std::string_view shell) {
 
 int main_completion(const std::vector<std::string>& args) {
     if (args.size() != 1) {
-        std::fprintf(stderr, "cordon: usage: cordon completion bash|zsh|fish\n");
+        diag::error("usage: cordon completion bash|zsh|fish");
         return 125;
     }
     auto script = completion_script(args[0]);
     if (!script) {
-        std::fprintf(stderr, "%s\n", script.error().message().c_str());
+        diag::error(script.error());
         return 125;
     }
     std::fputs(script->c_str(), stdout);

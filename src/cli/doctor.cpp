@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cordon/cgroup.hpp"
+#include "cordon/diag.hpp"
 #include "cordon/doctor.hpp"
 #include "cordon/fallback.hpp"
 #include "cordon/fd.hpp"
@@ -243,7 +244,7 @@ int main_doctor(const std::vector<std::string>& args) {
         if (a == "--json") {
             json = true;
         } else {
-            std::fprintf(stderr, "cordon: doctor: unknown argument '%s' (usage: cordon doctor [--json])\n", a.c_str());
+            diag::error("doctor: unknown argument '{}' (usage: cordon doctor [--json])", a);
             return 125;
         }
     }

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cordon/builtin.hpp"
+#include "cordon/diag.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/json.hpp"
 #include "cordon/paths.hpp"
@@ -90,7 +91,7 @@ std::vector<ProfileEntry> list_profiles() {
 namespace {
 
 int usage() {
-    std::fprintf(stderr, "cordon: usage: cordon profile list | cordon profile show NAME|PATH [--json]\n");
+    diag::error("usage: cordon profile list | cordon profile show NAME|PATH [--json]");
     return 125;
 }
 
@@ -194,7 +195,7 @@ int show(const std::string& name, bool json) {
     HostInfo host = current_host();
     auto layer = load_profiles({name}, profile_vars(host.home, host.user, host.uid, host.cwd), true);
     if (!layer) {
-        std::fprintf(stderr, "%s\n", layer.error().message().c_str());
+        diag::error(layer.error());
         return 125;
     }
     if (json)
