@@ -17,6 +17,7 @@
 #include "cordon/bwrap.hpp"
 #include "cordon/cli.hpp"
 #include "cordon/commands.hpp"
+#include "cordon/diag.hpp"
 #include "cordon/exec_gate.hpp"
 #include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
@@ -34,7 +35,7 @@
 namespace {
 
 int report(const cordon::Error& e) {
-    std::fprintf(stderr, "%s\n", e.message().c_str());
+    cordon::diag::error(e);
     return static_cast<int>(e.kind);
 }
 
@@ -68,11 +69,11 @@ std::optional<int> answer_help_or_version(const cordon::CliRequest& cli) {
 // Exec checks the host cannot give under --exec-checks auto (prepare() decided): the static check
 // alone, said once.
 void warn_exec_checks_off(const cordon::RunOptions& options, const cordon::Prepared& prepared) {
-    if (prepared.exec_checks_unavailable.empty() || options.verbosity < 0 || options.dry_run) return;
-    std::fprintf(stderr,
-                 "cordon: warning: exec checks are off: %s; only the command line is checked, and strictly "
-                 "(--exec-checks required refuses instead)\n",
-                 prepared.exec_checks_unavailable.c_str());
+    if (prepared.exec_checks_unavailable.empty() || options.dry_run) return;
+    cordon::diag::warning(
+        "exec checks are off: {}; only the command line is checked, and strictly "
+        "(--exec-checks required refuses instead)",
+        prepared.exec_checks_unavailable);
 }
 
 std::string exec_checks_mode(const cordon::Spec& spec, const cordon::RunOptions& options,
@@ -112,30 +113,28 @@ void print_summary(const cordon::Spec& spec, const cordon::RunOptions& options, 
                    const cordon::policy::PolicySet& policies) {
     std::string names;
     for (const auto& p : options.profiles) names += (names.empty() ? "" : ",") + p;
-    std::fprintf(stderr, "cordon: jail: profiles %s; workdir %s; network %s; %zu mounts; seccomp %s; policy %s\n",
-                 names.empty() ? "(none)" : names.c_str(), spec.workdir ? spec.workdir->c_str() : "none",
-                 net_summary(spec).c_str(), prepared.mounts.ops.size(), prepared.seccomp.name.c_str(),
-                 policies.empty()       ? "off"
-                 : prepared.exec_checks ? "checked, allowed; every exec checked"
-                                        : "checked, allowed");
+    cordon::diag::line(cordon::diag::Show::Verbose,
+                       "jail: profiles {}; workdir {}; network {}; {} mounts; seccomp {}; policy {}",
+                       names.empty() ? "(none)" : names, spec.workdir ? *spec.workdir : "none", net_summary(spec),
+                       prepared.mounts.ops.size(), prepared.seccomp.name,
+                       policies.empty()       ? "off"
+                       : prepared.exec_checks ? "checked, allowed; every exec checked"
+                                              : "checked, allowed");
 }
 
 // Variables removed for their values are named (their names do not say why they went); -v
 // names every variable removed. Never a value.
 void print_env_note(const cordon::Spec& spec, const cordon::RunOptions& options) {
-    if (options.verbosity < 0) return;
     if (!options.env_value_removals.empty()) {
         std::string list;
         for (const auto& r : options.env_value_removals) list += (list.empty() ? "" : ", ") + r;
-        std::fprintf(stderr,
-                     "cordon: note: removed from the environment for what their values hold: %s; "
-                     "--env-pass NAME keeps one\n",
-                     list.c_str());
+        cordon::diag::note("removed from the environment for what their values hold: {}; --env-pass NAME keeps one",
+                           list);
     }
-    if (options.verbosity > 0 && !spec.env_removed.empty()) {
+    if (!spec.env_removed.empty()) {
         std::string names;
         for (const auto& n : spec.env_removed) names += " " + n;
-        std::fprintf(stderr, "cordon: note: removed from the environment:%s\n", names.c_str());
+        cordon::diag::verbose("removed from the environment:{}", names);
     }
 }
 
@@ -172,7 +171,7 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
             }
         }
         if (!decision.allow) {
-            std::fprintf(stderr, "%s\n", cordon::policy::format_denial(decision).c_str());
+            cordon::diag::write_line(cordon::diag::Show::Always, cordon::policy::format_denial(decision));
             if (audit_fd >= 0) {
                 const std::string line = cordon::command_audit_line(spec.argv, cwd, decision, unix_now());
                 (void)cordon::write_all(audit_fd, line.data(), line.size());
@@ -184,15 +183,15 @@ std::optional<cordon::Outcome> admit(const cordon::Spec& spec, const cordon::Run
             return denied;
         }
     }
-    if (options.verbosity > 0) print_summary(spec, options, prepared, policies);
+    print_summary(spec, options, prepared, policies);
     return std::nullopt;
 }
 
 // What happened, on stderr and in the status file; the exit status.
 int conclude(const cordon::Outcome& outcome, const cordon::RunOptions& options, int status_fd = -1) {
     if (outcome.error) report(*outcome.error);
-    if (outcome.reason == cordon::Outcome::Reason::Timeout && options.verbosity >= 0) {
-        std::fprintf(stderr, "cordon: timeout: the command ran longer than --timeout and was killed\n");
+    if (outcome.reason == cordon::Outcome::Reason::Timeout) {
+        cordon::diag::line(cordon::diag::Show::Normal, "timeout: the command ran longer than --timeout and was killed");
     }
     if (options.status_json) {
         auto s = status_fd >= 0 ? cordon::write_status_file(status_fd, options.status_json->text, outcome)
@@ -240,7 +239,7 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
     if (j.decision.allow) return v;
     std::string line = cordon::exec_denial_line(j);
     if ((r.pid != shown.last_pid || line != shown.last) && shown.budget.take()) {
-        std::fprintf(stderr, "%s\n", line.c_str());
+        cordon::diag::write_line(cordon::diag::Show::Always, line);
         shown.last_pid = r.pid;
         shown.last = std::move(line);
     }
@@ -278,6 +277,7 @@ int run(const std::vector<std::string>& args) {
     const std::optional<cordon::OutputTarget> early_target = status_target_of(args);
     auto cli = cordon::parse_command_line(args);
     if (!cli) return refuse(cli.error(), early_target, Reason::UsageError);
+    cordon::diag::set_verbosity(cli->verbosity);  // -q, -v: what every line below may say
     if (auto answered = answer_help_or_version(*cli)) return *answered;
     auto resolved = cordon::resolve_spec(*cli, cordon::current_host());
     if (!resolved) {
@@ -296,12 +296,8 @@ int run(const std::vector<std::string>& args) {
     if (!prepared) return refuse(prepared.error(), target, Reason::SetupError);
     if (options.dry_run) return print_dry_run(spec, options, *prepared, policy_names);
     warn_exec_checks_off(options, *prepared);
-    if (!options.workdir_note.empty() && options.verbosity >= 0) {
-        std::fprintf(stderr, "cordon: note: %s\n", options.workdir_note.c_str());
-    }
-    if (!options.program_note.empty() && options.verbosity >= 0) {
-        std::fprintf(stderr, "cordon: note: %s\n", options.program_note.c_str());
-    }
+    if (!options.workdir_note.empty()) cordon::diag::note("{}", options.workdir_note);
+    if (!options.program_note.empty()) cordon::diag::note("{}", options.program_note);
     print_env_note(spec, options);
     // The command policy decides while the child builds the jail: nothing of the command runs,
     // and no placeholder is made on the host, before it allows the command.
@@ -324,15 +320,15 @@ int run(const std::vector<std::string>& args) {
         if (++judged == 2) policies.decode_all();
         return judge(spec, options, policies, *audit, denial_lines, r);
     };
-    const cordon::SupervisorOptions supervisor{options.verbosity, options.status_json.has_value(), *audit};
+    const cordon::SupervisorOptions supervisor{options.status_json.has_value(), *audit};
     const cordon::Outcome outcome = cordon::run_jail(spec, *prepared, supervisor, gate, exec_gate);
     if (denial_lines.budget.held() > 0) {
-        std::fprintf(stderr, "cordon: denied: ... and %llu more denied execs not shown (cordon(1), BOUNDS)\n",
-                     static_cast<unsigned long long>(denial_lines.budget.held()));
+        cordon::diag::error("denied: ... and {} more denied execs not shown (cordon(1), BOUNDS)",
+                            denial_lines.budget.held());
     }
-    if (outcome.reason == cordon::Outcome::Reason::Exited && options.verbosity >= 0) {
+    if (outcome.reason == cordon::Outcome::Reason::Exited) {
         if (const std::string note = cordon::protected_git_note(spec, outcome.exit_code); !note.empty())
-            std::fprintf(stderr, "cordon: note: %s\n", note.c_str());
+            cordon::diag::note("{}", note);
     }
     return finish(conclude(outcome, options, status_file.get()));
 }
@@ -352,7 +348,7 @@ int main(int argc, char** argv) {
         }
         return run(args);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "cordon: internal error: %s\n", e.what());
+        cordon::diag::error("internal error: {}", e.what());
         return 125;
     }
 }

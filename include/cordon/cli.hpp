@@ -30,7 +30,7 @@ struct CliRequest {
     std::vector<std::string> command;   // COMMAND [ARG...]
     std::optional<std::string> script;  // -c SCRIPT
     bool dry_run = false;
-    int verbosity = 0;  // -1 quiet, 0 normal, 1+ verbose
+    int verbosity = 0;  // -1 quiet, 0 normal, 1+ verbose: main sets cordon/diag.hpp's from it
     bool help = false;
     bool version = false;
     std::string help_text;

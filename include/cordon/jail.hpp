@@ -84,9 +84,9 @@ struct ChildMsg {
 };
 
 // What the supervisor is told of how cordon runs (main.cpp's RunOptions), passed beside the Spec
-// rather than kept in it: how much cordon says is no part of what the jail is.
+// rather than kept in it: how cordon reports is no part of what the jail is (how much it says
+// on stderr is cordon/diag.hpp's verbosity).
 struct SupervisorOptions {
-    int verbosity = 0;        // -1: errors only; 0: notes and warnings too; 1+: also verbose notes
     bool report_cpu = false;  // --status-json: init is reaped, for the jail's CPU time
     int audit_fd = -1;        // --audit: the network filter's connections are logged there too
 };

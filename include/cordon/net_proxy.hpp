@@ -48,7 +48,7 @@ struct NetRefusals {
 // connection, as a JSON line) and to the status JSON (stop()).
 class NetFilter final {
 public:
-    NetFilter(const Spec& spec, int verbosity, int audit_fd);
+    NetFilter(const Spec& spec, int audit_fd);
     ~NetFilter();
     NetFilter(const NetFilter&) = delete;
     NetFilter& operator=(const NetFilter&) = delete;

@@ -54,7 +54,6 @@ std::optional<OutputTarget> parse_output_target(std::string_view text);
 // supervisor is given what it needs of them: SupervisorOptions in cordon/jail.hpp).
 struct RunOptions {
     bool dry_run = false;
-    int verbosity = 0;                        // -1 quiet, 0 normal, 1+ verbose
     std::optional<OutputTarget> status_json;  // --status-json
     std::vector<std::string> profiles;        // the profiles named, for --dry-run and -v
     std::string workdir_note;                 // why the current directory was not made writable

@@ -405,7 +405,6 @@ Result<ResolvedRun> build_spec_steps(const CliRequest& cli, const SettingsLayer&
     s.host_gid = host.gid;
     s.home = host.home;
     o.dry_run = cli.dry_run;
-    o.verbosity = cli.verbosity;
     s.no_profile = cli.no_profile;
     // The order of the steps decides which of several bad values is reported.
     set_command(cli, s);

@@ -25,12 +25,12 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
 
 #include "cordon/cgroup.hpp"
+#include "cordon/diag.hpp"
 #include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
@@ -193,9 +193,8 @@ using supervisor::kSupervisedSignals;
 using supervisor::Run;
 
 void print_notes(const Run& run) {
-    if (run.options.verbosity < 0) return;
-    for (const auto& n : run.prepared.mounts.notes) std::fprintf(stderr, "cordon: note: %s\n", n.c_str());
-    for (const auto& w : run.prepared.warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
+    for (const auto& n : run.prepared.mounts.notes) diag::note("{}", n);
+    for (const auto& w : run.prepared.warnings) diag::warning("{}", w);
 }
 
 // --- start --------------------------------------------------------------------------------------
@@ -212,8 +211,7 @@ Status create_cgroup(Run& run) {
         const Error& e = cg.error();
         const std::string why = e.what + ": " + e.why + (e.err ? std::string(": ") + std::strerror(e.err) : "");
         run.limits_dropped.push_back("limits: " + why);
-        if (run.options.verbosity >= 0)
-            std::fprintf(stderr, "cordon: warning: limits not applied (--limits best-effort): %s\n", why.c_str());
+        diag::warning("limits not applied (--limits best-effort): {}", why);
     }
     return {};
 }
@@ -225,10 +223,7 @@ std::optional<Premounts> make_premounts(const Run& run) {
     if (run.spec.host_uid != 0) return std::nullopt;
     auto p = Premounts::make(run.spec, run.prepared.mounts);
     if (p) return std::move(*p);
-    if (run.options.verbosity > 0) {
-        std::fprintf(stderr, "cordon: note: %s; the jail runs as host root (cordon(1), ROOT CALLERS)\n",
-                     p.error().message().substr(8).c_str());
-    }
+    diag::verbose("{}; the jail runs as host root (cordon(1), ROOT CALLERS)", p.error().message().substr(8));
     return std::nullopt;
 }
 
@@ -312,9 +307,7 @@ Status enter_fallback(Run& run, const std::string& why) {
         if (e.rfind("TMPDIR=", 0) != 0) run.fallback_env.push_back(e);
     }
     run.fallback_env.push_back("TMPDIR=" + run.tmpdir.path());
-    if (run.options.verbosity >= 0) {
-        std::fprintf(stderr, "cordon: warning: %s\n", fallback_warning(*run.fallback, why).c_str());
-    }
+    diag::warning("{}", fallback_warning(*run.fallback, why));
     return {};
 }
 
@@ -369,9 +362,9 @@ Status start(Run& run) {
 Result<bool> acquire_placeholders(Run& run) {
     bool noted_wait = false;
     auto wait = [&](const std::string& path, int waited_ms) {
-        if (waited_ms >= 1000 && !noted_wait && run.options.verbosity >= 0) {
+        if (waited_ms >= 1000 && !noted_wait) {
             noted_wait = true;
-            std::fprintf(stderr, "cordon: note: waiting for %s, locked by another process\n", path.c_str());
+            diag::note("waiting for {}, locked by another process", path);
         }
         struct pollfd pfd = {run.sigfd.get(), POLLIN, 0};
         return ::poll(&pfd, 1, std::min(2 + waited_ms / 8, 50)) == 0;
@@ -474,29 +467,28 @@ void judge_leftovers(Run& run, const RunFacts& facts, Outcome& out) {
         if (!lines.take()) continue;
         std::string what = q.moved_to.empty() ? "" : "; moved to " + q.moved_to;
         if (q.restored) what += ", and the file from before the run put back";
-        std::fprintf(stderr,
-                     "cordon: warning: %s, left by the command, %s%s (cordon(1), WHAT THE JAIL MAY LEAVE BEHIND)\n",
-                     q.path.c_str(), q.why.c_str(), what.c_str());
+        diag::line(diag::Show::Always,
+                   "warning: {}, left by the command, {}{} (cordon(1), WHAT THE JAIL MAY LEAVE BEHIND)", q.path, q.why,
+                   what);
     }
     out.quarantined = kept.kept();
     out.quarantined_dropped = kept.dropped();
     out.repo_watch = run.repos->judged_by();
     if (lines.held() > 0) {
-        std::fprintf(stderr, "cordon: warning: ... and %llu more left by the command, moved aside likewise\n",
-                     static_cast<unsigned long long>(lines.held()));
+        diag::line(diag::Show::Always, "warning: ... and {} more left by the command, moved aside likewise",
+                   lines.held());
     }
 }
 
 void report_oom(const Outcome& out, const Run& run) {
-    if (out.oom_kills == 0 || run.options.verbosity < 0) return;
+    if (out.oom_kills == 0) return;
     const auto& memory = run.spec.limits.memory;
     std::string limit = memory ? format_size(*memory) : std::string("?");
     if (out.reason == Outcome::Reason::Oom) {
-        std::fprintf(stderr, "cordon: oom: the command was killed by the OOM killer: the jail reached --memory %s\n",
-                     limit.c_str());
+        diag::line(diag::Show::Normal, "oom: the command was killed by the OOM killer: the jail reached --memory {}",
+                   limit);
     } else {
-        std::fprintf(stderr, "cordon: note: oom: the OOM killer ended %llu process(es) in the jail (--memory %s)\n",
-                     static_cast<unsigned long long>(out.oom_kills), limit.c_str());
+        diag::note("oom: the OOM killer ended {} process(es) in the jail (--memory {})", out.oom_kills, limit);
     }
 }
 
@@ -506,7 +498,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
                  const std::function<std::optional<Outcome>()>& gate, const ExecGate& exec_gate) {
     Run run(spec, prepared, options);
     if (prepared.exec_checks) run.exec_gate = &exec_gate;
-    if (!spec.allow_hosts.empty()) run.net = std::make_unique<NetFilter>(spec, options.verbosity, options.audit_fd);
+    if (!spec.allow_hosts.empty()) run.net = std::make_unique<NetFilter>(spec, options.audit_fd);
     print_notes(run);
     RunFacts facts;
     Status status = start(run);

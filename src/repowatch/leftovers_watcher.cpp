@@ -59,6 +59,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "cordon/diag.hpp"
 #include "cordon/leftovers.hpp"
 #include "cordon/runtime_dir.hpp"
 #include "leftovers_state.hpp"
@@ -454,7 +455,7 @@ int Daemon::run() {
 
 int daemon_main(const std::vector<std::string>& args) {
     if (args.size() != 2 || args[0].empty() || args[0][0] != '/' || args[1].empty() || args[1][0] != '/') {
-        std::fprintf(stderr, "cordon-repowatch: started by cordon, not by hand\n");
+        diag::write_line(diag::Show::Always, "cordon-repowatch: started by cordon, not by hand");
         return 125;
     }
     ::umask(077);

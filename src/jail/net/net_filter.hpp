@@ -21,7 +21,6 @@ struct NetFilter::Shared {
     std::vector<AllowHost> rules;
     std::map<std::string, std::string> test_resolve;
     std::string resolv_conf = "/etc/resolv.conf";  // CORDON_TEST_RESOLV_CONF in tests
-    int verbosity = 0;
     int audit_fd = -1;
     int max_connections = 0;  // max_connections(), when the filter was made
 

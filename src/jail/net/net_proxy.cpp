@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cordon/bounds.hpp"
+#include "cordon/diag.hpp"
 #include "cordon/exec_notify.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
@@ -162,9 +163,7 @@ void record(Shared& sh, const std::string& asked, uint16_t port, const char* via
     }
     sh.refused.emplace(key, sh.refusals.size());
     sh.refusals.push_back(Shared::Refusal{host, port, via, clip_text(refusal), 1});
-    if (sh.lines.take() && sh.verbosity >= 0) {
-        std::fprintf(stderr, "cordon: network: refused %s (%s)\n", key.c_str(), sh.refusals.back().reason.c_str());
-    }
+    if (sh.lines.take()) diag::line(diag::Show::Normal, "network: refused {} ({})", key, sh.refusals.back().reason);
 }
 
 // A registered connection socket: stop() shuts it down, which ends its thread's waits.
@@ -447,11 +446,10 @@ void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<
 
 }  // namespace
 
-NetFilter::NetFilter(const Spec& spec, int verbosity, int audit_fd) : shared_(std::make_shared<Shared>()) {
+NetFilter::NetFilter(const Spec& spec, int audit_fd) : shared_(std::make_shared<Shared>()) {
     shared_->rules = spec.allow_hosts;
     for (const auto& [name, addr] : spec.test_resolve) shared_->test_resolve[name] = addr;
     if (!spec.test_resolv_conf.empty()) shared_->resolv_conf = spec.test_resolv_conf;
-    shared_->verbosity = verbosity;
     shared_->audit_fd = audit_fd;
     shared_->max_connections = max_connections();
 }
@@ -513,9 +511,9 @@ NetRefusals NetFilter::stop() {
     // A connection thread stuck resolving a name is not waited for long: it finds its sockets
     // shut down when it comes back, and the process ends it with the rest of cordon.
     shared_->idle.wait_for(lock, std::chrono::milliseconds(200), [&] { return shared_->active == 0; });
-    if (first && shared_->lines.held() > 0 && shared_->verbosity >= 0) {
-        std::fprintf(stderr, "cordon: network: ... and %llu more refusals not shown (cordon(1), BOUNDS)\n",
-                     static_cast<unsigned long long>(shared_->lines.held()));
+    if (first && shared_->lines.held() > 0) {
+        diag::line(diag::Show::Normal, "network: ... and {} more refusals not shown (cordon(1), BOUNDS)",
+                   shared_->lines.held());
     }
     NetRefusals out;
     for (const auto& r : shared_->refusals) {
