@@ -256,7 +256,7 @@ int main_policy(const std::vector<std::string>& args) {
         size_t examples = 0;
         for (const auto& r : p->rules) examples += r.must_match.size() + r.must_not_match.size();
         auto failures = run_examples(*p);
-        for (const auto& f : failures) diag::error("{}", f);
+        for (const auto& f : failures) diag::error("{}", f.c_str());  // up to a NUL: no raw NUL to a terminal
         std::printf("%s: %zu rules, %zu examples, %zu failed\n", path->c_str(), p->rules.size(), examples,
                     failures.size());
         if (!failures.empty() && status == 0) status = 1;
