@@ -25,31 +25,73 @@ namespace {
 // an absolute PATH (the working directory under RESOLVE_IN_ROOT, as openat2 takes it). No
 // allocation: usable after clone. -1 with errno as openat2 would set it, but for a path deeper
 // than kDepth directories (ENAMETOOLONG) and one descriptor per level (EMFILE near the limit).
+// Where the walk of PATH starts (a descriptor of its own), as openat2 takes DIRFD and PATH.
+int walk_start(int dirfd, const char* path, bool beneath, bool in_root) {
+    if (dirfd != AT_FDCWD) return ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    if (*path != '/' || in_root) return ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (beneath) {
+        errno = EXDEV;
+        return -1;
+    }
+    return ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+// The next component of P into NAME ("." for none), LAST set when nothing follows it; what
+// follows, or nullptr for a name longer than NAME_MAX.
+const char* next_component(const char* p, char (&name)[NAME_MAX + 1], bool& last) {
+    while (*p == '/') ++p;
+    const char* end = p;
+    while (*end != '\0' && *end != '/') ++end;
+    const size_t len = static_cast<size_t>(end - p);
+    if (len > NAME_MAX) return nullptr;
+    while (*end == '/') ++end;
+    last = *end == '\0';
+    std::memcpy(name, len == 0 ? "." : p, len == 0 ? 1 : len);
+    name[len == 0 ? 1 : len] = '\0';
+    return end;
+}
+
+// NAME in DIR, the walk's last component, opened with FLAGS and no symlink followed: -1 with
+// openat2's errno (ELOOP at a symlink, unless the caller's own O_NOFOLLOW asks for it).
+int open_last(int dir, const char* name, int flags, bool dir_wanted) {
+    if (dir_wanted && (flags & O_CREAT) != 0) {
+        errno = EISDIR;
+        return -1;
+    }
+    const bool nofollow = (flags & O_NOFOLLOW) != 0;  // the caller's: a symlink at the end is its answer
+    const int fd = ::openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC | (dir_wanted ? O_DIRECTORY : 0), 0);
+    struct stat st {};
+    if (fd < 0) {  // a symlink where a directory was asked for is ENOTDIR here, ELOOP to openat2
+        const int err = errno;
+        const bool link =
+            err == ENOTDIR && !nofollow && ::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+        errno = link ? ELOOP : err;
+        return -1;
+    }
+    if ((flags & O_PATH) != 0 && !nofollow && (::fstat(fd, &st) != 0 || S_ISLNK(st.st_mode))) {
+        ::close(fd);
+        errno = ELOOP;
+        return -1;
+    }
+    return fd;
+}
+
 int open_without_symlinks(int dirfd, const char* path, int flags, uint64_t resolve) {
     constexpr int kDepth = PATH_MAX / 2;  // "a/" repeated: the deepest path PATH_MAX allows
     const bool beneath = (resolve & RESOLVE_BENEATH) != 0, in_root = (resolve & RESOLVE_IN_ROOT) != 0;
     constexpr int kPathFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    const size_t length = std::strlen(path);
     if ((beneath && in_root) || ((flags & O_PATH) != 0 && (flags & ~kPathFlags) != 0)) {
         errno = EINVAL;
         return -1;
     }
-    const size_t length = std::strlen(path);
     if (length >= PATH_MAX) {
         errno = ENAMETOOLONG;
         return -1;
     }
     int fds[kDepth];  // fds[0]: where the walk starts; the rest are its own
     int depth = 0;
-    if (dirfd != AT_FDCWD) {
-        fds[0] = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    } else if (*path != '/' || in_root) {
-        fds[0] = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    } else if (beneath) {
-        errno = EXDEV;
-        return -1;
-    } else {
-        fds[0] = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    }
+    fds[0] = walk_start(dirfd, path, beneath, in_root);
     if (fds[0] < 0) return -1;
     auto unwind = [&](int err) {
         for (int i = depth; i >= 0; --i) ::close(fds[i]);
@@ -59,64 +101,35 @@ int open_without_symlinks(int dirfd, const char* path, int flags, uint64_t resol
     // The kernel's search check of the directory held (what "." and ".." cost it).
     auto searchable = [&] {
         const int self = ::openat(fds[depth], ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (self < 0) return false;
-        ::close(self);
-        return true;
+        if (self >= 0) ::close(self);
+        return self >= 0;
     };
     if (length == 0) return unwind(ENOENT);
     const bool dir_wanted = path[length - 1] == '/';
-    const bool nofollow = (flags & O_NOFOLLOW) != 0;  // the caller's: a symlink at the end is its answer
-    const char* p = path;
     char name[NAME_MAX + 1];
-    for (;;) {
-        while (*p == '/') ++p;
-        const char* end = p;
-        while (*end != '\0' && *end != '/') ++end;
-        const size_t len = static_cast<size_t>(end - p);
-        if (len > NAME_MAX) return unwind(ENAMETOOLONG);
-        const char* rest = end;
-        while (*rest == '/') ++rest;
-        const bool last = *rest == '\0';
-        std::memcpy(name, len == 0 ? "." : p, len == 0 ? 1 : len);
-        name[len == 0 ? 1 : len] = '\0';
-        p = rest;
-        if (std::strcmp(name, "..") == 0) {
-            if (!searchable()) return unwind(errno);
-            if (depth > 0) {
-                ::close(fds[depth--]);
-            } else if (beneath) {
-                return unwind(EXDEV);
-            } else if (!in_root) {
-                const int up = ::openat(fds[0], "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (up < 0) return unwind(errno);
-                ::close(fds[0]);
-                fds[0] = up;
-            }
-            if (!last) continue;
-            std::memcpy(name, ".", 2);
+    bool last = false;
+    for (const char* p = path;;) {
+        p = next_component(p, name, last);
+        if (p == nullptr) return unwind(ENAMETOOLONG);
+        const bool dots = std::strcmp(name, "..") == 0;
+        if ((dots || (std::strcmp(name, ".") == 0 && !last)) && !searchable()) return unwind(errno);
+        if (dots && depth > 0) {
+            ::close(fds[depth--]);
+        } else if (dots && beneath) {
+            return unwind(EXDEV);
+        } else if (dots && !in_root) {
+            const int up = ::openat(fds[0], "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+            if (up < 0) return unwind(errno);
+            ::close(fds[0]);
+            fds[0] = up;
         }
         if (last) {
-            if (dir_wanted && (flags & O_CREAT) != 0) return unwind(EISDIR);
-            const int fd =
-                ::openat(fds[depth], name, flags | O_NOFOLLOW | O_CLOEXEC | (dir_wanted ? O_DIRECTORY : 0), 0);
-            struct stat st {};
-            if (fd < 0) {  // a symlink where a directory was asked for is ENOTDIR here, ELOOP to openat2
-                const int err = errno;
-                const bool link = err == ENOTDIR && !nofollow &&
-                                  ::fstatat(fds[depth], name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
-                return unwind(link ? ELOOP : err);
-            }
-            if ((flags & O_PATH) != 0 && !nofollow && (::fstat(fd, &st) != 0 || S_ISLNK(st.st_mode))) {
-                ::close(fd);
-                return unwind(ELOOP);
-            }
-            (void)unwind(0);
+            const int fd = open_last(fds[depth], dots ? "." : name, flags, dir_wanted);
+            const int err = errno;
+            (void)unwind(fd < 0 ? err : 0);
             return fd;
         }
-        if (std::strcmp(name, ".") == 0) {
-            if (!searchable()) return unwind(errno);
-            continue;
-        }
+        if (dots || std::strcmp(name, ".") == 0) continue;
         const int next = ::openat(fds[depth], name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) return unwind(errno);
         struct stat st {};
