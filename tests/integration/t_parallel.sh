@@ -21,6 +21,18 @@ parallel() {
   done
 }
 
+# wait_started FILE...: until each FILE holds the line "started" its run's command printed once
+# setup was done. Bounded at 60 s: no fixed pause fits the sanitizer build on a loaded machine.
+wait_started() {
+  local t n
+  for ((t = 0; t < 600; t++)); do
+    n=$(grep -lx started "$@" 2>/dev/null | wc -l)
+    [[ $n -eq $# ]] && return 0
+    sleep 0.1
+  done
+  not_ok "only $n of $# runs started within 60 s"
+}
+
 mkdir -p "$WORK/repo/src" "$WORK/plain"
 git -C "$WORK/repo" init -q
 echo 'int main(){}' > "$WORK/repo/src/main.c"
@@ -56,9 +68,9 @@ after=$(snapshot "$WORK/repo")
 # While one run holds the placeholders, another run's end must not take them away from it: a
 # run that starts and ends during a long one leaves the long one's protection in place.
 pushd "$WORK/plain" >/dev/null
-"$CORDON" -q -- /bin/sh -c "$GUARD; sleep 1; mkdir .claude/x 2>/dev/null; echo claude=\$?; mkdir -p .git/hooks 2>/dev/null; echo hooks=\$?" >"$OUT/long" 2>&1 &
+"$CORDON" -q -- /bin/sh -c "$GUARD; echo started; sleep 2; mkdir .claude/x 2>/dev/null; echo claude=\$?; mkdir -p .git/hooks 2>/dev/null; echo hooks=\$?" >"$OUT/long" 2>&1 &
 long=$!
-sleep 0.3
+wait_started "$OUT/long"
 run "$CORDON" -q -- /bin/true
 short_rc=$rc
 [[ -d .claude ]] && ok "a placeholder stays while another run still uses it" || not_ok "the short run removed .claude under the long one"
@@ -73,11 +85,13 @@ popd >/dev/null
 for victims in one all; do
   before=$(snapshot "$WORK/plain")
   pids=()
+  rm -f "$OUT"/k.[1-4]
   for i in 1 2 3 4; do
-    (cd "$WORK/plain" && exec "$CORDON" -q -- /bin/sh -c 'sleep 1.5; echo fine') >"$OUT/k.$i" 2>&1 &
+    (cd "$WORK/plain" && exec "$CORDON" -q -- /bin/sh -c 'echo started; sleep 4; echo fine') >"$OUT/k.$i" 2>&1 &
     pids+=($!)
   done
-  sleep 0.5
+  # Kill only once every command runs (setup done, placeholders made).
+  wait_started "$OUT"/k.[1-4]
   if [[ $victims == one ]]; then kill -KILL "${pids[1]}"; else kill -KILL "${pids[@]}"; fi
   bad=0
   for i in 0 1 2 3; do
@@ -104,9 +118,9 @@ done
 # empty directory of the user's own with the name is never taken for a placeholder.
 mkdir -p "$WORK/edit" && mkdir "$WORK/edit/.idea"
 pushd "$WORK/edit" >/dev/null
-"$CORDON" -q -- /bin/sh -c 'sleep 0.8' &
+"$CORDON" -q -- /bin/sh -c 'echo started; sleep 2' >"$OUT/edit" 2>&1 &
 pid=$!
-sleep 0.4
+wait_started "$OUT/edit"
 kinds=$(stat -c '%F' .claude .vscode .git 2>&1 | sort -u)
 mkdir -p .vscode && echo '{}' > .vscode/settings.json && host_rc=0 || host_rc=$?
 wait $pid

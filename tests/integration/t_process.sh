@@ -56,10 +56,14 @@ else not_ok "SIGTERM during jail startup was lost: $term_missed"; fi
 # SIGKILL of cordon kills the whole jail.
 "$CORDON" -- /bin/sh -c 'sleep 300 & sleep 300' >/dev/null 2>&1 &
 cpid=$!
-sleep 1
-init=$(cat /proc/"$cpid"/task/*/children 2>/dev/null | tr ' ' '\n' | head -1)
-kids=$(cat /proc/"$init"/task/*/children 2>/dev/null)
-grand=""; for k in $kids; do grand+=" $(cat /proc/"$k"/task/*/children 2>/dev/null)"; done
+# Until both sleeps run (polled, bounded at 30 s: no fixed pause fits every machine's load).
+for ((t = 0; t < 300; t++)); do
+  init=$(cat /proc/"$cpid"/task/*/children 2>/dev/null | tr ' ' '\n' | head -1)
+  kids=$(cat /proc/"$init"/task/*/children 2>/dev/null)
+  grand=""; for k in $kids; do grand+=" $(cat /proc/"$k"/task/*/children 2>/dev/null)"; done
+  [[ $(ps -o comm= -p "$(echo $kids $grand | tr ' ' ,)" 2>/dev/null | grep -c '^sleep$') -ge 2 ]] && break
+  sleep 0.1
+done
 all="$init $kids $grand"
 kill -KILL "$cpid"; wait "$cpid" 2>/dev/null || true
 sleep 0.5

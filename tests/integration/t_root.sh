@@ -15,8 +15,12 @@ echo mine > owned-before
 marker=$((RANDOM % 900 + 100))
 "$CORDON" -- /bin/sh -c "id -u; cat /proc/self/uid_map; sleep 1.$marker" >"$OUT/ids" 2>&1 &
 pid=$!
-sleep 0.5
-host_uids=$(ps -e -o uid=,args= | awk -v m="1.$marker" '$2 == "sleep" && $3 == m {print $1}')
+# Polled, bounded: the sanitizer build on a loaded machine can take longer than any fixed pause.
+for ((t = 0; t < 300; t++)); do
+  host_uids=$(ps -e -o uid=,args= | awk -v m="1.$marker" '$2 == "sleep" && $3 == m {print $1}')
+  [[ -n $host_uids ]] && break
+  sleep 0.1
+done
 leaked=$(grep -c " $WORK/proj/" /proc/self/mountinfo)
 wait $pid
 [[ $leaked -eq 0 && $(grep -c " $WORK/proj/" /proc/self/mountinfo) -eq 0 ]] &&
