@@ -28,6 +28,7 @@
 #include "cordon/bounds.hpp"
 #include "cordon/error.hpp"
 #include "cordon/fd.hpp"
+#include "cordon/placeholder_calls.hpp"
 
 namespace cordon {
 
@@ -53,8 +54,9 @@ pid_t jail_pid_of(pid_t pid);
 // descriptors.
 bool special_path(const std::string& p);
 
-// The filter that notifies on execve and execveat, as a BPF program for this architecture.
-std::vector<sock_filter> exec_filter();
+// The listener's filter, as a BPF program for this architecture: it notifies execve and
+// execveat when EXECS, and the calls of placeholder_calls.hpp when PLACEHOLDER_ANSWERS.
+std::vector<sock_filter> exec_filter(bool execs = true, bool placeholder_answers = false);
 
 // Whether this process could install a listener: false under an outer runtime that already
 // has one (cordon inside cordon, some container runtimes) or that forbids them. Costs a vfork
@@ -96,9 +98,12 @@ public:
     void allow(uint64_t id);
     void deny(uint64_t id, int err);
     void close() { fd_.reset(); }
+    // The run's placeholders, for the calls answered here (placeholder_calls.hpp).
+    void set_placeholders(std::vector<FileId> ids) { placeholders_ = std::move(ids); }
 
 private:
     UniqueFd fd_;
+    std::vector<FileId> placeholders_;
     ExecReadLimits limits_;
     size_t notif_size_ = 0, resp_size_ = 0;
     void respond(uint64_t id, int err, bool cont);
@@ -123,7 +128,10 @@ class ExecChecks {
 public:
     ExecChecks(const ExecGate* gate, std::vector<std::string> payload_argv, std::string payload_cwd)
         : gate_(gate), payload_argv_(std::move(payload_argv)), payload_cwd_(std::move(payload_cwd)) {}
-    void adopt(UniqueFd listener) { listener_ = ExecListener(std::move(listener)); }
+    void adopt(UniqueFd listener, std::vector<FileId> placeholders = {}) {
+        listener_ = ExecListener(std::move(listener));
+        listener_.set_placeholders(std::move(placeholders));
+    }
     // For poll: -1 until the payload has handed the listener over, and once it is closed.
     [[nodiscard]] int fd() const { return listener_.active() ? listener_.fd() : -1; }
     // REVENTS came on fd(): answer what waits, adding each denial's JSON to DENIALS (which keeps

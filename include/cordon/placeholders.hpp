@@ -37,6 +37,7 @@
 #include "cordon/error.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/mount_plan.hpp"
+#include "cordon/placeholder_calls.hpp"
 
 namespace cordon {
 
@@ -62,6 +63,13 @@ public:
     ~Placeholders() { release(); }
 
     [[nodiscard]] size_t held() const { return held_.size(); }
+    // What it holds, by identity: a bind mount of a placeholder shows the same.
+    [[nodiscard]] std::vector<FileId> ids() const {
+        std::vector<FileId> out;
+        out.reserve(held_.size());
+        for (const auto& h : held_) out.push_back(FileId{h.dev, h.ino});
+        return out;
+    }
 
 private:
     Placeholders() = default;

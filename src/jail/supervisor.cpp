@@ -140,15 +140,23 @@ Status plan_seccomp(const Spec& spec, Prepared& p) {
 // Exec-time checks (SPEC §6), unless --no-policy or --exec-checks off: given where this process
 // can be the jail's seccomp listener (not under another cordon, or a runtime that has one, as
 // the kernel allows one); else the static check alone, or with --exec-checks required, an error.
+// The same listener answers the calls that trip over protected paths (placeholder_calls.hpp)
+// in a namespace jail that has any; without a listener, the kernel's errors stand.
 Status decide_exec_checks(const Spec& spec, Prepared& p) {
     using Mode = Spec::ExecChecks;
-    if (spec.no_policy || spec.exec_checks == Mode::Off) return {};
+    const bool execs = !spec.no_policy && spec.exec_checks != Mode::Off;
+    const bool answers = spec.isolation != Isolation::Landlock &&
+                         (!p.mounts.placeholders.empty() ||
+                          std::any_of(p.mounts.ops.begin(), p.mounts.ops.end(),
+                                      [](const MountOp& op) { return op.why == "protect"; }));
+    if (!execs && !answers) return {};
     const ListenerProbe probe = probe_exec_listener();
     if (probe.available) {
-        p.exec_checks = true;
-        p.exec_bpf = exec_filter();
+        p.exec_checks = execs;
+        p.exec_bpf = exec_filter(execs, answers);
         return {};
     }
+    if (!execs) return {};
     p.exec_checks_unavailable = probe.why;
     if (spec.exec_checks != Mode::Required) return {};
     Error e = make_error("--exec-checks required", "exec checks are not available: " + probe.why);
@@ -160,8 +168,8 @@ Status decide_exec_checks(const Spec& spec, Prepared& p) {
 
 Result<Prepared> prepare(const Spec& spec) {
     Prepared p;
-    CORDON_TRY(decide_exec_checks(spec, p));
     CORDON_ASSIGN_OR_RETURN(p.mounts, plan_mounts(spec, real_host_fs()));
+    CORDON_TRY(decide_exec_checks(spec, p));
     CORDON_TRY(plan_seccomp(spec, p));
     if (spec.isolation == Isolation::Landlock) {
         CORDON_ASSIGN_OR_RETURN(p.fallback, plan_fallback(spec, p.mounts, landlock_abi(), real_host_fs()));

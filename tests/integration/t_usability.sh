@@ -179,4 +179,35 @@ popd >/dev/null
 expect_out "^Repo Local$" "a repository's own user.name wins, as in git"
 rm -f "$HOME/.gitconfig"
 
+# What cordon put there to protect the workdir trips no tool: `git clean -xfd` "removes" the
+# placeholders (they stay, cordon's, until the run ends), `chmod -R u+w .` succeeds where it
+# changes nothing. What would change a protected path still fails, and removing anything else
+# is the kernel's as before.
+cleanrepo="$WORK/cleanrepo"
+git init -q "$cleanrepo"
+mkdir "$cleanrepo/build" "$cleanrepo/full" && echo o > "$cleanrepo/build/x.o" && echo f > "$cleanrepo/full/f"
+pushd "$cleanrepo" >/dev/null
+for checks in auto off; do
+  jailed 'git clean -xfd -e full >/dev/null && echo clean-ok; ls -A | tr "\n" " "; echo
+    chmod -R u+w . && echo chmod-ok
+    chmod 600 .git/config 2>/dev/null; echo cfg=$?; stat -c %a .git/config
+    chmod 1777 .claude && echo ph-chmod-ok; rm -rf .vscode && echo rmrf-ok
+    rmdir .git/hooks 2>/dev/null; echo hooks=$?; rmdir full 2>/dev/null; echo full=$?
+    mkdir own && rmdir own && echo own-ok' --exec-checks "$checks"
+  expect_out "^clean-ok$" "exec checks $checks: git clean -xfd succeeds beside the placeholders"
+  expect_out "^\.claude \.codex \.git \.idea \.vscode full $" "exec checks $checks: it removed build/, and the placeholders stay"
+  expect_out "^chmod-ok$" "exec checks $checks: chmod -R u+w . succeeds over the protected paths"
+  expect_out "^cfg=1$" "exec checks $checks: a chmod that would change .git/config still fails"
+  expect_out "^644$" "exec checks $checks: .git/config keeps its mode"
+  expect_out "^ph-chmod-ok$" "exec checks $checks: a chmod of a placeholder succeeds"
+  expect_out "^rmrf-ok$" "exec checks $checks: rm -rf of a placeholder succeeds"
+  expect_out "^hooks=1$" "exec checks $checks: removing the protected .git/hooks still fails"
+  expect_out "^full=1$" "exec checks $checks: rmdir of a non-empty directory fails as before"
+  expect_out "^own-ok$" "exec checks $checks: a directory of the command's own is made and removed"
+done
+popd >/dev/null
+[[ $(ls -A "$cleanrepo" | tr '\n' ' ') == ".git full " && $(stat -c %a "$cleanrepo/.git/config") == 644 ]] &&
+  ok "after the runs: the placeholders are gone, the config unchanged, build/ removed" ||
+  not_ok "after the runs: $(ls -A "$cleanrepo" | tr '\n' ' ') config $(stat -c %a "$cleanrepo/.git/config")"
+
 finish

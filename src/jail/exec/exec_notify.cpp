@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "cordon/paths.hpp"
+#include "cordon/placeholder_calls.hpp"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
@@ -127,18 +128,37 @@ Result<std::vector<std::string>> read_argv(pid_t pid, uint64_t addr, const ExecR
     }
 }
 
-std::vector<sock_filter> exec_filter() {
+std::vector<sock_filter> exec_filter(bool execs, bool placeholder_answers) {
     // Other architectures never get here: the jail's own filter kills them first.
-    return {
+    std::vector<sock_filter> f = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 2, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
     };
+    std::vector<size_t> to_notify;  // jumps whose true branch goes to the last instruction
+    auto notify_on = [&](int nr) {
+        to_notify.push_back(f.size());
+        f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 0));
+    };
+    if (execs) {
+        notify_on(__NR_execve);
+        notify_on(__NR_execveat);
+    }
+    if (placeholder_answers) {
+        for (int nr : placeholder_calls()) {
+            if (nr != __NR_unlinkat) notify_on(nr);
+        }
+        // unlinkat: only with AT_REMOVEDIR (its third argument's low word; x86-64 is little-endian).
+        f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unlinkat, 0, 2));
+        f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])));
+        to_notify.push_back(f.size());
+        f.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, AT_REMOVEDIR, 0, 0));
+    }
+    f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+    for (size_t at : to_notify) f[at].jt = static_cast<uint8_t>(f.size() - 2 - at);
+    return f;
 }
 
 int install_exec_listener(const void* sock_fprog) {
@@ -333,7 +353,17 @@ Result<std::optional<ExecRequest>> ExecListener::receive() {
     r.id = notif->id;
     r.pid = static_cast<pid_t>(notif->pid);
     if (notif->data.nr != __NR_execve && notif->data.nr != __NR_execveat) {
-        allow(r.id);  // the filter notifies only these two
+        // The placeholder answers (the filter notifies nothing else): success only for a call
+        // still waiting once judged, as the pid may have been reused meanwhile.
+        if (is_placeholder_call(notif->data.nr) &&
+            answer_placeholder_call(r.pid, notif->data, placeholders_) == PlaceholderAnswer::Succeed) {
+            __u64 id = r.id;
+            if (::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0) {
+                respond(r.id, 0, false);
+                return std::optional<ExecRequest>{};
+            }
+        }
+        allow(r.id);
         return std::optional<ExecRequest>{};
     }
     read_request(r, notif->data, limits_);

@@ -3,8 +3,11 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -227,4 +230,60 @@ TEST_CASE("a dead process's notification is not judged", "[exec_notify]") {
 
 TEST_CASE("probe_exec_listener finds a listener available outside any filter", "[exec_notify]") {
     CHECK(probe_exec_listener().available);
+}
+
+TEST_CASE("the placeholder answers' filter notifies exactly their calls", "[exec_notify]") {
+    CHECK(exec_filter(true, false).size() == 8);
+    const auto dir = std::filesystem::temp_directory_path() / ("cordon-phcalls-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    auto filter = exec_filter(false, true);
+    sock_fprog prog{static_cast<unsigned short>(filter.size()), filter.data()};
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        // Each call as the kernel answers it: the listener lets every one go on.
+        ::close(sv[0]);
+        if (::chdir(dir.c_str()) != 0 || ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(100);
+        int fd = install_exec_listener(&prog);
+        char byte = 0;
+        if (fd < 0 || !send_with_fd(sv[1], &byte, 1, fd)) ::_exit(101);
+        ::close(fd);
+        int f = ::open("f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        // The raw calls: libc may spell chmod as fchmodat, rmdir as unlinkat.
+        bool good = f >= 0 && ::mkdir("d", 0755) == 0 && ::syscall(__NR_chmod, "d", 0700) == 0 &&
+                    ::syscall(__NR_fchmod, f, 0600) == 0 && ::syscall(__NR_fchmodat, AT_FDCWD, "f", 0644) == 0 &&
+                    ::syscall(__NR_unlinkat, AT_FDCWD, "f", 0) == 0 &&
+                    ::syscall(__NR_unlinkat, AT_FDCWD, "d", AT_REMOVEDIR) == 0 && ::mkdir("e", 0755) == 0 &&
+                    ::syscall(__NR_rmdir, "e") == 0 && ::syscall(__NR_rmdir, "e") != 0 && errno == ENOENT;
+        ::_exit(good ? 0 : 102);
+    }
+    ::close(sv[1]);
+    pollfd ready{sv[0], POLLIN, 0};
+    char byte = 0;
+    int fd = -1;
+    REQUIRE(::poll(&ready, 1, 5000) == 1);
+    REQUIRE(recv_with_fd(sv[0], &byte, 1, fd) == 1);
+    ::close(sv[0]);
+    UniqueFd listener(fd);
+    std::vector<int> seen;
+    std::vector<char> buf(4096), resp(4096);
+    while (true) {
+        pollfd p{listener.get(), POLLIN, 0};
+        if (::poll(&p, 1, 5000) != 1 || !(p.revents & POLLIN)) break;
+        std::fill(buf.begin(), buf.end(), 0);
+        auto* n = reinterpret_cast<seccomp_notif*>(buf.data());
+        if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_RECV, n) != 0) break;
+        seen.push_back(n->data.nr);
+        std::fill(resp.begin(), resp.end(), 0);
+        auto* r = reinterpret_cast<seccomp_notif_resp*>(resp.data());
+        r->id = n->id;
+        r->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+        (void)::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_SEND, r);
+    }
+    CHECK(wait_exit(pid) == 0);
+    // chmod, fchmod, fchmodat, unlinkat(AT_REMOVEDIR), rmdir twice: not mkdir, open or a plain unlinkat.
+    CHECK(seen == std::vector<int>{__NR_chmod, __NR_fchmod, __NR_fchmodat, __NR_unlinkat, __NR_rmdir, __NR_rmdir});
+    std::filesystem::remove_all(dir);
 }
