@@ -183,7 +183,8 @@ rm -f "$HOME/.gitconfig"
 # placeholders (they stay, cordon's, until the run ends), `chmod -R u+w .` succeeds where it
 # changes nothing. What would change a protected path still fails, and removing anything else
 # is the kernel's as before.
-cleanrepo="$WORK/cleanrepo"
+cleanrepo="$WORK/dev/cleanrepo"  # a "dev" in the path, as in ~/dev/project
+mkdir -p "$WORK/dev"
 git init -q "$cleanrepo"
 mkdir "$cleanrepo/build" "$cleanrepo/full" && echo o > "$cleanrepo/build/x.o" && echo f > "$cleanrepo/full/f"
 pushd "$cleanrepo" >/dev/null
@@ -206,6 +207,18 @@ for checks in auto off; do
   expect_out "^own-ok$" "exec checks $checks: a directory of the command's own is made and removed"
 done
 popd >/dev/null
+# A placeholder the host filled during the run is the host's: removing it fails as the kernel says.
+pushd "$cleanrepo" >/dev/null
+"$CORDON" -q -- /bin/sh -c 'echo started; i=0; while [ ! -e .vscode/settings.json ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+  rmdir .vscode 2>/dev/null; echo rm=$?' >"$OUT/filled" 2>&1 &
+pid=$!
+for ((t = 0; t < 600; t++)); do grep -qx started "$OUT/filled" && break; sleep 0.1; done
+echo '{}' > .vscode/settings.json
+wait $pid
+popd >/dev/null
+grep -qx "rm=1" "$OUT/filled" && [[ -f $cleanrepo/.vscode/settings.json ]] &&
+  ok "a placeholder the host filled meanwhile is not reported removed" || not_ok "filled placeholder: $(cat "$OUT/filled")"
+rm -rf "$cleanrepo/.vscode"
 [[ $(ls -A "$cleanrepo" | tr '\n' ' ') == ".git full " && $(stat -c %a "$cleanrepo/.git/config") == 644 ]] &&
   ok "after the runs: the placeholders are gone, the config unchanged, build/ removed" ||
   not_ok "after the runs: $(ls -A "$cleanrepo" | tr '\n' ' ') config $(stat -c %a "$cleanrepo/.git/config")"

@@ -11,7 +11,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <string_view>
 
 #include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
@@ -51,9 +54,11 @@ struct Target {
 
 // The file a path names for PID, resolved as the process would inside its root, relative to
 // DIRFD (AT_FDCWD: its cwd), in one openat2 under RESOLVE_IN_ROOT: the answer must cost little,
-// as every chmod and directory removal of the jail waits for it. Paths through /proc or /dev
-// are left to the kernel (invalid fd).
-UniqueFd open_for(pid_t pid, int dirfd, uint64_t path_addr, bool follow_last, bool empty_path) {
+// as every chmod and directory removal of the jail waits for it. A walk through /proc meets the
+// jail's proc, whose self and magic links mean nothing to the supervisor: it fails, and the
+// kernel answers the call. REMOVE: a path whose last component is "." or ".." (EINVAL for
+// rmdir) or that ends in a slash after a symlink (ENOTDIR) is left to the kernel too.
+UniqueFd open_for(pid_t pid, int dirfd, uint64_t path_addr, bool follow_last, bool empty_path, bool remove) {
     const std::string proc = "/proc/" + std::to_string(pid);
     auto path = read_c_string(pid, path_addr, 4096);
     if (!path) return {};
@@ -63,16 +68,48 @@ UniqueFd open_for(pid_t pid, int dirfd, uint64_t path_addr, bool follow_last, bo
         return UniqueFd(::open((proc + "/fd/" + std::to_string(dirfd)).c_str(), O_PATH | O_CLOEXEC));
     }
     std::string full = std::move(*path);
+    if (remove) {
+        // A trailing slash names a directory: a symlink there fails with ENOTDIR, which the
+        // target opened without following it (no directory) leaves to the kernel.
+        while (full.size() > 1 && full.back() == '/') full.pop_back();
+        const std::string_view last = std::string_view(full).substr(full.find_last_of('/') + 1);
+        if (last == "." || last == "..") return {};
+    }
     if (full[0] != '/') {
         const std::string base = read_link(dirfd == AT_FDCWD ? proc + "/cwd" : proc + "/fd/" + std::to_string(dirfd));
         if (base.empty() || base[0] != '/') return {};
         full = base + "/" + full;
     }
-    if (special_path(full)) return {};
     const UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root) return {};
     return UniqueFd(openat2_at(root.get(), full, O_PATH | (follow_last ? 0 : O_NOFOLLOW),
                                RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS));
+}
+
+// fchmod of a descriptor opened with O_PATH fails with EBADF: the kernel's to say.
+bool opened_for_path_only(pid_t pid, int fd) {
+    auto info = read_file("/proc/" + std::to_string(pid) + "/fdinfo/" + std::to_string(fd));
+    if (!info) return true;
+    const size_t at = info->find("flags:");
+    return at == std::string::npos || (std::strtoul(info->c_str() + at + 6, nullptr, 8) & O_PATH) != 0;
+}
+
+// An empty directory (the host may have filled a placeholder meanwhile: then the kernel answers).
+bool empty_dir(int path_fd) {
+    const UniqueFd dir(openat2_at(path_fd, "", O_RDONLY | O_DIRECTORY, 0));
+    if (!dir) return false;
+    std::array<char, 1024> buf{};
+    for (;;) {
+        const long n = ::syscall(SYS_getdents64, dir.get(), buf.data(), buf.size());
+        if (n <= 0) return n == 0;
+        for (long off = 0; off < n;) {
+            const auto* name = buf.data() + off + 19;  // struct linux_dirent64: d_name
+            if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0) return false;
+            unsigned short reclen = 0;
+            std::memcpy(&reclen, buf.data() + off + 16, sizeof reclen);
+            off += reclen;
+        }
+    }
 }
 
 Target target_of(pid_t pid, const seccomp_data& d) {
@@ -82,28 +119,29 @@ Target target_of(pid_t pid, const seccomp_data& d) {
     switch (static_cast<int>(d.nr)) {
         case __NR_rmdir:
             t.remove = true;
-            t.fd = open_for(pid, AT_FDCWD, d.args[0], false, false);
+            t.fd = open_for(pid, AT_FDCWD, d.args[0], false, false, true);
             break;
         case __NR_unlinkat:
             t.remove = true;
-            t.fd = open_for(pid, arg_fd(0), d.args[1], false, false);
+            t.fd = open_for(pid, arg_fd(0), d.args[1], false, false, true);
             break;
         case __NR_chmod:
             t.mode = arg_mode(1);
-            t.fd = open_for(pid, AT_FDCWD, d.args[0], true, false);
+            t.fd = open_for(pid, AT_FDCWD, d.args[0], true, false, false);
             break;
         case __NR_fchmodat:
             t.mode = arg_mode(2);
-            t.fd = open_for(pid, arg_fd(0), d.args[1], true, false);
+            t.fd = open_for(pid, arg_fd(0), d.args[1], true, false, false);
             break;
         case kNrFchmodat2: {
             const auto flags = static_cast<int>(d.args[3]);
             t.mode = arg_mode(2);
-            t.fd = open_for(pid, arg_fd(0), d.args[1], !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH);
+            t.fd = open_for(pid, arg_fd(0), d.args[1], !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH, false);
             break;
         }
         case __NR_fchmod:
             t.mode = arg_mode(1);
+            if (opened_for_path_only(pid, arg_fd(0))) break;
             t.fd.reset(::open(("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(arg_fd(0))).c_str(),
                               O_PATH | O_CLOEXEC));
             break;
@@ -138,7 +176,9 @@ PlaceholderAnswer answer_placeholder_call(pid_t pid, const seccomp_data& data, c
     const bool placeholder = is_placeholder_mode(st.st_mode) &&
                              std::find(placeholders.begin(), placeholders.end(), FileId{st.st_dev, st.st_ino}) !=
                                  placeholders.end();
-    if (t.remove) return placeholder && S_ISDIR(st.st_mode) ? PlaceholderAnswer::Succeed : PlaceholderAnswer::Continue;
+    if (t.remove)
+        return placeholder && S_ISDIR(st.st_mode) && empty_dir(t.fd.get()) ? PlaceholderAnswer::Succeed
+                                                                           : PlaceholderAnswer::Continue;
     if (placeholder) return PlaceholderAnswer::Succeed;
     // A chmod that changes nothing, by the file's owner, succeeds outside whatever the mount.
     uid_t fsuid = 0;
