@@ -145,10 +145,10 @@ Status plan_seccomp(const Spec& spec, Prepared& p) {
 Status decide_exec_checks(const Spec& spec, Prepared& p) {
     using Mode = Spec::ExecChecks;
     const bool execs = !spec.no_policy && spec.exec_checks != Mode::Off;
-    const bool answers = spec.isolation != Isolation::Landlock &&
-                         (!p.mounts.placeholders.empty() ||
-                          std::any_of(p.mounts.ops.begin(), p.mounts.ops.end(),
-                                      [](const MountOp& op) { return op.why == "protect"; }));
+    const bool answers =
+        spec.isolation != Isolation::Landlock &&
+        (!p.mounts.placeholders.empty() ||
+         std::any_of(p.mounts.ops.begin(), p.mounts.ops.end(), [](const MountOp& op) { return op.why == "protect"; }));
     if (!execs && !answers) return {};
     const ListenerProbe probe = probe_exec_listener();
     if (probe.available) {

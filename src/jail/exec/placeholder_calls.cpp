@@ -82,8 +82,8 @@ UniqueFd open_for(pid_t pid, int dirfd, uint64_t path_addr, bool follow_last, bo
     }
     const UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root) return {};
-    return UniqueFd(openat2_at(root.get(), full, O_PATH | (follow_last ? 0 : O_NOFOLLOW),
-                               RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS));
+    return UniqueFd(
+        openat2_at(root.get(), full, O_PATH | (follow_last ? 0 : O_NOFOLLOW), RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS));
 }
 
 // fchmod of a descriptor opened with O_PATH fails with EBADF: the kernel's to say.
@@ -154,8 +154,8 @@ Target target_of(pid_t pid, const seccomp_data& d) {
 }  // namespace
 
 const std::vector<int>& placeholder_calls() {
-    static const std::vector<int> calls = {__NR_rmdir, __NR_unlinkat, __NR_chmod, __NR_fchmodat, kNrFchmodat2,
-                                           __NR_fchmod};
+    static const std::vector<int> calls = {__NR_rmdir,    __NR_unlinkat, __NR_chmod,
+                                           __NR_fchmodat, kNrFchmodat2,  __NR_fchmod};
     return calls;
 }
 
@@ -164,7 +164,8 @@ bool is_placeholder_call(int nr) {
     return std::find(calls.begin(), calls.end(), nr) != calls.end();
 }
 
-PlaceholderAnswer answer_placeholder_call(pid_t pid, const seccomp_data& data, const std::vector<FileId>& placeholders) {
+PlaceholderAnswer answer_placeholder_call(pid_t pid, const seccomp_data& data,
+                                          const std::vector<FileId>& placeholders) {
     if (static_cast<int>(data.nr) == __NR_unlinkat && !(static_cast<int>(data.args[2]) & AT_REMOVEDIR))
         return PlaceholderAnswer::Continue;
     const Target t = target_of(pid, data);
@@ -173,9 +174,9 @@ PlaceholderAnswer answer_placeholder_call(pid_t pid, const seccomp_data& data, c
     // Only a read-only file system or mount makes these fail where they would succeed outside.
     struct statvfs vfs {};
     if (::fstatvfs(t.fd.get(), &vfs) != 0 || !(vfs.f_flag & ST_RDONLY)) return PlaceholderAnswer::Continue;
-    const bool placeholder = is_placeholder_mode(st.st_mode) &&
-                             std::find(placeholders.begin(), placeholders.end(), FileId{st.st_dev, st.st_ino}) !=
-                                 placeholders.end();
+    const bool placeholder =
+        is_placeholder_mode(st.st_mode) &&
+        std::find(placeholders.begin(), placeholders.end(), FileId{st.st_dev, st.st_ino}) != placeholders.end();
     if (t.remove)
         return placeholder && S_ISDIR(st.st_mode) && empty_dir(t.fd.get()) ? PlaceholderAnswer::Succeed
                                                                            : PlaceholderAnswer::Continue;
