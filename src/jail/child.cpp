@@ -248,7 +248,8 @@ LayerCheck check_layers(const PayloadPlan& p) {
     };
     check(LayerCheck::Seccomp, ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER);
     check(LayerCheck::NoNewPrivs, ::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1);
-    check(LayerCheck::Capabilities, only_kept_capabilities(p.caps, p.bounding_dropped));
+    const SelfStatus status = read_self_status();
+    check(LayerCheck::Capabilities, only_kept_capabilities(p.caps, p.bounding_dropped, status));
     if (p.readonly_root) {
         struct statfs st {};
         check(LayerCheck::ReadonlyRoot, ::statfs("/", &st) == 0 && (st.f_flags & ST_RDONLY) != 0);
@@ -257,7 +258,7 @@ LayerCheck check_layers(const PayloadPlan& p) {
     // landlock_restrict_self returned 0 for the ruleset: the kernel has no call that reads a
     // process's domain back.
     if (p.landlock_fd >= 0) check(LayerCheck::Landlock, true);
-    c.seccomp_filters = seccomp_filters();
+    c.seccomp_filters = seccomp_filters(status);
     return c;
 }
 

@@ -30,7 +30,9 @@ namespace {
 
 constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
 
-// mkdir -p DEST inside ROOT; returns an O_PATH fd of the directory.
+// mkdir -p DEST inside ROOT; returns an O_PATH fd of the directory. What it makes has MODE as
+// mkdir(2) takes it (no set-id bits; a set-gid bit it inherits stays), as bubblewrap's, whose
+// umask is cleared: apply_mounts clears ours while it runs.
 int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode) {
     int fd = openat2_at(root, dest, O_PATH | O_DIRECTORY, resolve);
     if (fd >= 0 || errno != ENOENT) return fd;
@@ -38,19 +40,12 @@ int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode)
     UniqueFd parent(ensure_dir(root, std::string(path_parent(dest)), resolve, 0755));
     if (!parent) return -1;
     const std::string name(path_basename(dest));
-    if (::mkdirat(parent.get(), name.c_str(), mode) != 0) {
-        if (errno != EEXIST) return -1;
-    } else {
-        // What it makes has MODE as mkdir(2) takes it (no set-id bits) whatever the umask (--perms),
-        // as bubblewrap's, whose umask is cleared; a set-gid bit it inherited stays. Through a
-        // descriptor of the directory itself, never by name: another jail sharing the workdir
-        // could rename a symlink into its place.
-        UniqueFd made(::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        struct stat st {};
-        if (made && ::fstat(made.get(), &st) == 0 && (st.st_mode & 01777) != (mode & 01777)) {
-            (void)::fchmod(made.get(), (st.st_mode & S_ISGID) | (mode & 01777));
-        }
+    if (::mkdirat(parent.get(), name.c_str(), mode) == 0) {
+        // The directory just made, never a symlink another jail sharing the workdir renamed
+        // into its place since.
+        return ::openat(parent.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
+    if (errno != EEXIST) return -1;
     return openat2_at(root, dest, O_PATH | O_DIRECTORY, resolve);
 }
 
@@ -476,6 +471,11 @@ int apply_mounts(const MountPlan& plan, const std::vector<int>& premounts, bool 
                  const std::function<bool()>& handoff, char* step, size_t step_len) {
     Ctx c{-1, -1, -1, step, step_len};
     SetupRoot root;
+    // Modes exactly as planned (ensure_dir, ensure_file, --perms); the command gets the caller's.
+    struct UmaskCleared {
+        mode_t saved = ::umask(0);
+        ~UmaskCleared() { ::umask(saved); }
+    } cleared;
     if (enter_setup_root(c, root) != 0) return -1;
     c = Ctx{root.setup.get(), root.oldroot.get(), root.newroot.get(), step, step_len};
     if (replay(c, root, plan, premounts, jail_is_host_root, handoff) != 0) return -1;
