@@ -83,10 +83,18 @@ sleep 0.5
 # A signal to cordon that pid 1 has no handler for would never reach it: it ends the run, as it
 # ends bubblewrap's, also when it comes between the command's start and its exec. One the
 # command handles reaches it.
+# Each signal comes once the command runs (it says so; polled, bounded at 60 s): a fixed pause
+# can end before a sanitizer build on a loaded machine has even blocked its signals, and a
+# background job of a script inherits SIGINT ignored until then.
+started() {
+  for _ in $(seq 600); do grep -qx started "$1" 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}
 for sig in TERM INT HUP; do
-  "$CORDON" -q --as-pid-1 -- sleep 30 </dev/null >/dev/null 2>&1 &
+  rm -f "$OUT/sig"
+  "$CORDON" -q --as-pid-1 -- sh -c 'echo started; exec sleep 30' </dev/null >"$OUT/sig" 2>&1 &
   pid=$!
-  sleep 1
+  started "$OUT/sig" || not_ok "--as-pid-1: the command did not start within 60 s"
   kill -"$sig" "$pid"
   for _ in $(seq 100); do [[ -n $(alive "$pid") ]] || break; sleep 0.1; done
   if [[ -n $(alive "$pid") ]]; then
@@ -100,9 +108,10 @@ for sig in TERM INT HUP; do
       not_ok "--as-pid-1: SIG$sig: exit $rc, expected $want"
   fi
 done
-"$CORDON" -q --as-pid-1 -- sh -c 'trap "exit 40" TERM; sleep 5 & wait' </dev/null >/dev/null 2>&1 &
+rm -f "$OUT/sig"
+"$CORDON" -q --as-pid-1 -- sh -c 'trap "exit 40" TERM; echo started; sleep 5 & wait' </dev/null >"$OUT/sig" 2>&1 &
 pid=$!
-sleep 1
+started "$OUT/sig" || not_ok "--as-pid-1: the trapping command did not start within 60 s"
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
