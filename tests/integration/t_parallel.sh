@@ -139,12 +139,18 @@ mkdir -p "$WORK/stall" && mkdir -m 1755 "$WORK/stall/.claude"
 # pid ends it: a sleep left behind would hold the test's output open for its 30 seconds.
 (exec 9<"$WORK/stall/.claude" && flock -x 9 && exec sleep 30) >/dev/null 2>&1 &
 holder=$!
-sleep 0.2
+# Until the lock is held (flock -n fails then); polled, bounded at 60 s.
+for ((t = 0; t < 600; t++)); do flock -n "$WORK/stall/.claude" true 2>/dev/null || break; sleep 0.1; done
 for sig in TERM INT; do
   before=$(snapshot "$WORK/stall")
   (cd "$WORK/stall" && exec "$CORDON" -- /bin/sh -c 'echo RAN') >"$OUT/stall.out" 2>"$OUT/stall.err" &
   pid=$!
-  sleep 1.3
+  # Until cordon says what it waits for (after a second of waiting), or ends; bounded at 60 s.
+  for ((t = 0; t < 600; t++)); do
+    grep -q "waiting for .*\.claude, locked by another process" "$OUT/stall.err" && break
+    [[ -n $(alive $pid) ]] || break
+    sleep 0.1
+  done
   [[ -n $(alive $pid) ]] && ok "SIG$sig: setup is stalled on the locked placeholder" || not_ok "SIG$sig: cordon did not wait"
   grep -q "waiting for .*\.claude, locked by another process" "$OUT/stall.err" && ok "SIG$sig: cordon says what it waits for" ||
     not_ok "SIG$sig: no note: $(cat "$OUT/stall.err")"
