@@ -49,6 +49,8 @@ Result<std::vector<std::string>> read_argv(pid_t pid, uint64_t addr, const ExecR
 
 // PID (in our pid namespace) as the jail's pid namespace numbers it (0 if unknown).
 pid_t jail_pid_of(pid_t pid);
+// Where a link of /proc/PID (cwd, root, fd/N) leads, as the process sees it; "" if unreadable.
+std::string read_link(const std::string& path);
 // Paths through /proc or /dev, anywhere in them: their links name the jail's pids, which only a
 // walk that knows the process's jail pid can follow (resolve_in_root), and /dev/fd/N names its
 // descriptors.
@@ -107,6 +109,9 @@ private:
     ExecReadLimits limits_;
     size_t notif_size_ = 0, resp_size_ = 0;
     void respond(uint64_t id, int err, bool cont);
+    // The notification is still the call that was read: its process has not died meanwhile
+    // (and its pid been reused).
+    [[nodiscard]] bool still_waiting(uint64_t id) const;
 };
 
 // The supervisor's answer to one exec, from the gate main.cpp gives it (exec_gate.hpp judges).

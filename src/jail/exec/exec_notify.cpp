@@ -241,15 +241,16 @@ void ExecListener::deny(uint64_t id, int err) {
     respond(id, err, false);
 }
 
-namespace {
-
 std::string read_link(const std::string& path) {
     std::array<char, 4096> buf{};
     ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
     return n > 0 && static_cast<size_t>(n) < buf.size() ? std::string(buf.data(), static_cast<size_t>(n)) : "";
 }
 
-}  // namespace
+bool ExecListener::still_waiting(uint64_t id) const {
+    __u64 valid = id;
+    return ::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &valid) == 0;
+}
 
 pid_t jail_pid_of(pid_t pid) {
     auto status = read_file("/proc/" + std::to_string(pid) + "/status");
@@ -356,12 +357,10 @@ Result<std::optional<ExecRequest>> ExecListener::receive() {
         // The placeholder answers (the filter notifies nothing else): success only for a call
         // still waiting once judged, as the pid may have been reused meanwhile.
         if (is_placeholder_call(notif->data.nr) &&
-            answer_placeholder_call(r.pid, notif->data, placeholders_) == PlaceholderAnswer::Succeed) {
-            __u64 id = r.id;
-            if (::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0) {
-                respond(r.id, 0, false);
-                return std::optional<ExecRequest>{};
-            }
+            answer_placeholder_call(r.pid, notif->data, placeholders_) == PlaceholderAnswer::Succeed &&
+            still_waiting(r.id)) {
+            respond(r.id, 0, false);
+            return std::optional<ExecRequest>{};
         }
         allow(r.id);
         return std::optional<ExecRequest>{};
@@ -373,8 +372,7 @@ Result<std::optional<ExecRequest>> ExecListener::receive() {
         return std::optional<ExecRequest>{};
     }
     // The process may have died and its pid been reused while we read: judge nothing then.
-    __u64 id = r.id;
-    if (::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return std::optional<ExecRequest>{};
+    if (!still_waiting(r.id)) return std::optional<ExecRequest>{};
     return std::optional<ExecRequest>(std::move(r));
 }
 

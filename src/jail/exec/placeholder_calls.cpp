@@ -26,10 +26,9 @@ namespace {
 
 constexpr int kNrFchmodat2 = 452;  // Linux 6.6; Debian 12's headers predate it
 
-std::string read_link(const std::string& path) {
-    std::array<char, 4096> buf{};
-    ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
-    return n > 0 && static_cast<size_t>(n) < buf.size() ? std::string(buf.data(), static_cast<size_t>(n)) : "";
+// /proc/PID/fd/FD: the descriptor of the process, reopened here or its link read.
+std::string fd_path(pid_t pid, int fd) {
+    return "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
 }
 
 // The process's filesystem uid, as the host numbers it (the fourth field of Uid:).
@@ -65,7 +64,7 @@ UniqueFd open_for(pid_t pid, int dirfd, uint64_t path_addr, bool follow_last, bo
     if (path->empty()) {
         // fchmodat2(fd, "", mode, AT_EMPTY_PATH): the descriptor's file
         if (!empty_path || dirfd == AT_FDCWD) return {};
-        return UniqueFd(::open((proc + "/fd/" + std::to_string(dirfd)).c_str(), O_PATH | O_CLOEXEC));
+        return UniqueFd(::open(fd_path(pid, dirfd).c_str(), O_PATH | O_CLOEXEC));
     }
     std::string full = std::move(*path);
     if (remove) {
@@ -76,7 +75,7 @@ UniqueFd open_for(pid_t pid, int dirfd, uint64_t path_addr, bool follow_last, bo
         if (last == "." || last == "..") return {};
     }
     if (full[0] != '/') {
-        const std::string base = read_link(dirfd == AT_FDCWD ? proc + "/cwd" : proc + "/fd/" + std::to_string(dirfd));
+        const std::string base = read_link(dirfd == AT_FDCWD ? proc + "/cwd" : fd_path(pid, dirfd));
         if (base.empty() || base[0] != '/') return {};
         full = base + "/" + full;
     }
@@ -142,8 +141,7 @@ Target target_of(pid_t pid, const seccomp_data& d) {
         case __NR_fchmod:
             t.mode = arg_mode(1);
             if (opened_for_path_only(pid, arg_fd(0))) break;
-            t.fd.reset(::open(("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(arg_fd(0))).c_str(),
-                              O_PATH | O_CLOEXEC));
+            t.fd.reset(::open(fd_path(pid, arg_fd(0)).c_str(), O_PATH | O_CLOEXEC));
             break;
         default:
             break;
