@@ -31,6 +31,14 @@ struct FallbackPlan {
     // The per-run TMPDIR: the supervisor makes it below this directory, and Landlock grants it
     // (the shared /tmp itself gets no rule).
     std::string tmp_parent = "/tmp";
+    // The protected paths (absolute): writable during the run, as Landlock cannot refuse one
+    // name in a directory the command writes, and judged when it ends (protected_judge.hpp).
+    std::vector<std::string> judged;
+    // The private HOME (the namespace jail's tmpfs at HOME): a directory made for the run below
+    // tmp_parent, with a symlink to each host entry the plan shows in HOME (HOME_LINKS, granted
+    // where they are); HOME and the XDG directories under it point there. Empty: HOME is shared.
+    std::string home;
+    std::vector<std::string> home_links;
     // The ABI the kernel answered, and what it lacks that this plan names as dropped.
     int abi = 0;
 };
@@ -57,7 +65,7 @@ std::string fallback_warning(const FallbackPlan& plan, const std::string& why);
 // with whatever the run left in it (no symlink is followed) when this goes.
 class RunTmpdir final {
 public:
-    static Result<RunTmpdir> create(const std::string& parent);
+    static Result<RunTmpdir> create(const std::string& parent, const char* prefix = "cordon-tmp");
     RunTmpdir() = default;
     RunTmpdir(RunTmpdir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
     RunTmpdir& operator=(RunTmpdir&& other) noexcept;

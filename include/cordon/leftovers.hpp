@@ -55,6 +55,9 @@ public:
     // The placeholders are made, and the command is about to start: where the watcher's view
     // is used, from here on (cordon's own placeholders are not the run's).
     void before_command();
+    // The workdir's own protected paths are writable in this run (the Landlock jail): its own
+    // .git file is judged too, as a nested one is.
+    void own_protections_writable();
     // Where the run is watched by events (leftovers_events.cpp): their descriptor, to be polled
     // while the run goes on (-1 where there is none), and what takes them off the queue.
     [[nodiscard]] int events_fd() const;

@@ -37,7 +37,9 @@
 #include "cordon/leftovers.hpp"
 #include "cordon/net_proxy.hpp"
 #include "cordon/outcome.hpp"
+#include "cordon/paths.hpp"
 #include "cordon/placeholders.hpp"
+#include "cordon/protected_judge.hpp"
 #include "cordon/root_remap.hpp"
 #include "supervisor_run.hpp"
 
@@ -290,6 +292,29 @@ Result<pid_t> clone_init_as_jail_ids(Run& run) {
     return init;
 }
 
+// The Landlock jail's private HOME (fallback.hpp): a directory of the run's, with a symlink to
+// each host entry that the namespace jail's HOME would show (none inside another).
+Status make_private_home(Run& run) {
+    const FallbackPlan& plan = *run.fallback;
+    if (plan.home.empty()) return {};
+    CORDON_ASSIGN_OR_RETURN(run.home, RunTmpdir::create(plan.tmp_parent, "cordon-home"));
+    std::vector<std::string> links = plan.home_links;
+    std::sort(links.begin(), links.end());
+    std::string last;
+    for (const auto& link : links) {
+        if (!last.empty() && path_at_or_under(link, last)) continue;
+        last = link;
+        const std::string rel = link.substr(plan.home.size() + 1);
+        for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+            const std::string dir = run.home.path() + "/" + rel.substr(0, slash);
+            if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return sys_error("make " + dir);
+        }
+        const std::string at = run.home.path() + "/" + rel;
+        if (::symlink(link.c_str(), at.c_str()) != 0) return sys_error("make the private HOME's link " + at);
+    }
+    return {};
+}
+
 // The Landlock jail instead of the namespace jail, for WHY (the refusal, or --isolation
 // landlock): its plan, its TMPDIR, and the one warning that names what it cannot give.
 Status enter_fallback(Run& run, const std::string& why) {
@@ -308,13 +333,26 @@ Status enter_fallback(Run& run, const std::string& why) {
         return e;
     }
     run.fallback = std::move(*plan);
+    const uint64_t rw = landlock_read_rights() | landlock_write_rights(run.fallback->landlock.abi);
     CORDON_ASSIGN_OR_RETURN(run.tmpdir, RunTmpdir::create(run.fallback->tmp_parent));
-    run.fallback->landlock.rules.push_back(
-        LandlockRule{run.tmpdir.path(), landlock_read_rights() | landlock_write_rights(run.fallback->landlock.abi)});
+    run.fallback->landlock.rules.push_back(LandlockRule{run.tmpdir.path(), rw});
+    CORDON_TRY(make_private_home(run));
+    const std::string& home = run.fallback->home;
     for (const auto& e : run.spec.env) {
-        if (e.rfind("TMPDIR=", 0) != 0) run.fallback_env.push_back(e);
+        const size_t eq = e.find('=');
+        const std::string name = e.substr(0, eq);
+        if (name == "TMPDIR" || (!home.empty() && name == "HOME")) continue;
+        const bool xdg = name == "XDG_CONFIG_HOME" || name == "XDG_CACHE_HOME" || name == "XDG_DATA_HOME" ||
+                         name == "XDG_STATE_HOME";
+        if (xdg && !home.empty() && eq != std::string::npos && path_at_or_under(e.substr(eq + 1), home)) {
+            run.fallback_env.push_back(name + "=" + run.home.path() + e.substr(eq + 1 + home.size()));
+        } else {
+            run.fallback_env.push_back(e);
+        }
     }
     run.fallback_env.push_back("TMPDIR=" + run.tmpdir.path());
+    if (!home.empty()) run.fallback_env.push_back("HOME=" + run.home.path());
+    if (!run.home.path().empty()) run.fallback->landlock.rules.push_back(LandlockRule{run.home.path(), rw});
     diag::warning("{}", fallback_warning(*run.fallback, why));
     return {};
 }
@@ -424,6 +462,10 @@ Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunF
     if (!run.fallback) {
         CORDON_ASSIGN_OR_RETURN(ready, acquire_placeholders(run));
     }
+    if (ready && run.fallback && run.spec.workdir) {
+        run.judge = ProtectedJudge::before(*run.spec.workdir, run.fallback->judged);
+        if (run.repos) run.repos->own_protections_writable();
+    }
     if (ready && run.repos) run.repos->before_command();
     if (ready) proceed(run);
     return {};
@@ -463,14 +505,19 @@ void measure(Run& run, RunFacts& facts) {
 // on one line, also under -q (it changed the user's files), and in --status-json; past the
 // bounds (cordon(1), BOUNDS) counted, since the jail can leave any number of them.
 void judge_leftovers(Run& run, const RunFacts& facts, Outcome& out) {
-    if (!run.repos) return;
     if (!facts.started) {
-        run.repos->cancel();
+        if (run.repos) run.repos->cancel();
         return;
+    }
+    std::vector<Quarantined> found;
+    if (run.repos) found = run.repos->finish();
+    if (run.judge) {
+        std::vector<Quarantined> more = run.judge->after();
+        found.insert(found.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
     }
     BoundedRecords kept;
     LineBudget lines;
-    for (const Quarantined& q : run.repos->finish()) {
+    for (const Quarantined& q : found) {
         kept.add(quarantined_json(q));
         if (!lines.take()) continue;
         std::string what = q.moved_to.empty() ? "" : "; moved to " + q.moved_to;
@@ -481,7 +528,7 @@ void judge_leftovers(Run& run, const RunFacts& facts, Outcome& out) {
     }
     out.quarantined = kept.kept();
     out.quarantined_dropped = kept.dropped();
-    out.repo_watch = run.repos->judged_by();
+    if (run.repos) out.repo_watch = run.repos->judged_by();
     if (lines.held() > 0) {
         diag::line(diag::Show::Always, "warning: ... and {} more left by the command, moved aside likewise",
                    lines.held());

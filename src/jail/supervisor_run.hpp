@@ -19,6 +19,7 @@
 #include "cordon/net_proxy.hpp"
 #include "cordon/outcome.hpp"
 #include "cordon/placeholders.hpp"
+#include "cordon/protected_judge.hpp"
 
 namespace cordon::supervisor {
 
@@ -70,6 +71,7 @@ struct Run {
     // The Landlock jail (fallback.hpp), planned before clone (--isolation landlock) or once clone
     // was refused a user namespace (auto); its TMPDIR goes last, with the jail long gone.
     RunTmpdir tmpdir;
+    RunTmpdir home;  // the Landlock jail's private HOME, where the namespace jail has one
     std::optional<FallbackPlan> fallback;
     std::vector<std::string> fallback_env;
     std::unique_ptr<Placeholders> placeholders;  // admit
@@ -85,6 +87,8 @@ struct Run {
     // The workdir's repositories, watched from clone on and judged once the jail is gone
     // (leftovers.hpp); it goes first, before the placeholders it sees as they are.
     std::unique_ptr<RepoWatch> repos;
+    // The Landlock jail's protected paths, looked at before the command and judged after it.
+    std::unique_ptr<ProtectedJudge> judge;
 };
 
 // Supervise (supervise.cpp): the poll loop from the word to proceed until the jail's init is

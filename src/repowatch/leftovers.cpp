@@ -528,6 +528,10 @@ void RepoWatch::before_command() {
     if (state_ && state_->watcher) state_->ask_watcher();
 }
 
+void RepoWatch::own_protections_writable() {
+    if (state_) state_->own_writable = true;
+}
+
 int RepoWatch::events_fd() const {
     return state_ && state_->fan ? state_->fan.get() : -1;
 }

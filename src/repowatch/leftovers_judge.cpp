@@ -206,7 +206,7 @@ void RepoWatch::State::judge_hooks(int gitdir, const std::string& rel, bool stri
 // and submodules) naming the repository git is to use. Judged where the run made or changed it;
 // one from before only where the run put a symlink on the way to what it names.
 void RepoWatch::State::judge_gitfile(int dirfd, const std::string& rel) {
-    if (rel.empty()) return;  // the workdir's own: read-only in every run (a worktree's points out)
+    if (rel.empty() && !own_writable) return;  // the workdir's own: read-only in a namespace jail
     auto sx = stat_at(dirfd, ".git");
     if (!sx || is_dir(*sx)) return;
     const bool made = changed(*sx);

@@ -220,6 +220,7 @@ struct RepoWatch::State {
     size_t fd_budget = 0;
     bool after = false;           // finish: the jail is gone
     bool fills_getdents = false;  // the workdir's file system (for_each_entry)
+    bool own_writable = false;    // the workdir's own .git file is judged too (the Landlock jail)
     uint32_t walked = 0;          // the nodes the walk found before finish
     rlimit old_nofile{};
     bool raised_nofile = false;

@@ -173,5 +173,24 @@ jailed_behind() {
   fi
 }
 
+# The guard of the Landlock jail (cordon(1), ISOLATION): no pid 1 of ours to check, but the
+# payload must run under no_new_privs, a syscall filter, no effective capability, and Landlock:
+# a write to its own /proc/self/comm, which nothing else refuses, must fail.
+LLGUARD='grep -q "^NoNewPrivs:[[:space:]]*1" /proc/self/status && grep -q "^Seccomp:[[:space:]]*2" /proc/self/status && grep -q "^CapEff:[[:space:]]*0000000000000000" /proc/self/status && ! (echo x > /proc/self/comm) 2>/dev/null || exit 99'
+
+# lljailed SCRIPT [cordon options...]: SCRIPT in the Landlock jail that the refusal gives
+# (WRAP: the command that refuses user namespaces to cordon, an array), behind LLGUARD.
+lljailed() {
+  local script=$1
+  shift
+  run "${WRAP[@]}" "$CORDON" "$@" -- /bin/sh -c "$LLGUARD; $script"
+  if [[ $rc -eq 99 ]]; then
+    echo "Bail out! the Landlock jail is not working (guard failed); refusing to run escape tests"
+    cat "$OUT/err" >&2
+    finish
+    exit 1
+  fi
+}
+
 # snapshot DIR: a listing of every entry with type, mode, size and mtime (to prove "unchanged").
 snapshot() { (cd "$1" && find . -printf '%y %m %s %T@ %p\n' | sort); }

@@ -93,8 +93,13 @@ private:
 struct Places {
     std::vector<std::string> read, write;             // host paths shown read-only / writable
     std::vector<std::string> hidden, write_excluded;  // never readable / never writable
+    // Protected paths (the profile's protect, placeholders): writable with the directory that
+    // holds them, as Landlock cannot refuse one name there, and judged when the run ends.
+    std::vector<std::string> protected_paths;
     bool proc = false, dev = false;
-    std::vector<std::string> tmpfs;  // fresh directories it cannot give (the host's path is not granted)
+    std::vector<std::string> tmpfs;       // fresh directories it cannot give (the host's path is not granted)
+    std::string home;                     // the private HOME's path, where it has one
+    std::vector<std::string> home_links;  // the host's entries it shows
 };
 
 // The place a bwrap-style op of the mount plan puts something, which only a mount can do.
@@ -112,7 +117,7 @@ Result<Places> read_places(const MountPlan& mounts) {
         switch (op.kind) {
             case K::Bind:
                 if (op.in_jail) {
-                    if (op.readonly) p.write_excluded.push_back(op.dest);  // a protected path
+                    if (op.readonly) p.protected_paths.push_back(op.dest);
                 } else if (op.source != op.dest) {
                     return needs_mounts(op);
                 } else {
@@ -120,6 +125,7 @@ Result<Places> read_places(const MountPlan& mounts) {
                 }
                 break;
             case K::Tmpfs:
+                if (op.why == "private HOME") p.home = op.dest;
                 if (!op.readonly && op.why != "private HOME") p.tmpfs.push_back(op.dest);
                 break;
             case K::Proc:
@@ -145,7 +151,13 @@ Result<Places> read_places(const MountPlan& mounts) {
                 break;  // under /proc, which is only read
         }
     }
-    for (const auto& ph : mounts.placeholders) p.write_excluded.push_back(ph.path);
+    for (const auto& ph : mounts.placeholders) p.protected_paths.push_back(ph.path);
+    if (!p.home.empty()) {
+        for (const MountOp& op : mounts.ops) {
+            if (op.kind == K::Bind && !op.in_jail && op.source == op.dest && path_under(op.dest, p.home))
+                p.home_links.push_back(op.dest);
+        }
+    }
     return p;
 }
 
@@ -212,11 +224,16 @@ void name_dropped(const Spec& spec, const Places& p, const Granter& g, int abi, 
     dropped.emplace_back("hidden files unreadable but listed by name; /proc's host-wide files readable");
     dropped.emplace_back("processes left behind outlive a cordon killed with SIGKILL (no pid namespace)");
     if (spec.host_uid == 0) dropped.emplace_back("uid 0 is the host's root, without capabilities");
+    if (!p.protected_paths.empty()) {
+        dropped.emplace_back(
+            "protected paths writable during the run (Landlock cannot refuse one name in a writable "
+            "directory): judged when it ends, and what the run made or changed there moved aside");
+    }
     if (!g.split_for_write().empty()) {
         std::string names;
         for (const auto& d : g.split_for_write()) names += (names.empty() ? "" : ", ") + d;
         dropped.push_back("no new entries in " + names +
-                          " (their protected paths stay read-only only so; existing entries stay writable)");
+                          " (a read-only or hidden path below it stays so only so; existing entries stay writable)");
     }
 }
 
@@ -251,6 +268,9 @@ Result<FallbackPlan> plan_fallback(const Spec& spec, const MountPlan& mounts, in
     CORDON_ASSIGN_OR_RETURN(plan.socket_bpf, socket_filter(spec.share_net));
     plan.net_refused = !spec.share_net;
     name_dropped(spec, places, g, ll.abi, plan.dropped);
+    plan.judged = places.protected_paths;
+    plan.home = places.home;
+    plan.home_links = places.home_links;
     return plan;
 }
 
@@ -294,8 +314,8 @@ void remove_entries(UniqueFd dir, int depth) {
 
 }  // namespace
 
-Result<RunTmpdir> RunTmpdir::create(const std::string& parent) {
-    std::string templ = parent + "/cordon-tmp.XXXXXX";
+Result<RunTmpdir> RunTmpdir::create(const std::string& parent, const char* prefix) {
+    std::string templ = parent + "/" + prefix + ".XXXXXX";
     if (::mkdtemp(templ.data()) == nullptr) return sys_error("create the Landlock jail's TMPDIR in " + parent);
     RunTmpdir t;
     t.path_ = std::move(templ);

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Everyday work in the Landlock jail (cordon(1), ISOLATION), under two of the refusals that
+# give it: cordon-test-nouserns (a syscall filter like Docker's default profile) and cordon
+# inside cordon. In each, a new user's work succeeds: files made, renamed and removed at the
+# workdir's top, git add/commit/branch/switch/stash/worktree add, make, a python venv, npm
+# install from a local package, a HOME to write in. And the walls hold: writes outside the
+# workdir, HOME's secrets, the protected paths (judged when the run ends: what the command
+# planted is moved aside, the config from before put back), signals, sockets, other
+# processes' /proc. (The third refusal, user.max_user_namespaces=0, needs a VM: t_vm_landlock.)
+source "$TESTLIB"
+
+NOUSERNS=$(dirname "$CORDON")/cordon-test-nouserns
+abi=$(landlock_abi)
+if ((abi < 2)); then
+  skip "no Landlock jail on this kernel (Landlock ABI $abi)"
+  finish
+  exit
+fi
+[[ -x $NOUSERNS ]] || {
+  not_ok "the helper $NOUSERNS is missing (tests/helpers/nouserns.cpp)"
+  finish
+  exit
+}
+
+# A host process (signals, /proc) for the walls.
+sleep 300 </dev/null >/dev/null 2>&1 &
+host_pid=$!
+trap 'kill "$host_pid" 2>/dev/null || true' EXIT
+
+# repo DIR: a real repository with one commit, a Makefile, a local npm package, and a
+# protected directory of the user's own.
+repo() {
+  mkdir -p "$1" && cd "$1" || exit 1
+  git init -q -b main . && git config user.name tester && git config user.email tester@example.invalid
+  printf 'out.txt:\n\techo built > out.txt\n' >Makefile
+  echo a >a
+  mkdir -p .vscode pkg && echo '{"editor.tabSize": 2}' >.vscode/settings.json
+  echo '{"name": "pkg", "version": "1.0.0"}' >pkg/package.json
+  echo '{"name": "app", "version": "1.0.0"}' >package.json
+  git add -A && git commit -qm init
+  cd - >/dev/null || exit 1
+}
+
+EVERYDAY='set -e
+echo x > new-file; mv new-file renamed; rm renamed; echo kept > top-new
+echo b > b; git add b; git commit -qm second
+git branch feature; git switch -q feature; echo c >> a; git stash -q; git stash pop -q; git switch -q main
+git worktree add -q -b wt-branch wt
+make -s
+python3 -m venv --without-pip .venv; .venv/bin/python -c "print(\"venv-ok\")"
+npm install --offline --no-audit --no-fund --loglevel=error ./pkg >/dev/null
+mkdir -p "$HOME/.cache" && echo x > "$HOME/.cache/c" && git config --global core.autocrlf false
+echo EVERYDAY-OK'
+
+# The walls, tried after the everyday work; each prints what it got.
+WALLS="echo x > $SCRATCH/outside 2>/dev/null && echo outside-written
+cat $HOME/.ssh/id_ed25519 2>/dev/null || echo secret-refused
+kill -0 $host_pid 2>/dev/null && echo signalled || echo signal-refused
+cat /proc/$host_pid/environ >/dev/null 2>&1 && echo environ-read || echo environ-refused
+python3 -c \"import socket
+try:
+    socket.socket(socket.AF_UNIX).connect('/run/cordon-test-none'); print('unix-connected')
+except OSError as e:
+    print('unix-refused', e.errno)\"
+echo evil > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config
+mkdir -p .claude && echo '{\"hooks\": {}}' > .claude/settings.json
+echo '{\"task\": 1}' >> .vscode/settings.json
+echo WALLS-DONE"
+
+# everyday NAME DIR judged|walled RUNNER...: the work and the walls in repository DIR, through
+# RUNNER (the refusal and cordon, started in DIR: its workdir), then what the host sees. The
+# protected paths are judged after the run, or walled by an outer jail (cordon in cordon).
+everyday() {
+  local name=$1 dir=$2 protected=$3
+  shift 3
+  cd "$dir" || exit 1
+  run "$@" "$LLGUARD; cd $dir && ( $EVERYDAY ) && ( $WALLS )"
+  cd "$WORK" || exit 1
+  if [[ $rc -eq 99 ]]; then
+    echo "Bail out! the Landlock jail is not working (guard failed); refusing to run escape tests"
+    cat "$OUT/err" >&2
+    finish
+    exit 1
+  fi
+  expect_rc 0 "$name: the run succeeds"
+  expect_err 'running in a Landlock jail \(ABI [0-9]+\) instead' "$name: in the Landlock jail"
+  expect_out '^EVERYDAY-OK$' "$name: new files, git commit/branch/switch/stash/worktree, make, venv, npm, HOME"
+  expect_out '^venv-ok$' "$name: the venv's python runs"
+  [[ $(git -C "$dir" log --format=%s main | head -1) == second && -n $(git -C "$dir" branch --list feature) ]] &&
+    ok "$name: the commit and the branch are on the host" || not_ok "$name: git log: $(git -C "$dir" log --oneline | head -3)"
+  [[ -f $dir/top-new && ! -e $dir/renamed && -f $dir/out.txt && -e $dir/node_modules/pkg && -d $dir/wt ]] &&
+    ok "$name: top-level files, make's output, node_modules and the worktree are on the host" ||
+    not_ok "$name: $(ls -a "$dir")"
+  expect_no_out 'outside-written' "$name: no write outside the workdir"
+  [[ ! -e $SCRATCH/outside ]] || not_ok "$name: $SCRATCH/outside was written"
+  expect_out '^secret-refused$' "$name: HOME's secrets are unreadable"
+  expect_out '^environ-refused$' "$name: a host process's /proc/PID/environ is unreadable"
+  expect_out '^unix-refused ' "$name: unix sockets are refused"
+  if ((abi >= 6)); then
+    expect_out '^signal-refused$' "$name: a signal to a host process is refused (Landlock ABI $abi)"
+  else
+    skip "$name: signals are scoped from Landlock ABI 6 (this kernel: $abi)"
+  fi
+  expect_out '^WALLS-DONE$' "$name: the walls were tried"
+  if [[ $protected == judged ]]; then
+    expect_err '\.git/hooks/pre-commit, left by the command, is a hook.*moved to' "$name: the hook planted is moved aside"
+    expect_err '\.git/config, left by the command, sets core\.fsmonitor.*put back' "$name: the config from before is put back"
+    expect_err '\.claude, left by the command, is a protected path, made by the command' "$name: .claude is moved aside"
+    expect_err '\.vscode, left by the command, is a protected path, changed by the command' "$name: .vscode is moved aside"
+    grep -q tabSize "$dir/.vscode.cordon-unsafe/settings.json" && ok "$name: the user's settings are kept aside" ||
+      not_ok "$name: $(ls -a "$dir")"
+  else
+    expect_no_err 'left by the command' "$name: nothing to move aside: the outer jail kept the protected paths read-only"
+    [[ $(cat "$dir/.vscode/settings.json") == '{"editor.tabSize": 2}' ]] && ok "$name: .vscode unchanged" ||
+      not_ok "$name: .vscode/settings.json: $(cat "$dir/.vscode/settings.json")"
+  fi
+  [[ ! -e $dir/.git/hooks/pre-commit && ! -e $dir/.claude/settings.json ]] && ! grep -q fsmonitor "$dir/.git/config" &&
+    ok "$name: on the host, nothing planted is where a tool would run it" ||
+    not_ok "$name: $(ls -a "$dir" "$dir/.git/hooks"; cat "$dir/.git/config")"
+  run git -C "$dir" status --porcelain
+  expect_rc 0 "$name: the host's git reads the repository after the run"
+}
+
+# --- (a) a syscall filter like Docker's default profile ----------------------------------------------
+repo "$WORK/a"
+everyday "seccomp refusal" "$WORK/a" judged "$NOUSERNS" "$CORDON" --status-json "$OUT/a.json" -- /bin/sh -c
+python3 - "$OUT/a.json" <<'EOF' && ok "--status-json: the moved paths in \"quarantined\"" || not_ok "status: $(cat "$OUT/a.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+paths = {q["path"] for q in s["quarantined"]}
+assert s["isolation"] == "landlock", s
+assert {".git/hooks/pre-commit", ".git/config", ".claude", ".vscode"} <= paths, paths
+EOF
+
+# --- (b) cordon inside cordon: the outer jail refuses nested user namespaces ---------------------------
+# The inner cordon of a sanitizer build cannot run its leak checker inside a jail (as in
+# t_isolation). The outer jail's workdir is the repository's (started there), the inner's is
+# given: the same. The outer jail's mounts keep the protected paths read-only, so the inner
+# one finds nothing to judge.
+repo "$WORK/b"
+everyday "cordon in cordon" "$WORK/b" walled "$CORDON" -q --ro "$STAGE" -- env ASAN_OPTIONS=detect_leaks=0 \
+  "$CORDON" --workdir "$WORK/b" -- /bin/sh -c
+
+finish
