@@ -400,6 +400,8 @@ std::vector<std::string> describe(const FallbackPlan& plan) {
     if (plan.net_refused) sockets += ", every network family";
     if (plan.landlock.handled_net != 0) sockets += "; TCP bind and connect refused by Landlock too";
     lines.push_back(sockets);
+    if (!plan.home.empty()) lines.push_back("HOME: a private directory for the run instead of " + plan.home);
+    for (const auto& j : plan.judged) lines.push_back("judged after the run (writable during it): " + j);
     for (const auto& d : plan.dropped) lines.push_back("dropped: " + d);
     return lines;
 }
