@@ -29,6 +29,7 @@
 #include "cordon/error.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/placeholder_calls.hpp"
+#include "cordon/proxy_connect.hpp"
 
 namespace cordon {
 
@@ -51,6 +52,9 @@ Result<std::vector<std::string>> read_argv(pid_t pid, uint64_t addr, const ExecR
 pid_t jail_pid_of(pid_t pid);
 // Where a link of /proc/PID (cwd, root, fd/N) leads, as the process sees it; "" if unreadable.
 std::string read_link(const std::string& path);
+// Process PID's memory, as much as is mapped from ADDR on (up to LEN bytes): the count read, or
+// -1 with errno set.
+ssize_t read_mem(pid_t pid, uint64_t addr, char* buf, size_t len);
 // Paths through /proc or /dev, anywhere in them: their links name the jail's pids, which only a
 // walk that knows the process's jail pid can follow (resolve_in_root), and /dev/fd/N names its
 // descriptors.
@@ -58,7 +62,8 @@ bool special_path(const std::string& p);
 
 // The listener's filter, as a BPF program for this architecture: it notifies execve and
 // execveat when EXECS, and the calls of placeholder_calls.hpp when PLACEHOLDER_ANSWERS.
-std::vector<sock_filter> exec_filter(bool execs = true, bool placeholder_answers = false);
+// And connect(2) when CONNECTS (the Landlock jail's allowlist: proxy_connect.hpp).
+std::vector<sock_filter> exec_filter(bool execs = true, bool placeholder_answers = false, bool connects = false);
 
 // Whether this process could install a listener: false under an outer runtime that already
 // has one (cordon inside cordon, some container runtimes) or that forbids them. Costs a vfork
@@ -102,10 +107,13 @@ public:
     void close() { fd_.reset(); }
     // The run's placeholders, for the calls answered here (placeholder_calls.hpp).
     void set_placeholders(std::vector<FileId> ids) { placeholders_ = std::move(ids); }
+    // Where a connect to the jail's proxy goes (proxy_connect.hpp); inactive: none may.
+    void set_proxy_route(ProxyRoute route) { route_ = route; }
 
 private:
     UniqueFd fd_;
     std::vector<FileId> placeholders_;
+    ProxyRoute route_;
     ExecReadLimits limits_;
     size_t notif_size_ = 0, resp_size_ = 0;
     void respond(uint64_t id, int err, bool cont);
@@ -133,9 +141,10 @@ class ExecChecks {
 public:
     ExecChecks(const ExecGate* gate, std::vector<std::string> payload_argv, std::string payload_cwd)
         : gate_(gate), payload_argv_(std::move(payload_argv)), payload_cwd_(std::move(payload_cwd)) {}
-    void adopt(UniqueFd listener, std::vector<FileId> placeholders = {}) {
+    void adopt(UniqueFd listener, std::vector<FileId> placeholders = {}, ProxyRoute route = {}) {
         listener_ = ExecListener(std::move(listener));
         listener_.set_placeholders(std::move(placeholders));
+        listener_.set_proxy_route(route);
     }
     // For poll: -1 until the payload has handed the listener over, and once it is closed.
     [[nodiscard]] int fd() const { return listener_.active() ? listener_.fd() : -1; }

@@ -28,6 +28,11 @@ struct FallbackPlan {
     // are reachable by path) and, under --net none, every address family of a network.
     std::vector<sock_filter> socket_bpf;
     bool net_refused = false;  // --net none: no socket of a network family, no TCP bind or connect
+    // --allow-host where the supervisor can be the jail's seccomp listener (enter_fallback):
+    // the allowed hosts through the supervisor's proxy, and the listener's filter, which sends
+    // connect(2) there too (proxy_connect.hpp). Otherwise no network at all.
+    bool proxy = false;
+    std::vector<sock_filter> listener_bpf;
     // The per-run TMPDIR: the supervisor makes it below this directory, and Landlock grants it
     // (the shared /tmp itself gets no rule).
     std::string tmp_parent = "/tmp";
@@ -82,6 +87,11 @@ private:
 // the host's processes), but it is the subreaper of what the command left behind, so each
 // child of init is killed and reaped until none is left (their own come to init as they die).
 void end_children();
+
+// The Landlock jail's filter of socket calls (fallback.cpp): SHARE_NET, --net host; PROXY, the
+// network allowlist through the supervisor's proxy (TCP client sockets only, no bind, listen
+// or Fast Open).
+Result<std::vector<sock_filter>> fallback_socket_filter(bool share_net, bool proxy);
 
 // --dry-run's lines for the plan, without a trailing newline each.
 std::vector<std::string> describe(const FallbackPlan& plan);

@@ -54,6 +54,9 @@ public:
     NetFilter& operator=(const NetFilter&) = delete;
     // A listener from the child (TAG: ChildMsg::status). The last one starts the filter.
     void adopt(uint32_t tag, UniqueFd fd);
+    // The Landlock jail's: the proxy alone, listening on the host's 127.0.0.1 at a port the
+    // kernel picks (proxy_connect.hpp connects the jail's sockets to it); that port.
+    Result<uint16_t> listen_on_host();
     // Ends every connection and returns the refusals recorded in the run.
     NetRefusals stop();
 

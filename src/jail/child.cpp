@@ -226,7 +226,8 @@ PayloadPlan plan_payload(const ChildContext& ctx, int report_fd) {
     const auto& bpf = ctx.prepared->bpf;
     p.prog = bpf;
     if (ctx.fallback) p.socket_prog = ctx.fallback->socket_bpf;
-    const auto& exec_bpf = ctx.prepared->exec_bpf;
+    const auto& exec_bpf =
+        ctx.fallback && !ctx.fallback->listener_bpf.empty() ? ctx.fallback->listener_bpf : ctx.prepared->exec_bpf;
     p.exec_prog = {static_cast<unsigned short>(exec_bpf.size()), const_cast<sock_filter*>(exec_bpf.data())};
     sigemptyset(&p.signals);
     sigaddset(&p.signals, SIGCHLD);

@@ -164,7 +164,8 @@ void Supervision::on_message(const ChildMsg& m, UniqueFd fd) {
             facts_.payload_status = m.status;
             break;
         case ChildMsg::ExecListener:
-            exec_.adopt(std::move(fd), run_.placeholders ? run_.placeholders->ids() : std::vector<FileId>{});
+            exec_.adopt(std::move(fd), run_.placeholders ? run_.placeholders->ids() : std::vector<FileId>{},
+                        run_.proxy_route);
             break;
         case ChildMsg::NetListener:
             if (run_.net) run_.net->adopt(static_cast<uint32_t>(m.status), std::move(fd));

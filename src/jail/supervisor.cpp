@@ -35,6 +35,7 @@
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
 #include "cordon/leftovers.hpp"
+#include "cordon/net.hpp"
 #include "cordon/net_proxy.hpp"
 #include "cordon/outcome.hpp"
 #include "cordon/paths.hpp"
@@ -315,6 +316,28 @@ Status make_private_home(Run& run) {
     return {};
 }
 
+// The Landlock jail's --allow-host (proxy_connect.hpp): where this process can be the jail's
+// seccomp listener, the proxy listens on the host's loopback, and the jail's connects come
+// here; else the jail has no network at all, as the plan says.
+Status route_through_proxy(Run& run) {
+    FallbackPlan& plan = *run.fallback;
+    if (!run.net || run.spec.allow_hosts.empty()) return {};
+    const ListenerProbe probe = probe_exec_listener();
+    if (!probe.available) {
+        plan.dropped.push_back("--allow-host: no network at all (no seccomp listener here: " + probe.why + ")");
+        return {};
+    }
+    CORDON_ASSIGN_OR_RETURN(const uint16_t port, run.net->listen_on_host());
+    run.proxy_route = ProxyRoute{proxy_port(run.spec.allow_hosts), port};
+    CORDON_ASSIGN_OR_RETURN(plan.socket_bpf, fallback_socket_filter(false, true));
+    plan.listener_bpf = exec_filter(run.prepared.exec_checks, false, true);
+    plan.proxy = true;
+    plan.dropped.push_back(
+        "--allow-host: only through the proxy (HTTP_PROXY and HTTPS_PROXY): other connections, and "
+        "programs that ignore those variables, are refused (no network namespace)");
+    return {};
+}
+
 // The Landlock jail instead of the namespace jail, for WHY (the refusal, or --isolation
 // landlock): its plan, its TMPDIR, and the one warning that names what it cannot give.
 Status enter_fallback(Run& run, const std::string& why) {
@@ -353,6 +376,7 @@ Status enter_fallback(Run& run, const std::string& why) {
     run.fallback_env.push_back("TMPDIR=" + run.tmpdir.path());
     if (!home.empty()) run.fallback_env.push_back("HOME=" + run.home.path());
     if (!run.home.path().empty()) run.fallback->landlock.rules.push_back(LandlockRule{run.home.path(), rw});
+    CORDON_TRY(route_through_proxy(run));
     diag::warning("{}", fallback_warning(*run.fallback, why));
     return {};
 }

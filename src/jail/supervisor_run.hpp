@@ -20,6 +20,7 @@
 #include "cordon/outcome.hpp"
 #include "cordon/placeholders.hpp"
 #include "cordon/protected_judge.hpp"
+#include "cordon/proxy_connect.hpp"
 
 namespace cordon::supervisor {
 
@@ -73,6 +74,7 @@ struct Run {
     RunTmpdir tmpdir;
     RunTmpdir home;  // the Landlock jail's private HOME, where the namespace jail has one
     std::optional<FallbackPlan> fallback;
+    ProxyRoute proxy_route;  // the Landlock jail's allowlist: where its connects to the proxy go
     std::vector<std::string> fallback_env;
     std::unique_ptr<Placeholders> placeholders;  // admit
     std::vector<std::string> limits_dropped;     // --limits best-effort: what the cgroup could not take

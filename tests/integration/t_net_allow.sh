@@ -202,6 +202,51 @@ expect_err 'refused rebind.test:'"$HP"' \(resolves to 127.0.0.1' "the forwarder'
 jailed "NO_PROXY= no_proxy= curl -sS --max-time 10 http://127.0.0.1:$HP/hello.txt" "${REBIND[@]}"
 expect_out 'refused 127.0.0.1:'"$HP"' \(the address is not allowed' "an address literal needs an address entry"
 
+# --- the Landlock jail (cordon(1), ISOLATION): the proxy on the host's loopback, nothing else ------
+# The refusal of user namespaces that Docker's default profile gives (cordon-test-nouserns);
+# the jail may connect only to the address its HTTP_PROXY names, which the supervisor turns into
+# a connection to its own proxy. Everything else, the servers' own ports too, is refused.
+NOUSERNS=$(dirname "$CORDON")/cordon-test-nouserns
+if (($(landlock_abi) < 2)); then
+  skip "no Landlock jail on this kernel"
+else
+  WRAP=("$NOUSERNS")
+  lljailed "curl -sS --max-time 10 http://allowed.test:$HP/hello.txt" "${ALLOW[@]}"
+  expect_err 'running in a Landlock jail' "landlock: the run is in the Landlock jail"
+  expect_out '^hello-from-outside$' "landlock: curl over HTTP through the proxy"
+  lljailed "curl -sS --max-time 10 --cacert $CA https://allowed.test:$SP/hello.txt" "${ALLOW[@]}" --ro "$CA"
+  expect_out '^hello-from-outside$' "landlock: curl over HTTPS through the proxy (CONNECT)"
+  lljailed "curl -sS --max-time 10 -w '%{http_code}\n' http://denied.invalid:$HP/hello.txt" "${ALLOW[@]}"
+  expect_out '^403$' "landlock: a host not allowed gets the proxy's 403"
+  expect_err "^cordon: network: refused denied.invalid:$HP " "landlock: and a line on stderr"
+  lljailed "$PY - <<'PYEOF'
+import errno, socket
+def attempt(name, fn):
+    try:
+        fn(); print(name, 'done')
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+attempt('direct', lambda: socket.create_connection(('127.0.0.1', $HP), timeout=5))
+attempt('v6', lambda: socket.create_connection(('::1', $HP), timeout=5))
+attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+attempt('bind', lambda: socket.socket().bind(('127.0.0.1', 0)))
+attempt('listen', lambda: socket.socket().listen(1))
+attempt('fastopen', lambda: socket.socket().sendto(b'x', 0x20000000, ('127.0.0.1', $HP)))
+attempt('proxy', lambda: socket.create_connection(('127.0.0.1', 3128), timeout=5))
+PYEOF" "${ALLOW[@]}"
+  expect_out '^direct EACCES$' "landlock: a direct connection to an allowed host's server is refused"
+  expect_out '^v6 (EACCES|EADDRNOTAVAIL|ENETUNREACH)$' "landlock: so is one over IPv6"
+  expect_out '^udp EACCES$' "landlock: no UDP socket (no resolver to ask)"
+  expect_out '^bind EACCES$' "landlock: no bind"
+  expect_out '^listen EACCES$' "landlock: no listen"
+  expect_out '^fastopen EACCES$' "landlock: no TCP Fast Open (a connect by sendto)"
+  expect_out '^proxy done$' "landlock: the address HTTP_PROXY names connects"
+  lljailed "curl -sS --max-time 10 --noproxy '*' http://allowed.test:$HP/hello.txt; echo rc=\$?" "${ALLOW[@]}"
+  expect_out '^rc=(6|7)$' "landlock: a client that ignores the proxy variables gets nothing"
+  expect_no_out 'hello-from-outside' "landlock: nothing reaches the server past the proxy"
+  WRAP=()
+fi
+
 unset CORDON_TEST_RESOLVE
 stop_server
 finish

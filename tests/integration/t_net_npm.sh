@@ -63,4 +63,20 @@ if grep -q '"kind":"network","host":"exfil.invalid"' "$OUT/post.json" &&
 else not_ok "the refusals are not in the status JSON: $(head -c 400 "$OUT/post.json")"; fi
 [[ -f node_modules/left-pad/package.json ]] && ok "and the install itself worked" || not_ok "left-pad is not installed"
 
+# The same in the Landlock jail (cordon(1), ISOLATION), where a syscall filter like Docker's
+# default profile refuses user namespaces: npm reads the proxy variables, and the supervisor's
+# proxy on the host's loopback is the only place the jail can connect to.
+NOUSERNS=$(dirname "$CORDON")/cordon-test-nouserns
+mkdir -p "$WORK/proj3" && cd "$WORK/proj3"
+cp "$WORK/proj2/package.json" package.json
+run "$NOUSERNS" "$CORDON" -p npm --status-json "$OUT/ll.json" -- npm install --no-audit --no-fund --foreground-scripts
+expect_rc 0 "landlock: npm install through -p npm"
+expect_err 'running in a Landlock jail' "landlock: in the Landlock jail"
+[[ -f node_modules/left-pad/package.json ]] && ok "landlock: left-pad is installed" || not_ok "landlock: left-pad is not installed"
+expect_out 'fetch blocked (EAI_AGAIN|ENOTFOUND|EACCES)' "landlock: the postinstall's fetch past the proxy gets nothing"
+expect_out 'curl blocked' "landlock: the postinstall's curl through the proxy is refused"
+expect_no_out '^LEAKED$' "landlock: nothing leaves"
+expect_err '^cordon: network: refused exfil2.invalid:443 ' "landlock: the proxy's refusal is on stderr"
+grep -q '"isolation":"landlock"' "$OUT/ll.json" && ok "landlock: the status says so" || not_ok "status: $(head -c 300 "$OUT/ll.json")"
+
 finish

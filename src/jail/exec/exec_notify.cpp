@@ -36,15 +36,6 @@ namespace {
 
 constexpr size_t kPage = 4096;
 
-// Another process's memory, as much as is mapped from ADDR on: one process_vm_readv, which the
-// kernel allows exactly where it allows /proc/PID/mem (a ptrace attach check), without the
-// open and close of that file per exec.
-ssize_t read_mem(pid_t pid, uint64_t addr, char* buf, size_t len) {
-    struct iovec local = {buf, len};
-    struct iovec remote = {reinterpret_cast<void*>(addr), len};  // NOLINT(performance-no-int-to-ptr)
-    return retry_eintr([&] { return ::process_vm_readv(pid, &local, 1, &remote, 1, 0); });
-}
-
 long sys_seccomp(unsigned op, unsigned flags, const void* args) {
     return ::syscall(SYS_seccomp, op, flags, args);
 }
@@ -128,7 +119,7 @@ Result<std::vector<std::string>> read_argv(pid_t pid, uint64_t addr, const ExecR
     }
 }
 
-std::vector<sock_filter> exec_filter(bool execs, bool placeholder_answers) {
+std::vector<sock_filter> exec_filter(bool execs, bool placeholder_answers, bool connects) {
     // Other architectures never get here: the jail's own filter kills them first.
     std::vector<sock_filter> f = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -145,6 +136,7 @@ std::vector<sock_filter> exec_filter(bool execs, bool placeholder_answers) {
         notify_on(__NR_execve);
         notify_on(__NR_execveat);
     }
+    if (connects) notify_on(__NR_connect);
     if (placeholder_answers) {
         for (int nr : placeholder_calls()) {
             if (nr != __NR_unlinkat) notify_on(nr);
@@ -239,6 +231,14 @@ void ExecListener::allow(uint64_t id) {
 }
 void ExecListener::deny(uint64_t id, int err) {
     respond(id, err, false);
+}
+
+// One process_vm_readv, which the kernel allows exactly where it allows /proc/PID/mem (a
+// ptrace attach check), without the open and close of that file per exec.
+ssize_t read_mem(pid_t pid, uint64_t addr, char* buf, size_t len) {
+    struct iovec local = {buf, len};
+    struct iovec remote = {reinterpret_cast<void*>(addr), len};  // NOLINT(performance-no-int-to-ptr)
+    return retry_eintr([&] { return ::process_vm_readv(pid, &local, 1, &remote, 1, 0); });
 }
 
 std::string read_link(const std::string& path) {
@@ -353,6 +353,12 @@ Result<std::optional<ExecRequest>> ExecListener::receive() {
     ExecRequest r;
     r.id = notif->id;
     r.pid = static_cast<pid_t>(notif->pid);
+    if (notif->data.nr == __NR_connect) {
+        // Never let through: done by the supervisor, to the proxy only (proxy_connect.hpp).
+        const int err = answer_connect(r.pid, notif->data, route_, [&] { return still_waiting(r.id); });
+        respond(r.id, err, false);
+        return std::optional<ExecRequest>{};
+    }
     if (notif->data.nr != __NR_execve && notif->data.nr != __NR_execveat) {
         // The placeholder answers (the filter notifies nothing else): success only for a call
         // still waiting once judged, as the pid may have been reused meanwhile.

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -116,6 +117,9 @@ Result<Places> read_places(const MountPlan& mounts) {
         const bool bwrap_op = op.why.rfind("--", 0) == 0 && op.why != "--ro" && op.why != "--rw" && op.why != "--hide";
         switch (op.kind) {
             case K::Bind:
+                // The jail's resolv.conf under --allow-host names the resolver of its network
+                // namespace: the Landlock jail has neither (its clients go through the proxy).
+                if (op.why == "allow-host") break;
                 if (op.in_jail) {
                     if (op.readonly) p.protected_paths.push_back(op.dest);
                 } else if (op.source != op.dest) {
@@ -173,21 +177,41 @@ std::vector<std::string> write_exclusions(const Places& p) {
     return out;
 }
 
+}  // namespace
+
 // socket(2) refused with EACCES: unix sockets always (the host's are reachable by path: a
-// D-Bus, docker.sock, an ssh agent), and every network family under --net none.
-Result<std::vector<sock_filter>> socket_filter(bool share_net) {
+// D-Bus, docker.sock, an ssh agent), and every network family under --net none. Through the
+// proxy (--allow-host with a listener), TCP client sockets only: no other type or protocol, no
+// bind or listen, no TCP Fast Open (a connect by sendto/sendmsg), while connect(2) itself goes
+// to the supervisor (proxy_connect.hpp).
+Result<std::vector<sock_filter>> fallback_socket_filter(bool share_net, bool proxy) {
     SeccompPolicy policy{"landlock jail sockets", {}, {}};
+    auto refuse = [&](const char* call, std::vector<ArgCond> conds) {
+        policy.rules.push_back(
+            SyscallRule{call, SyscallRule::Action::Errno, EACCES, std::move(conds), "landlock jail"});
+    };
     std::vector<int> families = {AF_UNIX};
-    if (!share_net) families.insert(families.end(), {AF_INET, AF_INET6, AF_PACKET, AF_VSOCK, AF_TIPC, AF_RDS});
-    for (int family : families) {
-        policy.rules.push_back(SyscallRule{"socket",
-                                           SyscallRule::Action::Errno,
-                                           EACCES,
-                                           {ArgCond{0, 0xffffffffULL, static_cast<uint64_t>(family)}},
-                                           "landlock jail"});
+    if (!share_net) families.insert(families.end(), {AF_PACKET, AF_VSOCK, AF_TIPC, AF_RDS});
+    if (!share_net && !proxy) families.insert(families.end(), {AF_INET, AF_INET6});
+    for (int family : families) refuse("socket", {ArgCond{0, 0xffffffffULL, static_cast<uint64_t>(family)}});
+    if (proxy) {
+        for (int family : {AF_INET, AF_INET6}) {
+            const ArgCond fam{0, 0xffffffffULL, static_cast<uint64_t>(family)};
+            for (int type : {SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET})
+                refuse("socket", {fam, ArgCond{1, 0xf, static_cast<uint64_t>(type)}});
+            for (int protocol : {IPPROTO_SCTP, IPPROTO_MPTCP})
+                refuse("socket", {fam, ArgCond{2, 0xffffffffULL, static_cast<uint64_t>(protocol)}});
+        }
+        refuse("bind", {});
+        refuse("listen", {});
+        refuse("sendto", {ArgCond{3, MSG_FASTOPEN, MSG_FASTOPEN}});
+        refuse("sendmsg", {ArgCond{2, MSG_FASTOPEN, MSG_FASTOPEN}});
+        refuse("sendmmsg", {ArgCond{3, MSG_FASTOPEN, MSG_FASTOPEN}});
     }
     return compile_seccomp_fresh(policy);
 }
+
+namespace {
 
 // What cannot be given without namespaces, for SPEC's run.
 Status refuse_what_needs_namespaces(const Spec& spec) {
@@ -213,8 +237,6 @@ void name_dropped(const Spec& spec, const Places& p, const Granter& g, int abi, 
     if (!spec.share_net) dropped.emplace_back("no loopback inside the jail (network sockets are refused)");
     // The --allow-host filter lives in the jail's own network namespace (cordon(1), NETWORK):
     // without one, the allowed hosts are out of reach too, never the whole network.
-    if (!spec.allow_hosts.empty())
-        dropped.emplace_back("--allow-host: no network at all (the filter needs a network namespace)");
     dropped.emplace_back("unix sockets refused (socket(AF_UNIX); socketpair works)");
     if (abi < 6) {
         dropped.push_back("signals to host processes of the same user not refused (Landlock ABI " +
@@ -265,7 +287,7 @@ Result<FallbackPlan> plan_fallback(const Spec& spec, const MountPlan& mounts, in
     if (places.dev) {
         for (const char* node : kDevNodes) g.grant(std::string("/dev/") + node, landlock_device_rights(ll.abi), {}, "");
     }
-    CORDON_ASSIGN_OR_RETURN(plan.socket_bpf, socket_filter(spec.share_net));
+    CORDON_ASSIGN_OR_RETURN(plan.socket_bpf, fallback_socket_filter(spec.share_net, false));
     plan.net_refused = !spec.share_net;
     name_dropped(spec, places, g, ll.abi, plan.dropped);
     plan.judged = places.protected_paths;

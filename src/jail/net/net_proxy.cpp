@@ -93,6 +93,17 @@ Result<std::string> jail_resolv_conf() {
     return path;
 }
 
+Result<uint16_t> NetFilter::listen_on_host() {
+    UniqueFd fd(listen_on(SOCK_STREAM, INADDR_LOOPBACK, 0));
+    if (!fd) return sys_error("listen on 127.0.0.1 for the network proxy");
+    struct sockaddr_in sin {};
+    socklen_t len = sizeof sin;
+    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sin), &len) != 0) return sys_error("getsockname");
+    const uint16_t port = ntohs(sin.sin_port);
+    adopt((static_cast<uint32_t>(NetListenerKind::Proxy) << 16) | port | kNetLast, std::move(fd));
+    return port;
+}
+
 int make_net_listeners(const Spec& spec, int sync_fd, char* step, size_t step_len) {
     const std::vector<uint16_t> ports = allowed_ports(spec.allow_hosts);
     const uint16_t proxy = proxy_port(spec.allow_hosts);

@@ -191,15 +191,20 @@ TEST_CASE("landlock jail: network, scopes and sockets follow the ABI and --net")
     CHECK(!shared->net_refused);
     CHECK(!names(*shared, "no loopback"));
 
-    // --allow-host's filter needs the jail's own network namespace: without one, no network at
-    // all, and the warning says so.
+    // --allow-host: the plan refuses every network socket; the supervisor, where it can be the
+    // jail's listener, routes through its proxy instead (proxy_connect.hpp), with a filter that
+    // lets TCP client sockets be made.
     CHECK(!names(*plan, "--allow-host"));
     Spec filtered = default_spec();
     filtered.allow_hosts.push_back(AllowHost{.text = "example.invalid", .name = "example.invalid", .ports = {443}});
     auto none = plan_for(filtered, 7);
     REQUIRE(none);
     CHECK(none->net_refused);
-    CHECK(names(*none, "--allow-host: no network at all"));
+    CHECK_FALSE(none->proxy);
+    CHECK(none->landlock.handled_net == (LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP));
+    auto proxied = fallback_socket_filter(false, true);
+    REQUIRE(proxied);
+    CHECK(proxied->size() > none->socket_bpf.size());  // the types, bind, listen and Fast Open
 }
 
 TEST_CASE("landlock jail: refused where it cannot give what is asked, or has no Landlock") {

@@ -1,0 +1,37 @@
+// The Landlock jail's network allowlist (cordon(1), ISOLATION). That jail has no network
+// namespace of its own, so the proxy that serves --allow-host (net_proxy.hpp) listens on the
+// host's loopback, and the jail may not connect anywhere itself: Landlock grants no TCP port
+// (ABI 4 and later), and every connect(2) goes to the supervisor through the jail's seccomp
+// listener, which never lets one through. A connect to the address the jail's HTTP(S)_PROXY
+// names (127.0.0.1 at the proxy's port) is done by the supervisor: it takes the process's
+// socket (pidfd_getfd(2)) and connects it to its own listener, so what is connected is decided
+// on the supervisor's copy of the address, not on the jail's memory, which could change after
+// a check. Every other connect fails with EACCES: proxy-unaware clients are refused.
+#pragma once
+
+#ifdef CORDON_UTIL
+#error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
+#endif
+
+#include <linux/seccomp.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+
+namespace cordon {
+
+struct ProxyRoute {
+    uint16_t advertised = 0;  // the port HTTP(S)_PROXY names in the jail
+    uint16_t real = 0;        // the supervisor's listener on the host's 127.0.0.1
+    [[nodiscard]] bool active() const { return real != 0; }
+};
+
+// The answer to a notified connect(2) of process PID with DATA: 0 when the supervisor
+// connected the process's socket to the proxy itself, else the errno the call returns
+// (EINPROGRESS for a non-blocking socket, as the kernel's own). STILL_WAITING: whether the
+// notification is still the call read (its pid not reused), asked once the socket is taken.
+int answer_connect(pid_t pid, const seccomp_data& data, const ProxyRoute& route,
+                   const std::function<bool()>& still_waiting);
+
+}  // namespace cordon
