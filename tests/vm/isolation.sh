@@ -35,4 +35,17 @@ kill $host
 if [ $rc -eq 0 ] && grep -q '^visible$' "$T/out"; then
   pass dropped-visible "dropped as named: a host process is visible in /proc"
 else fail dropped-visible "exit $rc"; fi
+
+# Everyday work: a repository in the workdir; new files at its top, git commit, branch and
+# switch; what the command planted in the protected paths is moved aside when the run ends.
+mkdir repo && cd repo && git init -q 2>/dev/null && git config user.name tester && git config user.email t@t.invalid &&
+  echo a > a && git add a && git commit -qm init
+run $CORDON --no-policy -- /bin/sh -c 'set -e; echo x > new; mv new renamed; rm renamed; echo b > b
+  git add b; git commit -qm second; git branch feature; git switch -q feature
+  mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; mkdir .claude; echo everyday-ok'
+if [ $rc -eq 0 ] && grep -q '^everyday-ok$' "$T/out" && [ "$(git log -1 --format=%s)" = second ] &&
+   [ ! -e .git/hooks/pre-commit ] && [ ! -e .claude ] && [ -d .claude.cordon-unsafe ]; then
+  pass everyday "new files at the top, git commit, branch, switch; what was planted moved aside"
+else fail everyday "exit $rc: $(tail -3 "$T/err" | tr '\n' ' ')"; fi
+cd ..
 rm -rf "$T"

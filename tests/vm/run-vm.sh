@@ -33,8 +33,11 @@ cp "$cordon" "$root/opt/cordon/bin/cordon"
 cp "$helper" "$root/opt/cordon/bin/vmhelper"
 mkdir -p "$root/opt/cordon/share"
 cp -r "$(dirname "$cordon")/../share/cordon" "$root/opt/cordon/share/"
-# cordon's shared libraries and the dynamic loader, at the paths ldd reports.
-for lib in $(ldd "$cordon" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+# cordon's shared libraries and the dynamic loader, at the paths ldd reports; git with its own,
+# for the everyday work in the Landlock jail (tests/vm/isolation.sh).
+mkdir -p "$root/usr/bin"
+cp /usr/bin/git "$root/usr/bin/git"
+for lib in $(ldd "$cordon" /usr/bin/git | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $1 !~ /:$/ {print $1}' | sort -u); do
   mkdir -p "$root$(dirname "$lib")"
   cp -L "$lib" "$root$lib"
 done
