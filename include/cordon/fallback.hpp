@@ -87,6 +87,12 @@ private:
 // the host's processes), but it is the subreaper of what the command left behind, so each
 // child of init is killed and reaped until none is left (their own come to init as they die).
 void end_children();
+// The supervisor of a Landlock jail, once init is gone: init may have died before the command
+// did (a limit another process of the jail set on it, --timeout's SIGKILL), and what it left
+// came to the supervisor, the jail's subreaper (PR_SET_CHILD_SUBREAPER, set before the clone).
+// Each child of any of our threads is killed and reaped until none is left, so that nothing of
+// the jail writes after the run is judged.
+void end_orphans();
 
 // The Landlock jail's filter of socket calls (fallback.cpp): SHARE_NET, --net host; PROXY, the
 // network allowlist through the supervisor's proxy (TCP client sockets only, no bind, listen

@@ -249,6 +249,8 @@ Result<pid_t> clone_init(Run& run) {
 // The Landlock jail's init: no namespaces, in its cgroup from the start where the kernel can.
 Result<pid_t> clone_fallback(Run& run) {
     run.late_cgroupns = false;
+    // What init leaves, should it die first, comes to us (end_orphans), not to the host's init.
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return sys_error("become the Landlock jail's subreaper");
     const pid_t init = spawn_init(0, run.cgroup ? run.cgroup->jail_fd() : -1, run.late_cgroupns);
     if (init < 0) return sys_error("start the Landlock jail (clone)");
     return init;
@@ -584,12 +586,13 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     if (status) status = admit(run, gate, facts);
     const bool admitted = status && !facts.gate_stop;
     if (admitted) status = supervisor::supervise(run, facts);
+    if (!status || facts.gate_stop) end_jail(run);
+    if (run.fallback) end_orphans();
     if (run.net) {
         NetRefusals refused = run.net->stop();
         facts.net_denials = std::move(refused.records);
         facts.net_denials_dropped = refused.dropped;
     }
-    if (!status || facts.gate_stop) end_jail(run);
     facts.wall_ms = ms_since(run.t0);
     if (!status)
         facts.setup_failure = std::move(status.error());

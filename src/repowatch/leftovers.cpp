@@ -324,6 +324,7 @@ void RepoWatch::State::note_before(uint32_t i, int fd, bool after_run) {
             return;
         }
         snapshot_budget -= into.text->size();
+        into.mode = sx->stx_mode & 07777;
     };
     snapshot("config", b.config);
     snapshot("config.worktree", b.config_worktree);

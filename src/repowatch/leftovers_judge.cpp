@@ -131,7 +131,7 @@ void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const ch
     }
     if (!lost.empty()) why += " (the file from before the run is not put back: " + lost + ")";
     if (quarantine(gitdir, rel, name, why) && was && was->text && !was->text->empty() && lost.empty())
-        restore(gitdir, name, *was->text);
+        restore(gitdir, name, *was->text, was->mode);
 }
 
 // The todo list of a rebase or cherry-pick in progress (DIR/NAME in the git directory), where
@@ -451,9 +451,11 @@ bool RepoWatch::State::quarantine(int dirfd, const std::string& rel, const std::
 }
 
 // A config the run changed goes back to what it was before, unless something is there again.
-void RepoWatch::State::restore(int dirfd, const std::string& name, const std::string& content) {
-    UniqueFd fd(::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (fd && write_all(fd.get(), content.data(), content.size())) out.back().restored = true;
+void RepoWatch::State::restore(int dirfd, const std::string& name, const std::string& content, mode_t mode) {
+    // Made unreadable to others first (0600), then given its mode, never wider, umask or not.
+    UniqueFd fd(::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (fd && write_all(fd.get(), content.data(), content.size()) && ::fchmod(fd.get(), mode & 0777) == 0)
+        out.back().restored = true;
 }
 
 }  // namespace cordon

@@ -190,6 +190,7 @@ struct Node {
 struct Snapshot {
     std::optional<std::string> text;
     std::string lost;
+    mode_t mode = 0644;  // put back with the mode it had (a 0600 config may hold a token)
 };
 
 // A repository as it was before the run: only where its HEAD predates it, and so do its
@@ -337,7 +338,7 @@ struct RepoWatch::State {
     };
     [[nodiscard]] Way walk_way(const std::string& path) const;
     bool quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why);
-    void restore(int dirfd, const std::string& name, const std::string& content);
+    void restore(int dirfd, const std::string& name, const std::string& content, mode_t mode);
     void take_over_killed();
     void drop_marks(bool done);
     void close_node_fds();

@@ -133,6 +133,43 @@ assert s["isolation"] == "landlock", s
 assert {".git/hooks/pre-commit", ".git/config", ".claude", ".vscode"} <= paths, paths
 EOF
 
+# What init leaves behind cannot outlive the judgement: --timeout kills init alone (no cgroup
+# here), and a process that ignores SIGTERM waits for init to be gone, then plants a hook. The
+# supervisor, the jail's subreaper, ends it before judging. And no process of the jail may set
+# another's limits (prlimit: RLIMIT_CPU would end init, or cordon).
+cd "$WORK/a" || exit 1
+run "$NOUSERNS" "$CORDON" --timeout 2 -- /bin/sh -c "$LLGUARD; trap '' TERM; init=\$PPID
+  ( trap '' TERM; for i in \$(seq 400); do [ -d /proc/\$init ] || break; sleep 0.05; done
+    echo late > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout ) &
+  sleep 60"
+[[ $rc -ne 99 ]] || { echo "Bail out! the Landlock jail is not working"; finish; exit 1; }
+expect_rc 124 "orphans: --timeout ends the run"
+sleep 2
+[[ ! -e $WORK/a/.git/hooks/post-checkout ]] && ok "orphans: nothing the jail left writes after the run" ||
+  not_ok "orphans: a hook was planted after the run"
+run "$NOUSERNS" "$CORDON" -- python3 -c "import os, resource
+try:
+    resource.prlimit(os.getppid(), resource.RLIMIT_CPU, (1, 1)); print('set')
+except OSError as e:
+    print('refused', e.errno)
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); print('own-ok')"
+expect_out '^refused 1$' "prlimit on another process (init) is refused with EPERM"
+expect_out '^own-ok$' "a process's own limits stay its to set"
+# A config of mode 0600 (it may hold a token) is put back as 0600.
+chmod 600 "$WORK/a/.git/config"
+sleep 1.1  # older than the run's start, so that its copy is trusted
+run "$NOUSERNS" "$CORDON" -- git config core.fsmonitor evil
+[[ $(stat -c %a "$WORK/a/.git/config") == 600 ]] && ! grep -q fsmonitor "$WORK/a/.git/config" &&
+  ok "the config from before is put back with its mode (0600)" || not_ok "config: $(stat -c %a "$WORK/a/.git/config")"
+# The private HOME and TMPDIR go with the run, also what the command made unreadable or deep.
+run "$NOUSERNS" "$CORDON" -- /bin/sh -c 'echo "dirs $HOME $TMPDIR"; mkdir -p "$HOME/locked/in" && echo x > "$HOME/locked/in/f"
+  chmod 000 "$HOME/locked"; d=$TMPDIR; for i in $(seq 70); do d=$d/d; done; mkdir -p "$d" && echo deep > "$d/f"'
+read -r _ home tmp < <(grep '^dirs ' "$OUT/out")
+[[ $home == /tmp/cordon-home.* && ! -e $home && $tmp == /tmp/cordon-tmp.* && ! -e $tmp ]] &&
+  ok "the private HOME and TMPDIR are removed, a mode-000 and a 70-level tree with them" ||
+  not_ok "left: $(ls -d "$home" "$tmp" 2>&1)"
+cd "$WORK" || exit 1
+
 # --- (b) cordon inside cordon: the outer jail refuses nested user namespaces ---------------------------
 # The inner cordon of a sanitizer build cannot run its leak checker inside a jail (as in
 # t_isolation). The outer jail's workdir is the repository's (started there), the inner's is

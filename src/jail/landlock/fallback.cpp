@@ -208,6 +208,11 @@ Result<std::vector<sock_filter>> fallback_socket_filter(bool share_net, bool pro
         refuse("sendmsg", {ArgCond{2, MSG_FASTOPEN, MSG_FASTOPEN}});
         refuse("sendmmsg", {ArgCond{3, MSG_FASTOPEN, MSG_FASTOPEN}});
     }
+    // Another process's limits: Landlock's scopes do not cover prlimit(2), and without a pid
+    // namespace the jail could set init's or cordon's own (RLIMIT_CPU ends them). A process's
+    // own (pid 0, as setrlimit and ulimit ask) stay its to set.
+    policy.rules.push_back(
+        SyscallRule{"prlimit64", SyscallRule::Action::Errno, EPERM, {ArgCond{0, 0, 1, true}}, "landlock jail"});
     return compile_seccomp_fresh(policy);
 }
 
@@ -311,27 +316,39 @@ std::string fallback_warning(const FallbackPlan& plan, const std::string& why) {
 
 namespace {
 
-// Everything in the directory DIR (consumed), depth first; nothing is followed, and what lies
-// deeper than DEPTH levels is left.
-void remove_entries(UniqueFd dir, int depth) {
-    alignas(8) char buf[8192];
+// Everything in the directory DIR (consumed), depth first; nothing is followed. What lies
+// deeper than DEPTH levels is moved up into ROOT (the run's directory) under a new name, for
+// the next pass; true when that was done.
+bool remove_entries(int root, UniqueFd dir, int depth, unsigned& moved) {
+    std::vector<char> buf(8192);
     std::vector<std::pair<std::string, bool>> entries;
-    for (long n = 0; (n = ::syscall(SYS_getdents64, dir.get(), buf, sizeof buf)) > 0;) {
+    for (long n = 0; (n = ::syscall(SYS_getdents64, dir.get(), buf.data(), buf.size())) > 0;) {
         for (long off = 0; off < n;) {
-            const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+            const auto* d = reinterpret_cast<const struct dirent64*>(buf.data() + off);
             off += d->d_reclen;
             const std::string_view name = d->d_name;
             if (name != "." && name != "..") entries.emplace_back(name, d->d_type == DT_DIR);
         }
     }
+    bool again = false;
     for (const auto& [name, is_dir] : entries) {
-        if (::unlinkat(dir.get(), name.c_str(), 0) == 0 || !(is_dir || errno == EISDIR) || depth == 0) continue;
+        if (::unlinkat(dir.get(), name.c_str(), 0) == 0 || !(is_dir || errno == EISDIR)) continue;
+        if (depth == 0) {
+            const std::string up = ".cordon-deep." + std::to_string(moved++);
+            again = ::renameat(dir.get(), name.c_str(), root, up.c_str()) == 0 || again;
+            continue;
+        }
+        // A directory the jail made unreadable or unwritable: its mode is ours to change (the
+        // jail is gone, and no one else can reach inside the run's 0700 directory).
+        struct stat st {};
+        if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
+        if ((st.st_mode & 0700) != 0700) (void)::fchmodat(dir.get(), name.c_str(), 0700, 0);
         UniqueFd sub(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!sub) continue;
-        (void)::fchmod(sub.get(), 0700);  // a directory the jail made unwritable
-        remove_entries(std::move(sub), depth - 1);
+        again = remove_entries(root, std::move(sub), depth - 1, moved) || again;
         (void)::unlinkat(dir.get(), name.c_str(), AT_REMOVEDIR);
     }
+    return again;
 }
 
 }  // namespace
@@ -355,8 +372,12 @@ RunTmpdir& RunTmpdir::operator=(RunTmpdir&& other) noexcept {
 
 RunTmpdir::~RunTmpdir() {
     if (path_.empty()) return;
-    UniqueFd dir(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (dir) remove_entries(std::move(dir), 64);
+    UniqueFd root(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    unsigned moved = 0;
+    for (int pass = 0; root && pass < 4096; ++pass) {
+        UniqueFd dir(::openat(root.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!dir || !remove_entries(root.get(), std::move(dir), 64, moved)) break;
+    }
     (void)::rmdir(path_.c_str());
 }
 
@@ -364,22 +385,28 @@ namespace {
 
 // The pids of init's children, from /proc/thread-self/children (init has one thread), or by
 // scanning /proc where the kernel lacks that file. At most MAX of them.
-size_t list_children(pid_t* out, size_t max) {
+// The pids in a children file of /proc (PATH), at most MAX; SIZE_MAX where it cannot be read.
+size_t read_pids(const char* path, pid_t* out, size_t max) {
     size_t n = 0;
     char buf[4096];
-    UniqueFd fd(::open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC));
-    if (fd) {
-        const ssize_t len = ::read(fd.get(), buf, sizeof buf - 1);
-        buf[len > 0 ? len : 0] = 0;
-        for (char* p = buf; *p && n < max;) {
-            char* end = nullptr;
-            const long pid = std::strtol(p, &end, 10);
-            if (end == p) break;
-            if (pid > 0) out[n++] = static_cast<pid_t>(pid);
-            p = end;
-        }
-        return n;
+    UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+    if (!fd) return SIZE_MAX;
+    const ssize_t len = ::read(fd.get(), buf, sizeof buf - 1);
+    buf[len > 0 ? len : 0] = 0;
+    for (char* p = buf; *p && n < max;) {
+        char* end = nullptr;
+        const long pid = std::strtol(p, &end, 10);
+        if (end == p) break;
+        if (pid > 0) out[n++] = static_cast<pid_t>(pid);
+        p = end;
     }
+    return n;
+}
+
+size_t list_children(pid_t* out, size_t max) {
+    char buf[4096];
+    if (const size_t n = read_pids("/proc/thread-self/children", out, max); n != SIZE_MAX) return n;
+    size_t n = 0;
     const pid_t self = ::getpid();
     UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     alignas(8) char dents[8192];
@@ -405,6 +432,29 @@ size_t list_children(pid_t* out, size_t max) {
 }
 
 }  // namespace
+
+void end_orphans() {
+    pid_t pids[512];
+    for (int round = 0; round < 10000; ++round) {
+        size_t n = 0;
+        UniqueFd tasks(::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        alignas(8) char dents[4096];
+        for (long got = 0;
+             tasks && n < std::size(pids) && (got = ::syscall(SYS_getdents64, tasks.get(), dents, sizeof dents)) > 0;) {
+            for (long off = 0; off < got && n < std::size(pids);) {
+                const auto* d = reinterpret_cast<const struct dirent64*>(dents + off);
+                off += d->d_reclen;
+                if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
+                const std::string path = std::string("/proc/self/task/") + d->d_name + "/children";
+                const size_t got_pids = read_pids(path.c_str(), pids + n, std::size(pids) - n);
+                if (got_pids != SIZE_MAX) n += got_pids;
+            }
+        }
+        if (n == 0) return;
+        for (size_t i = 0; i < n; ++i) ::kill(pids[i], SIGKILL);
+        for (size_t i = 0; i < n; ++i) (void)retry_eintr([&] { return ::waitpid(pids[i], nullptr, 0); });
+    }
+}
 
 void end_children() {
     pid_t pids[512];
