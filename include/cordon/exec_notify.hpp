@@ -91,6 +91,9 @@ struct ExecRequest {
     std::string error;              // set when what it asks could not be read: judge as a denial
     bool no_access = false;         // ... because /proc/PID refused us (see ExecChecks)
     bool missing = false;           // execve of a path that names nothing in the jail (ENOENT)
+    // The Landlock jail's: the only places its processes can write (real paths); a file outside
+    // them is none of theirs, known by its name (exec_identity.hpp). Null: the mounts say.
+    const std::vector<std::string>* writable = nullptr;
 };
 
 class ExecListener {
@@ -109,11 +112,14 @@ public:
     void set_placeholders(std::vector<FileId> ids) { placeholders_ = std::move(ids); }
     // Where a connect to the jail's proxy goes (proxy_connect.hpp); inactive: none may.
     void set_proxy_route(ProxyRoute route) { route_ = route; }
+    // The Landlock jail's writable places, given with each request (ExecRequest::writable).
+    void set_writable(std::optional<std::vector<std::string>> places) { writable_ = std::move(places); }
 
 private:
     UniqueFd fd_;
     std::vector<FileId> placeholders_;
     ProxyRoute route_;
+    std::optional<std::vector<std::string>> writable_;
     ExecReadLimits limits_;
     size_t notif_size_ = 0, resp_size_ = 0;
     void respond(uint64_t id, int err, bool cont);
@@ -141,10 +147,12 @@ class ExecChecks {
 public:
     ExecChecks(const ExecGate* gate, std::vector<std::string> payload_argv, std::string payload_cwd)
         : gate_(gate), payload_argv_(std::move(payload_argv)), payload_cwd_(std::move(payload_cwd)) {}
-    void adopt(UniqueFd listener, std::vector<FileId> placeholders = {}, ProxyRoute route = {}) {
+    void adopt(UniqueFd listener, std::vector<FileId> placeholders = {}, ProxyRoute route = {},
+               std::optional<std::vector<std::string>> writable = std::nullopt) {
         listener_ = ExecListener(std::move(listener));
         listener_.set_placeholders(std::move(placeholders));
         listener_.set_proxy_route(route);
+        listener_.set_writable(std::move(writable));
     }
     // For poll: -1 until the payload has handed the listener over, and once it is closed.
     [[nodiscard]] int fd() const { return listener_.active() ? listener_.fd() : -1; }

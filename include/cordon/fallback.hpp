@@ -99,6 +99,10 @@ void end_orphans();
 // or Fast Open).
 Result<std::vector<sock_filter>> fallback_socket_filter(bool share_net, bool proxy);
 
+// The places the plan lets the jail write (its rules with a write right), as real paths:
+// an exec of a file outside them runs nothing the jail made (exec_identity.hpp).
+std::vector<std::string> fallback_writable(const FallbackPlan& plan);
+
 // --dry-run's lines for the plan, without a trailing newline each.
 std::vector<std::string> describe(const FallbackPlan& plan);
 

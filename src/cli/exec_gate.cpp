@@ -173,7 +173,11 @@ std::vector<std::vector<std::string>> exec_variants(const ExecRequest& r, Progra
     // A copy of a system program under another name is that program; a copy of the loader is
     // the loader.
     auto copy_of = [&](const std::string& f) {
-        return identity != nullptr && !f.empty() ? identity->identify(r.root.get(), f) : std::string();
+        if (identity == nullptr || f.empty()) return std::string();
+        if (r.writable != nullptr && std::none_of(r.writable->begin(), r.writable->end(),
+                                                  [&](const std::string& w) { return path_at_or_under(f, w); }))
+            return std::string();  // the Landlock jail could not have made it
+        return identity->identify(r.root.get(), f);
     };
     std::string system = copy_of(file);
     if (resolved_all && !file.empty() &&

@@ -165,7 +165,8 @@ void Supervision::on_message(const ChildMsg& m, UniqueFd fd) {
             break;
         case ChildMsg::ExecListener:
             exec_.adopt(std::move(fd), run_.placeholders ? run_.placeholders->ids() : std::vector<FileId>{},
-                        run_.proxy_route);
+                        run_.proxy_route,
+                        run_.fallback ? std::optional(fallback_writable(*run_.fallback)) : std::nullopt);
             break;
         case ChildMsg::NetListener:
             if (run_.net) run_.net->adopt(static_cast<uint32_t>(m.status), std::move(fd));

@@ -155,6 +155,14 @@ except OSError as e:
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); print('own-ok')"
 expect_out '^refused 1$' "prlimit on another process (init) is refused with EPERM"
 expect_out '^own-ok$' "a process's own limits stay its to set"
+# The exec checks know a copy of a system program by its contents wherever the jail can write
+# (the workdir, TMPDIR, the private HOME); what lies elsewhere the jail did not make.
+for where in . '$TMPDIR' '$HOME'; do
+  run "$NOUSERNS" "$CORDON" -- /bin/sh -c "cp \"\$(command -v rm)\" $where/x && $where/x -rf /usr; echo status \$?"
+  expect_err '^cordon: denied: ' "exec checks: a copy of rm in $where under another name is denied"
+  expect_out '^status [1-9]' "exec checks: the copy in $where did not run"
+done
+rm -f "$WORK/a/x"
 # A config of mode 0600 (it may hold a token) is put back as 0600.
 chmod 600 "$WORK/a/.git/config"
 sleep 1.1  # older than the run's start, so that its copy is trusted

@@ -372,6 +372,7 @@ Result<std::optional<ExecRequest>> ExecListener::receive() {
         return std::optional<ExecRequest>{};
     }
     read_request(r, notif->data, limits_);
+    if (writable_) r.writable = &*writable_;
     if (r.missing) {
         // Nothing there to run: fail the exec as the kernel would, without judging or logging it.
         deny(r.id, ENOENT);

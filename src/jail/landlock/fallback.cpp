@@ -466,6 +466,17 @@ void end_children() {
     }
 }
 
+std::vector<std::string> fallback_writable(const FallbackPlan& plan) {
+    std::vector<std::string> out;
+    for (const auto& r : plan.landlock.rules) {
+        if ((r.access & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_MAKE_REG)) == 0) continue;
+        char real[PATH_MAX];
+        if (::realpath(r.path.c_str(), real) == nullptr) continue;  // nothing there to be written
+        out.emplace_back(real);
+    }
+    return out;
+}
+
 std::vector<std::string> describe(const FallbackPlan& plan) {
     std::vector<std::string> lines = describe(plan.landlock);
     std::string sockets = "socket(2) refused: unix sockets";
