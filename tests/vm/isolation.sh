@@ -27,14 +27,20 @@ if [ $rc -eq 0 ] && grep -q '^wrote$' "$T/out" && [ ! -e "$OUTSIDE/pwned" ] && !
   pass escapes "the workdir is written; nothing outside it, and the HOME secret is unreadable"
 else fail escapes "exit $rc"; fi
 
-# What it names as dropped is really gone: a host process is visible.
+# What it names as dropped is really gone: a host process is visible; but not its environment
+# or files (Landlock's ptrace rule, from ABI 1).
 sleep 100 &
 host=$!
 run $CORDON --no-policy -- /bin/sh -c "[ -r /proc/$host/cmdline ] && echo visible; true"
-kill $host
 if [ $rc -eq 0 ] && grep -q '^visible$' "$T/out"; then
   pass dropped-visible "dropped as named: a host process is visible in /proc"
 else fail dropped-visible "exit $rc"; fi
+run $CORDON --no-policy -- /bin/sh -c "cat /proc/$host/environ >/dev/null 2>&1 && echo environ-read
+  readlink /proc/$host/cwd >/dev/null 2>&1 && echo cwd-read; echo looked"
+if [ $rc -eq 0 ] && grep -q '^looked$' "$T/out" && ! grep -q 'environ-read\|cwd-read' "$T/out"; then
+  pass proc-guarded "a host process's /proc/PID/environ and cwd stay out of reach"
+else fail proc-guarded "exit $rc: $(cat "$T/out")"; fi
+kill $host
 
 # Everyday work: a repository in the workdir; new files at its top, git commit, branch and
 # switch; what the command planted in the protected paths is moved aside when the run ends.
