@@ -334,9 +334,6 @@ Status route_through_proxy(Run& run) {
     CORDON_ASSIGN_OR_RETURN(plan.socket_bpf, fallback_socket_filter(false, true));
     plan.listener_bpf = exec_filter(run.prepared.exec_checks, false, true);
     plan.proxy = true;
-    plan.dropped.push_back(
-        "--allow-host: only through the proxy (HTTP_PROXY and HTTPS_PROXY): other connections, and "
-        "programs that ignore those variables, are refused (no network namespace)");
     return {};
 }
 

@@ -240,6 +240,12 @@ void name_dropped(const Spec& spec, const Places& p, const Granter& g, int abi, 
         if (t != "/tmp" && t != "/var/tmp" && t != "/run") dropped.push_back("--tmpfs " + t + " not accessible");
     }
     if (!spec.share_net) dropped.emplace_back("no loopback inside the jail (network sockets are refused)");
+    if (!spec.allow_hosts.empty()) {
+        dropped.emplace_back(
+            "--allow-host: only through the proxy (HTTP_PROXY, HTTPS_PROXY), where cordon can be the jail's "
+            "seccomp listener, else no network at all: other connections, and programs that ignore those "
+            "variables, are refused (no network namespace)");
+    }
     // The --allow-host filter lives in the jail's own network namespace (cordon(1), NETWORK):
     // without one, the allowed hosts are out of reach too, never the whole network.
     dropped.emplace_back("unix sockets refused (socket(AF_UNIX); socketpair works)");
@@ -296,6 +302,7 @@ Result<FallbackPlan> plan_fallback(const Spec& spec, const MountPlan& mounts, in
     plan.net_refused = !spec.share_net;
     name_dropped(spec, places, g, ll.abi, plan.dropped);
     plan.judged = places.protected_paths;
+    plan.allow_hosts = !spec.allow_hosts.empty();
     plan.home = places.home;
     plan.home_links = places.home_links;
     return plan;
@@ -481,6 +488,8 @@ std::vector<std::string> describe(const FallbackPlan& plan) {
     std::vector<std::string> lines = describe(plan.landlock);
     std::string sockets = "socket(2) refused: unix sockets";
     if (plan.net_refused) sockets += ", every network family";
+    if (plan.allow_hosts)
+        sockets += " (--allow-host: but TCP client sockets, whose connects cordon makes to its proxy)";
     if (plan.landlock.handled_net != 0) sockets += "; TCP bind and connect refused by Landlock too";
     lines.push_back(sockets);
     if (!plan.home.empty()) lines.push_back("HOME: a private directory for the run instead of " + plan.home);
