@@ -233,6 +233,19 @@ attempt('bind', lambda: socket.socket().bind(('127.0.0.1', 0)))
 attempt('listen', lambda: socket.socket().listen(1))
 attempt('fastopen', lambda: socket.socket().sendto(b'x', 0x20000000, ('127.0.0.1', $HP)))
 attempt('proxy', lambda: socket.create_connection(('127.0.0.1', 3128), timeout=5))
+# From a thread other than the main one (the supervisor takes the thread's socket).
+import threading
+t = threading.Thread(target=attempt, args=('thread', lambda: socket.create_connection(('127.0.0.1', 3128))))
+t.start(); t.join()
+# A blocking socket whose handshake never ends (a TCP MD5 key the proxy has not: its SYNs are
+# dropped) does not hold cordon up: its connect is answered at once, the wait is the jail's.
+import struct
+def md5():
+    s = socket.socket()
+    addr = struct.pack('<HH4s120x', socket.AF_INET, 0, socket.inet_aton('127.0.0.1'))
+    s.setsockopt(socket.IPPROTO_TCP, 14, addr + struct.pack('<BBHi80s', 0, 0, 4, 0, b'key!'))
+    s.connect(('127.0.0.1', 3128))
+attempt('md5', md5)
 PYEOF" "${ALLOW[@]}"
   expect_out '^direct EACCES$' "landlock: a direct connection to an allowed host's server is refused"
   expect_out '^v6 (EACCES|EADDRNOTAVAIL|ENETUNREACH)$' "landlock: so is one over IPv6"
@@ -241,6 +254,8 @@ PYEOF" "${ALLOW[@]}"
   expect_out '^listen EACCES$' "landlock: no listen"
   expect_out '^fastopen EACCES$' "landlock: no TCP Fast Open (a connect by sendto)"
   expect_out '^proxy done$' "landlock: the address HTTP_PROXY names connects"
+  expect_out '^thread done$' "landlock: so does a connect from another thread"
+  expect_out '^md5 done$' "landlock: a handshake the jail makes endless does not make cordon wait"
   lljailed "curl -sS --max-time 10 --noproxy '*' http://allowed.test:$HP/hello.txt; echo rc=\$?" "${ALLOW[@]}"
   expect_out '^rc=(6|7)$' "landlock: a client that ignores the proxy variables gets nothing"
   expect_no_out 'hello-from-outside' "landlock: nothing reaches the server past the proxy"

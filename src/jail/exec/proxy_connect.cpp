@@ -8,8 +8,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "cordon/exec_notify.hpp"
 #include "cordon/fd.hpp"
@@ -18,9 +23,15 @@ namespace cordon {
 
 namespace {
 
-// How long the supervisor waits for its own listener to take a connection (a full backlog):
-// the poll loop that answers the jail's calls waits meanwhile, so it is short.
-constexpr int kConnectWaitMs = 5000;
+// How long the supervisor waits for the handshake with its own listener, for a blocking
+// socket: the poll loop that answers the jail's calls waits meanwhile, and the jail can make a
+// handshake never end (a TCP_MD5SIG key on its socket, which the listener drops), so it is
+// short. A loopback handshake takes microseconds; one still going on after it is answered as
+// done, and the kernel completes it (or fails the socket's first send).
+constexpr int kConnectWaitMs = 2;
+
+// PIDFD_THREAD (Linux 6.9): a pidfd for a thread, whose descriptor table may be its own.
+constexpr unsigned kPidfdThread = O_EXCL;
 
 // ADDR (LEN bytes, the jail's copy read into ours) names the proxy: 127.0.0.1, ::1 or
 // ::ffff:127.0.0.1, at the port HTTP(S)_PROXY gives.
@@ -69,10 +80,37 @@ int connect_to_listener(int sock, int domain, uint16_t port) {
     if (blocking) (void)::fcntl(sock, F_SETFL, flags);
     if (err != EINPROGRESS || !blocking) return err;
     pollfd p{sock, POLLOUT, 0};
-    if (retry_eintr([&] { return ::poll(&p, 1, kConnectWaitMs); }) != 1) return ETIMEDOUT;
+    if (retry_eintr([&] { return ::poll(&p, 1, kConnectWaitMs); }) != 1) return 0;  // under way
     socklen_t elen = sizeof err;
     if (::getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &elen) != 0) return errno;
     return err;
+}
+
+// The socket FD of thread TID: through a pidfd for the thread itself where the kernel has them,
+// else through its thread group's, checked to be the same socket (a thread may have a
+// descriptor table of its own: unshare(CLONE_FILES)).
+UniqueFd take_socket(pid_t tid, int fd) {
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, tid, kPidfdThread)));
+    if (pidfd) return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(tid));
+    UniqueFd status(::open(path, O_RDONLY | O_CLOEXEC));
+    char buf[1024];
+    const ssize_t n = status ? ::read(status.get(), buf, sizeof buf - 1) : -1;
+    if (n <= 0) return {};
+    buf[n] = '\0';
+    const char* tgid_at = std::strstr(buf, "\nTgid:");
+    if (tgid_at == nullptr) return {};
+    const pid_t tgid = static_cast<pid_t>(std::strtol(tgid_at + 6, nullptr, 10));
+    pidfd = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, tgid, 0)));
+    if (!pidfd) return {};
+    UniqueFd sock(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+    struct stat st {};
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/fd/%d", static_cast<int>(tgid), static_cast<int>(tid), fd);
+    char link[64] = {};
+    if (!sock || ::fstat(sock.get(), &st) != 0 || ::readlink(path, link, sizeof link - 1) <= 0) return {};
+    const std::string expect = "socket:[" + std::to_string(st.st_ino) + "]";
+    return expect == link ? std::move(sock) : UniqueFd();
 }
 
 }  // namespace
@@ -86,9 +124,7 @@ int answer_connect(pid_t pid, const seccomp_data& data, const ProxyRoute& route,
     const ssize_t got = read_mem(pid, data.args[1], reinterpret_cast<char*>(&addr), static_cast<size_t>(len));
     if (got != static_cast<ssize_t>(len)) return got < 0 && errno == EFAULT ? EFAULT : EACCES;
     if (!names_proxy(addr, static_cast<socklen_t>(len), route.advertised)) return EACCES;
-    const UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!pidfd) return EACCES;
-    const UniqueFd sock(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(data.args[0]), 0)));
+    const UniqueFd sock = take_socket(pid, static_cast<int>(data.args[0]));
     if (!sock) return errno == EBADF ? EBADF : EACCES;
     // The socket taken is the caller's only if the call still waits: its pid was not reused.
     if (!still_waiting()) return EACCES;
