@@ -111,7 +111,7 @@ public:
     // The run's placeholders, for the calls answered here (placeholder_calls.hpp).
     void set_placeholders(std::vector<FileId> ids) { placeholders_ = std::move(ids); }
     // Where a connect to the jail's proxy goes (proxy_connect.hpp); inactive: none may.
-    void set_proxy_route(ProxyRoute route) { route_ = route; }
+    void set_proxy_route(ProxyRoute route) { route_ = std::move(route); }
     // The Landlock jail's writable places, given with each request (ExecRequest::writable).
     void set_writable(std::optional<std::vector<std::string>> places) { writable_ = std::move(places); }
 
@@ -151,7 +151,7 @@ public:
                std::optional<std::vector<std::string>> writable = std::nullopt) {
         listener_ = ExecListener(std::move(listener));
         listener_.set_placeholders(std::move(placeholders));
-        listener_.set_proxy_route(route);
+        listener_.set_proxy_route(std::move(route));
         listener_.set_writable(std::move(writable));
     }
     // For poll: -1 until the payload has handed the listener over, and once it is closed.

@@ -17,6 +17,7 @@
 
 #include "cordon/error.hpp"
 #include "cordon/fd.hpp"
+#include "cordon/proxy_connect.hpp"
 #include "cordon/spec.hpp"
 
 namespace cordon {
@@ -56,7 +57,8 @@ public:
     void adopt(uint32_t tag, UniqueFd fd);
     // The Landlock jail's: the proxy alone, listening on the host's 127.0.0.1 at a port the
     // kernel picks (proxy_connect.hpp connects the jail's sockets to it); that port.
-    Result<uint16_t> listen_on_host();
+    // Only the connections whose peer port ADMITTED holds are served (proxy_connect.hpp).
+    Result<uint16_t> listen_on_host(std::shared_ptr<ProxyAdmissions> admitted);
     // Ends every connection and returns the refusals recorded in the run.
     NetRefusals stop();
 

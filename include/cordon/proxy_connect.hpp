@@ -18,13 +18,41 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
 
 namespace cordon {
+
+// The local ports of the jail's sockets that the supervisor connected to its proxy, not yet
+// accepted: the proxy serves those only, not another local program that finds its port.
+class ProxyAdmissions {
+public:
+    static constexpr size_t kMax = 4096;  // connections under way at once
+    bool add(uint16_t port) {
+        std::lock_guard lock(mu_);
+        if (ports_.size() >= kMax) return false;
+        ports_.insert(port);
+        return true;
+    }
+    bool take(uint16_t port) {
+        std::lock_guard lock(mu_);
+        const auto it = ports_.find(port);
+        if (it == ports_.end()) return false;
+        ports_.erase(it);
+        return true;
+    }
+
+private:
+    std::mutex mu_;
+    std::multiset<uint16_t> ports_;
+};
 
 struct ProxyRoute {
     uint16_t advertised = 0;  // the port HTTP(S)_PROXY names in the jail
     uint16_t real = 0;        // the supervisor's listener on the host's 127.0.0.1
-    [[nodiscard]] bool active() const { return real != 0; }
+    std::shared_ptr<ProxyAdmissions> admitted;
+    [[nodiscard]] bool active() const { return real != 0 && admitted != nullptr; }
 };
 
 // The answer to a notified connect(2) of process PID with DATA: 0 when the supervisor

@@ -329,8 +329,9 @@ Status route_through_proxy(Run& run) {
         plan.dropped.push_back("--allow-host: no network at all (no seccomp listener here: " + probe.why + ")");
         return {};
     }
-    CORDON_ASSIGN_OR_RETURN(const uint16_t port, run.net->listen_on_host());
-    run.proxy_route = ProxyRoute{proxy_port(run.spec.allow_hosts), port};
+    auto admitted = std::make_shared<ProxyAdmissions>();
+    CORDON_ASSIGN_OR_RETURN(const uint16_t port, run.net->listen_on_host(admitted));
+    run.proxy_route = ProxyRoute{proxy_port(run.spec.allow_hosts), port, std::move(admitted)};
     CORDON_ASSIGN_OR_RETURN(plan.socket_bpf, fallback_socket_filter(false, true));
     plan.listener_bpf = exec_filter(run.prepared.exec_checks, false, true);
     plan.proxy = true;

@@ -258,6 +258,24 @@ PYEOF" "${ALLOW[@]}"
   expect_out '^md5 done$' "landlock: a handshake the jail makes endless does not make cordon wait"
   lljailed "curl -sS --max-time 10 --noproxy '*' http://allowed.test:$HP/hello.txt; echo rc=\$?" "${ALLOW[@]}"
   expect_out '^rc=(6|7)$' "landlock: a client that ignores the proxy variables gets nothing"
+  # The proxy's own port on the host's loopback serves the jail's connections only: another
+  # program that finds it (ss) gets its connection closed.
+  "$NOUSERNS" "$CORDON" -q "${ALLOW[@]}" -- sleep 30 </dev/null >/dev/null 2>&1 &
+  jail_pid=$!
+  real=""
+  for _ in $(seq 100); do
+    real=$(ss -ltnpH 2>/dev/null | grep "pid=$jail_pid," | grep -o '127\.0\.0\.1:[0-9]*' | head -1)
+    [[ -n $real ]] && break
+    sleep 0.1
+  done
+  if [[ -n $real ]]; then
+    run curl -sS --max-time 10 --noproxy '' -x "http://$real" "http://allowed.test:$HP/hello.txt"
+    expect_no_out 'hello-from-outside' "landlock: the proxy's port serves no program outside the jail ($real)"
+  else
+    not_ok "landlock: the proxy's listener of cordon $jail_pid was not found"
+  fi
+  kill "$jail_pid" 2>/dev/null
+  wait "$jail_pid" 2>/dev/null
   expect_no_out 'hello-from-outside' "landlock: nothing reaches the server past the proxy"
   WRAP=()
 fi

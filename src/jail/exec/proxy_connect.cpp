@@ -50,26 +50,40 @@ bool names_proxy(const sockaddr_storage& addr, socklen_t len, uint16_t port) {
     return false;
 }
 
-// Connect SOCK (the jail's, of DOMAIN) to the supervisor's listener at PORT, as the jail would
-// see it connect: 0, or the errno (EINPROGRESS where the jail's socket is non-blocking).
-int connect_to_listener(int sock, int domain, uint16_t port) {
-    sockaddr_storage to{};
-    socklen_t len = 0;
+// 127.0.0.1 at PORT for a socket of DOMAIN (v4-mapped for AF_INET6), into TO; its length.
+socklen_t loopback(int domain, uint16_t port, sockaddr_storage& to) {
+    to = {};
     if (domain == AF_INET) {
         auto& in = reinterpret_cast<sockaddr_in&>(to);
         in.sin_family = AF_INET;
         in.sin_port = htons(port);
         in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        len = sizeof in;
-    } else {
-        auto& in6 = reinterpret_cast<sockaddr_in6&>(to);
-        in6.sin6_family = AF_INET6;
-        in6.sin6_port = htons(port);
-        in6.sin6_addr.s6_addr[10] = 0xff;
-        in6.sin6_addr.s6_addr[11] = 0xff;
-        std::memcpy(&in6.sin6_addr.s6_addr[12], "\x7f\x00\x00\x01", 4);
-        len = sizeof in6;
+        return sizeof in;
     }
+    auto& in6 = reinterpret_cast<sockaddr_in6&>(to);
+    in6.sin6_family = AF_INET6;
+    in6.sin6_port = htons(port);
+    in6.sin6_addr.s6_addr[10] = 0xff;
+    in6.sin6_addr.s6_addr[11] = 0xff;
+    std::memcpy(&in6.sin6_addr.s6_addr[12], "\x7f\x00\x00\x01", 4);
+    return sizeof in6;
+}
+
+// Connect SOCK (the jail's, of DOMAIN) to the supervisor's listener at PORT, as the jail would
+// see it connect: 0, or the errno (EINPROGRESS where the jail's socket is non-blocking). Its
+// local port is bound first and admitted, so that the proxy knows the connection for the jail's
+// when it accepts it (the handshake may end before connect returns).
+int connect_to_listener(int sock, int domain, uint16_t port, ProxyAdmissions& admitted) {
+    sockaddr_storage to{};
+    socklen_t len = loopback(domain, 0, to);
+    if (::bind(sock, reinterpret_cast<const sockaddr*>(&to), len) != 0) return errno == EINVAL ? EISCONN : errno;
+    sockaddr_storage local{};
+    socklen_t local_len = sizeof local;
+    if (::getsockname(sock, reinterpret_cast<sockaddr*>(&local), &local_len) != 0) return errno;
+    const uint16_t local_port = ntohs(domain == AF_INET ? reinterpret_cast<const sockaddr_in&>(local).sin_port
+                                                        : reinterpret_cast<const sockaddr_in6&>(local).sin6_port);
+    if (!admitted.add(local_port)) return EAGAIN;
+    len = loopback(domain, port, to);
     const int flags = ::fcntl(sock, F_GETFL);
     if (flags < 0) return errno;
     const bool blocking = (flags & O_NONBLOCK) == 0;
@@ -135,7 +149,7 @@ int answer_connect(pid_t pid, const seccomp_data& data, const ProxyRoute& route,
     if (::getsockopt(sock.get(), SOL_SOCKET, SO_TYPE, &type, &olen) != 0) return ENOTSOCK;
     if ((domain != AF_INET && domain != AF_INET6) || type != SOCK_STREAM) return EACCES;
     if (domain == AF_INET && addr.ss_family != AF_INET) return EAFNOSUPPORT;
-    return connect_to_listener(sock.get(), domain, route.real);
+    return connect_to_listener(sock.get(), domain, route.real, *route.admitted);
 }
 
 }  // namespace cordon

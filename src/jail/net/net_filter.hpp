@@ -23,6 +23,8 @@ struct NetFilter::Shared {
     std::string resolv_conf = "/etc/resolv.conf";  // CORDON_TEST_RESOLV_CONF in tests
     int audit_fd = -1;
     int max_connections = 0;  // max_connections(), when the filter was made
+    // The Landlock jail's: the proxy serves the connections the supervisor made for the jail only.
+    std::shared_ptr<ProxyAdmissions> admitted;
 
     std::mutex mu;
     std::condition_variable idle;

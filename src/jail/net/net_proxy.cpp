@@ -93,7 +93,8 @@ Result<std::string> jail_resolv_conf() {
     return path;
 }
 
-Result<uint16_t> NetFilter::listen_on_host() {
+Result<uint16_t> NetFilter::listen_on_host(std::shared_ptr<ProxyAdmissions> admitted) {
+    shared_->admitted = std::move(admitted);
     UniqueFd fd(listen_on(SOCK_STREAM, INADDR_LOOPBACK, 0));
     if (!fd) return sys_error("listen on 127.0.0.1 for the network proxy");
     struct sockaddr_in sin {};
@@ -419,6 +420,16 @@ void connection_thread(const std::shared_ptr<Shared>& sh, UniqueFd fd, NetListen
     if (--sh->active == 0) sh->idle.notify_all();
 }
 
+// The peer of the accepted CONN is a socket the supervisor connected for the Landlock jail.
+bool admitted_peer(ProxyAdmissions& admitted, int conn) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    if (::getpeername(conn, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return false;
+    const uint16_t port = ntohs(peer.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(peer).sin_port
+                                                          : reinterpret_cast<const sockaddr_in6&>(peer).sin6_port);
+    return admitted.take(port);
+}
+
 void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<uint32_t, int>>& listeners, int wake) {
     std::vector<pollfd> fds;
     fds.reserve(listeners.size() + 1);
@@ -443,6 +454,7 @@ void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<
                 break;
             }
             if (!conn) continue;
+            if (sh->admitted && !admitted_peer(*sh->admitted, conn.get())) continue;  // not the jail's
             {
                 // Two threads a connection: a jail that opens more at once than any tool needs
                 // gets the extra ones closed, not the supervisor's memory.
