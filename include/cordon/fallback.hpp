@@ -31,9 +31,8 @@ struct FallbackPlan {
     // --allow-host where the supervisor can be the jail's seccomp listener (enter_fallback):
     // the allowed hosts through the supervisor's proxy, and the listener's filter, which sends
     // connect(2) there too (proxy_connect.hpp). Otherwise no network at all.
-    bool allow_hosts = false;  // --allow-host: the proxy where a listener can be had
-    bool proxy = false;
-    std::vector<sock_filter> listener_bpf;
+    bool allow_hosts = false;               // --allow-host: the proxy where a listener can be had
+    std::vector<sock_filter> listener_bpf;  // set (non-empty) where the jail goes through the proxy
     // The per-run TMPDIR: the supervisor makes it below this directory, and Landlock grants it
     // (the shared /tmp itself gets no rule).
     std::string tmp_parent = "/tmp";

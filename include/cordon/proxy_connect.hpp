@@ -13,7 +13,10 @@
 #error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
 #endif
 
+#include <arpa/inet.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -47,6 +50,12 @@ private:
     std::mutex mu_;
     std::multiset<uint16_t> ports_;
 };
+
+// The port of an AF_INET or AF_INET6 address, in host order.
+inline uint16_t port_of(const sockaddr_storage& addr) {
+    return ntohs(addr.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(addr).sin_port
+                                           : reinterpret_cast<const sockaddr_in6&>(addr).sin6_port);
+}
 
 struct ProxyRoute {
     uint16_t advertised = 0;  // the port HTTP(S)_PROXY names in the jail

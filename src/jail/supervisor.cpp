@@ -334,7 +334,6 @@ Status route_through_proxy(Run& run) {
     run.proxy_route = ProxyRoute{proxy_port(run.spec.allow_hosts), port, std::move(admitted)};
     CORDON_ASSIGN_OR_RETURN(plan.socket_bpf, fallback_socket_filter(false, true));
     plan.listener_bpf = exec_filter(run.prepared.exec_checks, false, true);
-    plan.proxy = true;
     return {};
 }
 

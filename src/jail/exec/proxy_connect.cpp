@@ -80,8 +80,7 @@ int connect_to_listener(int sock, int domain, uint16_t port, ProxyAdmissions& ad
     sockaddr_storage local{};
     socklen_t local_len = sizeof local;
     if (::getsockname(sock, reinterpret_cast<sockaddr*>(&local), &local_len) != 0) return errno;
-    const uint16_t local_port = ntohs(domain == AF_INET ? reinterpret_cast<const sockaddr_in&>(local).sin_port
-                                                        : reinterpret_cast<const sockaddr_in6&>(local).sin6_port);
+    const uint16_t local_port = port_of(local);
     if (!admitted.add(local_port)) return EAGAIN;
     len = loopback(domain, port, to);
     const int flags = ::fcntl(sock, F_GETFL);

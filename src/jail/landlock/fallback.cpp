@@ -240,14 +240,14 @@ void name_dropped(const Spec& spec, const Places& p, const Granter& g, int abi, 
         if (t != "/tmp" && t != "/var/tmp" && t != "/run") dropped.push_back("--tmpfs " + t + " not accessible");
     }
     if (!spec.share_net) dropped.emplace_back("no loopback inside the jail (network sockets are refused)");
+    // The --allow-host filter lives in the jail's own network namespace (cordon(1), NETWORK):
+    // without one, only the proxy's clients, through the jail's seccomp listener (proxy_connect.hpp).
     if (!spec.allow_hosts.empty()) {
         dropped.emplace_back(
             "--allow-host: only through the proxy (HTTP_PROXY, HTTPS_PROXY), where cordon can be the jail's "
             "seccomp listener, else no network at all: other connections, and programs that ignore those "
             "variables, are refused (no network namespace)");
     }
-    // The --allow-host filter lives in the jail's own network namespace (cordon(1), NETWORK):
-    // without one, the allowed hosts are out of reach too, never the whole network.
     dropped.emplace_back("unix sockets refused (socket(AF_UNIX); socketpair works)");
     if (abi < 6) {
         dropped.push_back("signals to host processes of the same user not refused (Landlock ABI " +
@@ -390,8 +390,6 @@ RunTmpdir::~RunTmpdir() {
 
 namespace {
 
-// The pids of init's children, from /proc/thread-self/children (init has one thread), or by
-// scanning /proc where the kernel lacks that file. At most MAX of them.
 // The pids in a children file of /proc (PATH), at most MAX; SIZE_MAX where it cannot be read.
 size_t read_pids(const char* path, pid_t* out, size_t max) {
     size_t n = 0;
@@ -410,6 +408,8 @@ size_t read_pids(const char* path, pid_t* out, size_t max) {
     return n;
 }
 
+// The pids of init's children, from /proc/thread-self/children (init has one thread), or by
+// scanning /proc where the kernel lacks that file. At most MAX of them.
 size_t list_children(pid_t* out, size_t max) {
     char buf[4096];
     if (const size_t n = read_pids("/proc/thread-self/children", out, max); n != SIZE_MAX) return n;
@@ -438,39 +438,46 @@ size_t list_children(pid_t* out, size_t max) {
     return n;
 }
 
-}  // namespace
+// The pids of the children of each of our threads (an orphan comes to any thread of its
+// subreaper), at most MAX of them.
+size_t list_our_children(pid_t* out, size_t max) {
+    size_t n = 0;
+    UniqueFd tasks(::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    alignas(8) char dents[4096];
+    for (long got = 0; tasks && n < max && (got = ::syscall(SYS_getdents64, tasks.get(), dents, sizeof dents)) > 0;) {
+        for (long off = 0; off < got && n < max;) {
+            const auto* d = reinterpret_cast<const struct dirent64*>(dents + off);
+            off += d->d_reclen;
+            if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
+            char path[300];
+            std::snprintf(path, sizeof path, "/proc/self/task/%s/children", d->d_name);
+            const size_t got_pids = read_pids(path, out + n, max - n);
+            if (got_pids != SIZE_MAX) n += got_pids;
+        }
+    }
+    return n;
+}
 
-void end_orphans() {
+// Each process LIST names killed and reaped, until it names none: what they leave comes to us
+// in turn. No allocation (init calls it).
+void end_each(size_t (*list)(pid_t*, size_t)) {
     pid_t pids[512];
     for (int round = 0; round < 10000; ++round) {
-        size_t n = 0;
-        UniqueFd tasks(::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        alignas(8) char dents[4096];
-        for (long got = 0;
-             tasks && n < std::size(pids) && (got = ::syscall(SYS_getdents64, tasks.get(), dents, sizeof dents)) > 0;) {
-            for (long off = 0; off < got && n < std::size(pids);) {
-                const auto* d = reinterpret_cast<const struct dirent64*>(dents + off);
-                off += d->d_reclen;
-                if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
-                const std::string path = std::string("/proc/self/task/") + d->d_name + "/children";
-                const size_t got_pids = read_pids(path.c_str(), pids + n, std::size(pids) - n);
-                if (got_pids != SIZE_MAX) n += got_pids;
-            }
-        }
+        const size_t n = list(pids, std::size(pids));
         if (n == 0) return;
         for (size_t i = 0; i < n; ++i) ::kill(pids[i], SIGKILL);
         for (size_t i = 0; i < n; ++i) (void)retry_eintr([&] { return ::waitpid(pids[i], nullptr, 0); });
     }
 }
 
+}  // namespace
+
+void end_orphans() {
+    end_each(list_our_children);
+}
+
 void end_children() {
-    pid_t pids[512];
-    for (int round = 0; round < 10000; ++round) {
-        const size_t n = list_children(pids, std::size(pids));
-        if (n == 0) return;
-        for (size_t i = 0; i < n; ++i) ::kill(pids[i], SIGKILL);
-        for (size_t i = 0; i < n; ++i) (void)retry_eintr([&] { return ::waitpid(pids[i], nullptr, 0); });
-    }
+    end_each(list_children);
 }
 
 std::vector<std::string> fallback_writable(const FallbackPlan& plan) {

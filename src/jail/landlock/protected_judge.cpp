@@ -214,13 +214,7 @@ std::string move_aside(int dir, const std::string& name) {
 bool put_back(int dir, const std::string& name, const Look& was) {
     UniqueFd fd(::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return false;
-    const std::string& text = *was.copy;
-    for (size_t off = 0; off < text.size();) {
-        const ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
-        if (n <= 0) return false;
-        off += static_cast<size_t>(n);
-    }
-    return ::fchmod(fd.get(), was.mode & 07777) == 0;
+    return write_all(fd.get(), was.copy->data(), was.copy->size()) && ::fchmod(fd.get(), was.mode & 07777) == 0;
 }
 
 constexpr const char* kWhy = " (the Landlock jail cannot keep it read-only)";

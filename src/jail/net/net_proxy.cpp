@@ -425,9 +425,7 @@ bool admitted_peer(ProxyAdmissions& admitted, int conn) {
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     if (::getpeername(conn, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return false;
-    const uint16_t port = ntohs(peer.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(peer).sin_port
-                                                          : reinterpret_cast<const sockaddr_in6&>(peer).sin6_port);
-    return admitted.take(port);
+    return admitted.take(port_of(peer));
 }
 
 void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<uint32_t, int>>& listeners, int wake) {
