@@ -173,6 +173,25 @@ jailed_behind() {
   fi
 }
 
+# need_landlock_jail: for a test of the Landlock jail, sets NOUSERNS (the helper that refuses
+# user namespaces like Docker's default profile, tests/helpers/nouserns.cpp) and abi (the
+# kernel's Landlock ABI); ends the test with a skip where the kernel has no Landlock jail to
+# give (ABI below 2), and with a failure where the helper is missing.
+need_landlock_jail() {
+  NOUSERNS=$(dirname "$CORDON")/cordon-test-nouserns
+  abi=$(landlock_abi)
+  if ((abi < 2)); then
+    skip "no Landlock jail on this kernel (Landlock ABI $abi)"
+    finish
+    exit
+  fi
+  [[ -x $NOUSERNS ]] || {
+    not_ok "the helper $NOUSERNS is missing (tests/helpers/nouserns.cpp)"
+    finish
+    exit
+  }
+}
+
 # The guard of the Landlock jail (cordon(1), ISOLATION): no pid 1 of ours to check, but the
 # payload must run under no_new_privs, a syscall filter, no effective capability, and Landlock:
 # a write to its own /proc/self/comm, which nothing else refuses, must fail.

@@ -8,18 +8,8 @@
 # --isolation landlock where namespaces work: a write only Landlock refuses.
 source "$TESTLIB"
 
-NOUSERNS=$(dirname "$CORDON")/cordon-test-nouserns
-abi=$(landlock_abi)
-if ((abi < 2)); then
-  skip "no Landlock jail on this kernel (Landlock ABI $abi)"
-  finish
-  exit
-fi
-[[ -x $NOUSERNS ]] || {
-  not_ok "the helper $NOUSERNS is missing (tests/helpers/nouserns.cpp)"
-  finish
-  exit
-}
+# The Landlock jail, and the helper that refuses user namespaces (NOUSERNS, ABI in abi).
+need_landlock_jail
 
 # Host things the escapes aim at: a process (signals, visibility), a TCP server on loopback.
 sleep 300 </dev/null >/dev/null 2>&1 &

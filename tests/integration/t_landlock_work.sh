@@ -9,18 +9,8 @@
 # processes' /proc. (The third refusal, user.max_user_namespaces=0, needs a VM: t_vm_landlock.)
 source "$TESTLIB"
 
-NOUSERNS=$(dirname "$CORDON")/cordon-test-nouserns
-abi=$(landlock_abi)
-if ((abi < 2)); then
-  skip "no Landlock jail on this kernel (Landlock ABI $abi)"
-  finish
-  exit
-fi
-[[ -x $NOUSERNS ]] || {
-  not_ok "the helper $NOUSERNS is missing (tests/helpers/nouserns.cpp)"
-  finish
-  exit
-}
+# The Landlock jail, and the helper that refuses user namespaces (NOUSERNS, ABI in abi).
+need_landlock_jail
 
 # A host process (signals, /proc) for the walls.
 sleep 300 </dev/null >/dev/null 2>&1 &
