@@ -75,7 +75,8 @@ struct ChildMsg {
         Exited = 4,
         ExecListener = 5,
         NetListener = 6,
-        Layers = 7
+        Layers = 7,
+        AgentListener = 8
     };
     Type type;
     int32_t err;     // errno

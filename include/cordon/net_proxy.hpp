@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cordon/error.hpp"
@@ -25,6 +26,11 @@ namespace cordon {
 // What a handed-over listener is, in ChildMsg::status: kind << 16 | port, kNetLast on the last.
 enum class NetListenerKind : uint32_t { Proxy = 1, Dns = 2, Forward = 3 };
 inline constexpr uint32_t kNetLast = 1U << 31;
+
+// A file of cordon's in /tmp/cordon-UID (the directory made if missing, refused unless it is this
+// user's alone): NAME holding TEXT, written (atomically, by rename) unless it already holds it;
+// its path. Files the jail is shown read-only (the resolver's, the SSH agent's known_hosts).
+Result<std::string> private_tmp_file(const std::string& name, std::string_view text);
 
 // The jail's /etc/resolv.conf under --allow-host, which names the fake resolver: a file in
 // /tmp/cordon-UID, written when it is missing or different; its path.

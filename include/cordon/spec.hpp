@@ -105,6 +105,18 @@ struct AllowHost {
     std::vector<uint16_t> ports;  // never empty
 };
 
+// One --ssh-agent host: its name (lowercase) and port, and the keys the caller's known_hosts
+// lists for it there (blobs, the SSH wire encoding).
+struct SshAgentHost {
+    std::string name;
+    uint16_t port = 22;
+    std::vector<std::string> keys;
+    std::string text() const { return port == 22 ? name : name + ":" + std::to_string(port); }
+};
+// Where the jail finds the relay's socket (SSH_AUTH_SOCK), on the jail's private /run.
+inline constexpr const char* kJailAgentDir = "/run/cordon";
+inline constexpr const char* kJailAgentSocket = "/run/cordon/ssh-agent.sock";
+
 // Why --as-pid-1 and the Landlock jail do not go together (the option's error, at either place).
 inline constexpr const char* kAsPid1Landlock =
     "the command can be pid 1 only of the namespace jail's pid namespace, and the Landlock jail has none";
@@ -127,6 +139,11 @@ struct Spec {
     // CORDON_TEST_RESOLV_CONF (cordon(1), NETWORK).
     std::vector<std::pair<std::string, std::string>> test_resolve;
     std::string test_resolv_conf;
+    // --ssh-agent (SPEC §6c, ssh_agent_relay.hpp): the hosts whose sessions the jail's agent
+    // signs for, each with its known keys (the caller's known_hosts); empty: no agent.
+    std::vector<SshAgentHost> ssh_agent_hosts;
+    std::vector<std::string> ssh_agent_keys;  // --ssh-agent-key: the keys (blobs) it may use; empty: all
+    std::string ssh_agent_upstream;           // the caller's SSH_AUTH_SOCK
 
     // Filesystem (absolute, normalised paths; `protect` is relative to the workdir).
     bool no_profile = false;

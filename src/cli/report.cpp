@@ -80,6 +80,18 @@ std::string describe_allowed_hosts(const Spec& spec) {
     return o;
 }
 
+// --ssh-agent: the hosts it signs for, with how many known keys each, and the caller's agent.
+std::string describe_ssh_agent(const Spec& spec) {
+    if (spec.ssh_agent_hosts.empty()) return "";
+    std::string o = "\nssh-agent:  " + std::string(kJailAgentSocket) + ", relayed to " + spec.ssh_agent_upstream +
+                    ": signs only for sessions bound to the keys of";
+    for (const auto& h : spec.ssh_agent_hosts)
+        o += "\n            " + h.text() + " (" + std::to_string(h.keys.size()) + " known key(s))";
+    if (!spec.ssh_agent_keys.empty())
+        o += "\n            with " + std::to_string(spec.ssh_agent_keys.size()) + " key(s) of --ssh-agent-key only";
+    return o;
+}
+
 }  // namespace
 
 std::string format_dry_run(const Spec& spec, const RunOptions& options, const Prepared& prepared) {
@@ -93,6 +105,7 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
     o += "namespaces: user mount pid ipc uts cgroup";
     o += spec.share_net ? " (network: host)" : " net (loopback only)";
     o += describe_allowed_hosts(spec);
+    o += describe_ssh_agent(spec);
     // A root caller's jail is remapped where the file systems allow it (cordon(1), ROOT CALLERS).
     const bool remap = spec.host_uid == 0;
     o += "\nuid map:    " + format_id_map(uid_maps(spec, remap));

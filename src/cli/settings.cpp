@@ -58,6 +58,12 @@ const std::vector<KeyInfo>& all_keys() {  // NOLINT(readability-function-size)
          "let connections to HOST (a name, *.DOMAIN or an address range) on PORT (default 80 and 443) through the "
          "jail's network filter (repeatable)",
          kProfile, 1},
+        {"ssh-agent", T::List, "HOST[:PORT]",
+         "give the jail an SSH agent that signs only for sessions with HOST (its key from your known_hosts; PORT "
+         "default 22), and let SSH to it through (repeatable; HOST,HOST... too)",
+         kProfile, 1},
+        {"ssh-agent-key", T::List, "FILE.pub", "the keys of your agent the jail's may use (repeatable; default: all)",
+         kProfile, 1},
         {"uid", T::UInt, "N", "user id inside the jail (default: the caller's)", kProfile, 1},
         {"gid", T::UInt, "N", "group id inside the jail (default: the caller's)", kProfile, 1},
         {"hostname", T::String, "NAME", "hostname inside the jail", kProfile, 1},

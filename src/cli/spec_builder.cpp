@@ -116,7 +116,7 @@ Status set_identity_and_network(const SettingsLayer& merged, const HostInfo& hos
 // profiles' allow-host lists (none: no network at all; host: the whole network); given there
 // together with --allow-host it is an error, and so is a profile's net = "host" under
 // allow-host entries.
-Status set_allowed_hosts(const CliRequest& cli, const SettingsLayer& merged, const HostInfo& host, Spec& s) {
+Status set_allowed_hosts(const CliRequest& cli, const SettingsLayer& merged, Spec& s) {
     const auto cli_net = get_string(cli.layer, "net");
     const auto cli_hosts = get_list(cli.layer, "allow-host");
     if (cli_net && !cli_hosts.empty()) {
@@ -137,6 +137,13 @@ Status set_allowed_hosts(const CliRequest& cli, const SettingsLayer& merged, con
     }
     if (proxy_port(s.allow_hosts) == 0)
         return make_error("--allow-host", "the entries take every port the proxy can use");
+    return {};
+}
+
+// CORDON_TEST_RESOLVE=NAME=ADDRESS,...: the tests' names for their loopback servers, where the
+// network is filtered (--allow-host, --ssh-agent).
+Status set_test_resolve(const HostInfo& host, Spec& s) {
+    if (s.allow_hosts.empty()) return {};
     for (const auto& kv : host.environ) {
         if (kv.rfind("CORDON_TEST_RESOLVE=", 0) != 0) continue;
         std::string_view list = std::string_view(kv).substr(20);
@@ -409,7 +416,9 @@ Result<ResolvedRun> build_spec_steps(const CliRequest& cli, const SettingsLayer&
     // The order of the steps decides which of several bad values is reported.
     set_command(cli, s);
     CORDON_TRY(set_identity_and_network(merged, host, s));
-    CORDON_TRY(set_allowed_hosts(cli, merged, host, s));
+    CORDON_TRY(set_allowed_hosts(cli, merged, s));
+    CORDON_TRY(spec_steps::set_ssh_agent(merged, host, s));
+    CORDON_TRY(set_test_resolve(host, s));
     CORDON_TRY(set_paths(cli, merged, host, s));
     CORDON_TRY(set_protected_paths(merged, s));
     CORDON_TRY(set_private_dirs(merged, host, s));
@@ -418,6 +427,7 @@ Result<ResolvedRun> build_spec_steps(const CliRequest& cli, const SettingsLayer&
     spec_steps::set_chdir(merged, host, s);
     CORDON_TRY(spec_steps::set_environment(merged, host, s, o));
     set_proxy_environment(s);
+    spec_steps::set_agent_environment(s);
     spec_steps::note_hidden_program(host, s, o);
     CORDON_TRY(spec_steps::set_limits(merged, s));
     CORDON_TRY(set_security(merged, s));

@@ -16,6 +16,11 @@ void set_chdir(const SettingsLayer& merged, const HostInfo& host, Spec& s);
 Status set_environment(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o);
 // A note when the command is a program in HOME that the jail does not show.
 void note_hidden_program(const HostInfo& host, const Spec& s, RunOptions& o);
+// --ssh-agent and --ssh-agent-key (spec_ssh_agent.cpp): the hosts with their keys from the
+// caller's known_hosts, the caller's agent, the hosts added to the network allowlist.
+Status set_ssh_agent(const SettingsLayer& merged, const HostInfo& host, Spec& s);
+// --ssh-agent: SSH_AUTH_SOCK names the jail's socket (after the environment's filter).
+void set_agent_environment(Spec& s);
 // --timeout, the cgroup limits (SPEC §7) and --rlimit.
 Status set_limits(const SettingsLayer& merged, Spec& s);
 

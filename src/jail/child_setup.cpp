@@ -25,6 +25,7 @@
 #include "cordon/net.hpp"
 #include "cordon/net_proxy.hpp"
 #include "cordon/paths.hpp"
+#include "cordon/ssh_agent_relay.hpp"
 
 namespace cordon::init {
 
@@ -165,7 +166,8 @@ bool build_filesystem(const ChildContext& ctx) {
 }
 
 // init: the hostname and the network namespace's loopback; with --allow-host, the filter's
-// listeners, bound here while init still holds CAP_NET_BIND_SERVICE (ports 53, 80 and 443).
+// listeners, bound here while init still holds CAP_NET_BIND_SERVICE (ports 53, 80 and 443);
+// with --ssh-agent, the agent's socket on the jail's /run.
 void set_up_uts_and_network(const ChildContext& ctx) {
     const Spec& spec = *ctx.spec;
     if (spec.hostname && ::sethostname(spec.hostname->c_str(), spec.hostname->size()) != 0) {
@@ -175,6 +177,10 @@ void set_up_uts_and_network(const ChildContext& ctx) {
     char step[128];
     if (!spec.allow_hosts.empty() && make_net_listeners(spec, ctx.sync_fd, step, sizeof step) != 0) {
         setup_failed(ctx.sync_fd, step);
+    }
+    char agent_step[160];
+    if (!spec.ssh_agent_hosts.empty() && make_agent_listener(ctx.sync_fd, agent_step, sizeof agent_step) != 0) {
+        setup_failed(ctx.sync_fd, agent_step);
     }
 }
 

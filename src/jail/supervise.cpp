@@ -171,6 +171,9 @@ void Supervision::on_message(const ChildMsg& m, UniqueFd fd) {
         case ChildMsg::NetListener:
             if (run_.net) run_.net->adopt(static_cast<uint32_t>(m.status), std::move(fd));
             break;
+        case ChildMsg::AgentListener:
+            if (run_.agent) run_.agent->adopt(std::move(fd));
+            break;
     }
 }
 

@@ -42,6 +42,7 @@
 #include "cordon/placeholders.hpp"
 #include "cordon/protected_judge.hpp"
 #include "cordon/root_remap.hpp"
+#include "cordon/ssh_agent_relay.hpp"
 #include "supervisor_run.hpp"
 
 namespace cordon {
@@ -97,6 +98,31 @@ Status plan_resolver(const Spec& spec, MountPlan& plan) {
                                .dest = "/etc/resolv.conf",
                                .readonly = true,
                                .why = "allow-host"});
+    return {};
+}
+
+// --ssh-agent: the jail's ~/.ssh/known_hosts lists the allowed hosts' keys, so that ssh inside
+// knows them without asking (the private HOME has none of the caller's). ssh(1) takes ~ from
+// the password database, not HOME: where the two differ, the file goes to both, the password
+// database's only where the jail's own root holds it (no bind of the host's there). Without a
+// private HOME the jail sees the caller's own.
+Status plan_known_hosts(const Spec& spec, MountPlan& plan) {
+    if (spec.ssh_agent_hosts.empty() || !spec.private_home || spec.home.empty() || spec.home == "/") return {};
+    CORDON_ASSIGN_OR_RETURN(std::string path, jail_known_hosts(spec));
+    std::vector<std::string> homes = {spec.home};
+    if (auto pw = passwd_entry(spec.uid); pw && pw->home.size() > 1 && pw->home[0] == '/' && pw->home != spec.home) {
+        const bool own = std::none_of(plan.ops.begin(), plan.ops.end(), [&](const MountOp& op) {
+            return op.kind != MountOp::Kind::Tmpfs && op.dest != "/" && path_at_or_under(pw->home, op.dest);
+        });
+        if (own) homes.push_back(normalize_path(pw->home, "/"));
+    }
+    for (const std::string& home : homes) {
+        plan.ops.push_back(MountOp{.kind = MountOp::Kind::Bind,
+                                   .source = path,
+                                   .dest = home + "/.ssh/known_hosts",
+                                   .readonly = true,
+                                   .why = "ssh-agent"});
+    }
     return {};
 }
 
@@ -182,6 +208,7 @@ Result<Prepared> prepare(const Spec& spec) {
     p.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
     if (!spec.share_net) p.clone_flags |= CLONE_NEWNET;
     CORDON_TRY(plan_resolver(spec, p.mounts));
+    CORDON_TRY(plan_known_hosts(spec, p.mounts));
     // Limits: decided here, read-only, so a limit that cannot be applied fails before anything
     // is created; the supervisor creates the cgroup just before clone.
     if (spec.limits.any()) {
@@ -577,6 +604,7 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
     Run run(spec, prepared, options);
     if (prepared.exec_checks) run.exec_gate = &exec_gate;
     if (!spec.allow_hosts.empty()) run.net = std::make_unique<NetFilter>(spec, options.audit_fd);
+    if (!spec.ssh_agent_hosts.empty()) run.agent = std::make_unique<SshAgentRelay>(spec, options.audit_fd);
     print_notes(run);
     RunFacts facts;
     Status status = start(run);
@@ -589,6 +617,11 @@ Outcome run_jail(const Spec& spec, const Prepared& prepared, const SupervisorOpt
         NetRefusals refused = run.net->stop();
         facts.net_denials = std::move(refused.records);
         facts.net_denials_dropped = refused.dropped;
+    }
+    if (run.agent) {
+        NetRefusals refused = run.agent->stop();
+        facts.net_denials.insert(facts.net_denials.end(), refused.records.begin(), refused.records.end());
+        facts.net_denials_dropped += refused.dropped;
     }
     facts.wall_ms = ms_since(run.t0);
     if (!status)

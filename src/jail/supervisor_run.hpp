@@ -21,6 +21,7 @@
 #include "cordon/placeholders.hpp"
 #include "cordon/protected_judge.hpp"
 #include "cordon/proxy_connect.hpp"
+#include "cordon/ssh_agent_relay.hpp"
 
 namespace cordon::supervisor {
 
@@ -79,6 +80,7 @@ struct Run {
     std::unique_ptr<Placeholders> placeholders;  // admit
     std::vector<std::string> limits_dropped;     // --limits best-effort: what the cgroup could not take
     std::unique_ptr<NetFilter> net;              // --allow-host: the listeners come in supervise
+    std::unique_ptr<SshAgentRelay> agent;        // --ssh-agent: its socket comes in supervise
     std::unique_ptr<RunCgroup> cgroup;           // start, before clone
     std::optional<SupervisedSignals> signals;    // start, before clone; restored when supervise ends
     UniqueFd sigfd;

@@ -228,6 +228,9 @@ Status refuse_what_needs_namespaces(const Spec& spec) {
     if (spec.uid != spec.host_uid || spec.gid != spec.host_gid) return refuse("--uid/--gid", "other ids inside");
     if (spec.hostname) return refuse("--hostname", "a hostname of its own");
     if (!spec.cap_keep.empty()) return refuse("--cap-add", "capabilities inside");
+    // Its socket would be a path on the host's filesystem, which Landlock does not cover: the
+    // jail refuses unix sockets altogether, and SSH is no proxy client.
+    if (!spec.ssh_agent_hosts.empty()) return refuse("--ssh-agent", "an agent socket and SSH connections");
     return {};
 }
 

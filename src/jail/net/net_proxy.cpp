@@ -63,11 +63,7 @@ bool send_listener(int sync_fd, int fd, NetListenerKind kind, uint16_t port, boo
 
 }  // namespace
 
-Result<std::string> jail_resolv_conf() {
-    static constexpr std::string_view kText =
-        "# cordon --allow-host: the jail's resolver, which knows only the allowed names (cordon(1), NETWORK)\n"
-        "nameserver 127.0.0.1\n"
-        "options attempts:2 timeout:2\n";
+Result<std::string> private_tmp_file(const std::string& name, std::string_view text) {
     const uid_t uid = ::geteuid();
     const std::string dir = "/tmp/cordon-" + std::to_string(uid);
     (void)::mkdir(dir.c_str(), 0700);
@@ -75,22 +71,31 @@ Result<std::string> jail_resolv_conf() {
     if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022) != 0) {
         return make_error(dir, "not a directory of this user's that only it can write");
     }
-    const std::string path = dir + "/resolv.conf";
-    char now[256];
+    const std::string path = dir + "/" + name;
+    std::string now(text.size() + 1, '\0');
     UniqueFd cur(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (cur && ::read(cur.get(), now, sizeof now) == static_cast<ssize_t>(kText.size()) &&
-        std::string_view(now, kText.size()) == kText) {
+    if (cur && ::fstat(cur.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid &&
+        ::read(cur.get(), now.data(), now.size()) == static_cast<ssize_t>(text.size()) &&
+        std::string_view(now).substr(0, text.size()) == text) {
         return path;
     }
     const std::string tmp = path + "." + std::to_string(::getpid());
     UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (!fd || !write_all(fd.get(), kText.data(), kText.size()) || ::fchmod(fd.get(), 0644) != 0 ||
+    if (!fd || !write_all(fd.get(), text.data(), text.size()) || ::fchmod(fd.get(), 0644) != 0 ||
         ::rename(tmp.c_str(), path.c_str()) != 0) {
         const int err = errno;
         (void)::unlink(tmp.c_str());
         return sys_error("write " + path, err);
     }
     return path;
+}
+
+Result<std::string> jail_resolv_conf() {
+    static constexpr std::string_view kText =
+        "# cordon --allow-host: the jail's resolver, which knows only the allowed names (cordon(1), NETWORK)\n"
+        "nameserver 127.0.0.1\n"
+        "options attempts:2 timeout:2\n";
+    return private_tmp_file("resolv.conf", kText);
 }
 
 Result<uint16_t> NetFilter::listen_on_host(std::shared_ptr<ProxyAdmissions> admitted) {

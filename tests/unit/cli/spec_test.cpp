@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <sys/capability.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "cordon/env_filter.hpp"
@@ -399,4 +402,68 @@ TEST_CASE("build_spec: paths", "[spec]") {
         REQUIRE_FALSE(r);
         CHECK(r.error().what == "--protect");
     }
+}
+
+TEST_CASE("build_spec: --ssh-agent reads known_hosts and the agent, and joins the allowlist", "[spec]") {
+    TempTree t;
+    auto host = host_at(t.root + "/home/u", t.root + "/home/u/proj");
+    std::filesystem::create_directories(t.root + "/home/u/.ssh");
+    const std::string key = "AAAAC3NzaC1lZDI1NTE5AAAAIOxwZ5QSGBCWCjQoWYpfchCEBkwzzhovHUtfSqZfKLMi";
+    {
+        std::FILE* f = std::fopen((t.root + "/home/u/.ssh/known_hosts").c_str(), "w");
+        REQUIRE(f != nullptr);
+        std::fprintf(f, "git.example ssh-ed25519 %s\n[git.example]:2222 ssh-ed25519 %s\n", key.c_str(), key.c_str());
+        std::fclose(f);
+    }
+    const std::string sock = t.root + "/agent.sock";
+    {
+        sockaddr_un sun{};
+        sun.sun_family = AF_UNIX;
+        std::snprintf(sun.sun_path, sizeof sun.sun_path, "%s", sock.c_str());
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun) == 0);
+        ::close(fd);
+    }
+
+    // Without the caller's agent, nothing to relay to.
+    auto none = build({"--ssh-agent", "git.example", "true"}, SettingsLayer{}, host);
+    REQUIRE_FALSE(none);
+    CHECK(none.error().what == "--ssh-agent");
+    CHECK_THAT(none.error().why, Catch::Contains("SSH_AUTH_SOCK is not set"));
+
+    host.environ.push_back("SSH_AUTH_SOCK=" + sock);
+    Spec s = build_ok({"--ssh-agent", "Git.Example,git.example:2222", "true"}, SettingsLayer{}, host);
+    REQUIRE(s.ssh_agent_hosts.size() == 2);
+    CHECK(s.ssh_agent_hosts[0].text() == "git.example");
+    CHECK(s.ssh_agent_hosts[1].text() == "git.example:2222");
+    CHECK(s.ssh_agent_hosts[0].keys.size() == 1);
+    CHECK(s.ssh_agent_upstream == sock);
+    CHECK(has(s.env, "SSH_AUTH_SOCK=/run/cordon/ssh-agent.sock"));
+    REQUIRE(s.allow_hosts.size() == 2);
+    CHECK(s.allow_hosts[0].ports == std::vector<uint16_t>{22});
+    CHECK(s.allow_hosts[1].ports == std::vector<uint16_t>{2222});
+    // --net none on the command line still lets SSH to the named hosts through; --net host
+    // needs no allowlist.
+    CHECK(build_ok({"--net", "none", "--ssh-agent", "git.example", "true"}, SettingsLayer{}, host).allow_hosts.size() ==
+          1);
+    Spec open = build_ok({"--net", "host", "--ssh-agent", "git.example", "true"}, SettingsLayer{}, host);
+    CHECK(open.allow_hosts.empty());
+    CHECK(open.ssh_agent_hosts.size() == 1);
+
+    // A host that known_hosts does not list, on that port, is an error naming it.
+    auto unknown = build({"--ssh-agent", "git.example:2200", "true"}, SettingsLayer{}, host);
+    REQUIRE_FALSE(unknown);
+    CHECK_THAT(unknown.error().why, Catch::Contains("no key of git.example:2200"));
+    for (const char* bad : {"a b", "*.example", "git.example:0", "git.example:99999", "git.example:x", ""}) {
+        auto r = build({"--ssh-agent", bad, "true"}, SettingsLayer{}, host);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().what == "--ssh-agent");
+    }
+    auto key_alone = build({"--ssh-agent-key", sock, "true"}, SettingsLayer{}, host);
+    REQUIRE_FALSE(key_alone);
+    CHECK(key_alone.error().what == "--ssh-agent-key");
+    auto not_pub = build({"--ssh-agent", "git.example", "--ssh-agent-key", t.root + "/home/u/.ssh/known_hosts", "true"},
+                         SettingsLayer{}, host);
+    REQUIRE_FALSE(not_pub);
+    CHECK_THAT(not_pub.error().why, Catch::Contains("holds no public key"));
 }
