@@ -56,8 +56,11 @@ struct Policy {
     std::vector<std::string> identities;  // --ssh-agent-key: key blobs; empty = every key
 };
 
-// One connection of the jail's: the sessions bound on it (at most kMaxBindings), and the
-// session-bind forwarded to the caller's agent whose answer is awaited.
+// One connection of the jail's: the sessions bound on it (at most kMaxBindings), the
+// session-bind forwarded to the caller's agent whose answer is awaited, and whether a
+// session-bind said the connection is an agent forwarded to another host (ssh -A sends that
+// first on the connection it forwards): then the requests that follow are the other host's,
+// and no bind or signature is given on it.
 struct Binding {
     std::string host;        // Policy's name of the host key
     std::string hostkey;     // blob
@@ -66,6 +69,7 @@ struct Binding {
 struct Connection {
     std::vector<Binding> bindings;
     std::optional<Binding> pending;
+    bool forwarded = false;
 };
 
 // The relay's verdict on one request: pass MSG to the caller's agent, or answer failure and say
@@ -86,7 +90,8 @@ struct Verdict {
 //  - extension session-bind@openssh.com (host key, session id, signature, is_forwarding):
 //    forwarded (the caller's agent checks the signature) only if the host key is one of
 //    Policy's, is_forwarding is false and CONN holds fewer than kMaxBindings; CONN.pending
-//    records it;
+//    records it; one with is_forwarding set marks CONN forwarded, and every sign and
+//    session-bind after it is refused;
 //  - everything else (adding, removing, locking, smartcards, other extensions, unknown
 //    numbers, trailing bytes): refused.
 Verdict judge_request(const Policy& policy, Connection& conn, std::string_view msg);
@@ -98,8 +103,7 @@ Verdict judge_request(const Policy& policy, Connection& conn, std::string_view m
 //  - sign response: as it is;
 //  - anything malformed, or of the wrong number: failure.
 // A refusal sets WHY.
-std::string judge_reply(const Policy& policy, Connection& conn, uint8_t type, std::string_view reply,
-                        std::string& why);
+std::string judge_reply(const Policy& policy, Connection& conn, uint8_t type, std::string_view reply, std::string& why);
 
 // known_hosts(5): the keys TEXT (a known_hosts file) gives HOST (lowercase) on PORT, as ssh(1)
 // looks them up: the name is "HOST" on port 22, else "[HOST]:PORT"; a line's comma-separated

@@ -34,6 +34,7 @@ constexpr std::string_view kMalformedReply = "the agent's answer is malformed";
 constexpr std::string_view kNotBound =
     "signing is refused: the session is not bound to a host (OpenSSH 8.9 or later binds it; ssh-keygen -Y sign "
     "and other non-login signatures are refused)";
+constexpr std::string_view kForwarding = "forwarding the agent further is refused (ssh -A)";
 
 // known_hosts: longer lines are skipped; a pattern this long makes ssh's whole list not match
 // (match_pattern_list's buffer); a hashed name's salt is an HMAC-SHA1 key of its digest's size.
@@ -209,7 +210,10 @@ Verdict judge_session_bind(const Policy& policy, Connection& conn, Reader& r) {
     const uint8_t forwarding = r.byte();
     if (!r.at_end() || hostkey.empty() || session_id.empty() || session_id.size() > kMaxSessionId)
         return refuse(kExtension, "the session-bind is malformed");
-    if (forwarding != 0) return refuse(kExtension, "forwarding the agent further is refused");
+    if (forwarding != 0) {
+        conn.forwarded = true;
+        return refuse(kExtension, kForwarding);
+    }
     const auto h = std::find_if(policy.host_keys.begin(), policy.host_keys.end(),
                                 [&](const HostKey& k) { return k.blob == hostkey; });
     if (h == policy.host_keys.end()) return refuse(kExtension, "the host key is not an allowed host's (--ssh-agent)");
@@ -451,6 +455,7 @@ Verdict judge_request(const Policy& policy, Connection& conn, std::string_view m
     const auto body = body_of(msg);
     if (!body) return refuse(type, kMalformedRequest);
     Reader r(body->substr(1));
+    if (conn.forwarded && (type == kSignRequest || type == kExtension)) return refuse(type, kForwarding);
     switch (type) {
         case kRequestIdentities:
             if (!r.at_end()) return refuse(type, kMalformedRequest);

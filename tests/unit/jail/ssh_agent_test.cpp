@@ -354,8 +354,20 @@ TEST_CASE("ssh agent: session-bind refusals", "[ssh-agent]") {
     Connection conn;
     CHECK(judge_request(p, conn, session_bind(kStrangerKey, kSid)).why ==
           "the host key is not an allowed host's (--ssh-agent)");
-    CHECK(judge_request(p, conn, session_bind(kGithubKey, kSid, 1)).why == "forwarding the agent further is refused");
-    CHECK(judge_request(p, conn, session_bind(kGithubKey, kSid, 7)).why == "forwarding the agent further is refused");
+    {
+        // ssh -A: the forwarded connection's first bind says so; what follows on it is the
+        // other host's (its own bind, not marked, and its logins), and is refused whole.
+        constexpr std::string_view kForwarding = "forwarding the agent further is refused (ssh -A)";
+        for (const uint8_t flag : {1, 7}) {
+            Connection fwd;
+            CHECK(judge_request(p, fwd, session_bind(kGithubKey, kSid, flag)).why == kForwarding);
+            CHECK(fwd.forwarded);
+            CHECK(judge_request(p, fwd, session_bind(kGithubKey, kOtherSid)).why == kForwarding);
+            CHECK_FALSE(fwd.pending);
+            CHECK(judge_request(p, fwd, sign(kUserKey, userauth(kOtherSid, kUserKey))).why == kForwarding);
+            CHECK(judge_request(p, fwd, msg(byte(kRequestIdentities))).forward);
+        }
+    }
     for (const auto& bad : {session_bind(kGithubKey, kSid, 0, "x"), session_bind(kGithubKey, ""),
                             session_bind(kGithubKey, std::string(129, 's')), session_bind("", kSid),
                             session_bind(kGithubKey, kSid).substr(0, 60)}) {
