@@ -376,8 +376,10 @@ Status enter_fallback(Run& run, const std::string& why) {
                                       : plan_fallback(run.spec, run.prepared.mounts, landlock_abi(), real_host_fs());
     if (!plan) {
         Error e = plan.error();
+        // The option the Landlock jail cannot take stays named ("--hostname: ...").
+        const std::string option = e.what.rfind("--", 0) == 0 ? e.what + ": " : "";
         e.what = "cannot build a jail";
-        e.why = why + ", and " + e.why;
+        e.why = why + ", and " + option + e.why;
         e.hint = kUsernsRefusedHint;
         return e;
     }

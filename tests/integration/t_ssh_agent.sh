@@ -271,6 +271,20 @@ echo "not a key" >"$OUT/bad.pub"
 expect_exit 125 "--ssh-agent-key of a file that is no public key: refused" \
   "$CORDON" --ssh-agent "git1.test:$P1" --ssh-agent-key "$OUT/bad.pub" -- true
 expect_err '^cordon: ' "--ssh-agent-key of a file that is no public key: a message"
+# The Landlock jail has no private /run for the socket, and refuses unix sockets: the option is
+# an error there, asked for or fallen back to (nothing runs: the marker file stays absent).
+expect_exit 125 "--isolation landlock with --ssh-agent: refused" \
+  "$CORDON" --isolation landlock --ssh-agent "git1.test:$P1" -- touch "$OUT/ran-landlock"
+expect_err '^cordon: --ssh-agent: .*Landlock jail' "--isolation landlock with --ssh-agent: the message names the jail"
+NOUSERNS=$(dirname "$CORDON")/cordon-test-nouserns
+if [[ $(landlock_abi) -ge 2 && -x $NOUSERNS ]]; then
+  expect_exit 125 "user namespaces refused (auto falls back to Landlock) with --ssh-agent: refused" \
+    "$NOUSERNS" "$CORDON" --ssh-agent "git1.test:$P1" -- touch "$OUT/ran-landlock"
+  expect_err '^cordon: .*user namespaces are refused.*--ssh-agent: .*Landlock jail' "the fallen-back run names why"
+else
+  skip "no Landlock jail here (ABI $(landlock_abi)) or no helper: the fallback's refusal is not tried"
+fi
+[[ ! -e $OUT/ran-landlock ]] && ok "the refused runs ran nothing" || not_ok "a refused run ran its command"
 
 # --- the documented use: git push over SSH from the jail -------------------------------------------
 # The tools the jail runs are read-only in it ($OUT is in /tmp, which the jail has its own of).
