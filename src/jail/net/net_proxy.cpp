@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstdio>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "cordon/bounds.hpp"
@@ -289,7 +290,12 @@ void pump(int a, int b) {
     const int one = 1;
     (void)::setsockopt(a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     (void)::setsockopt(b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    std::thread back(one_way, b, a);
+    std::thread back;
+    try {
+        back = std::thread(one_way, b, a);
+    } catch (const std::system_error&) {
+        return;  // no thread for the way back: the connection ends (accept_loop)
+    }
     one_way(a, b);
     back.join();
 }
@@ -473,7 +479,14 @@ void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<
                 if (sh->active >= sh->max_connections) continue;
                 ++sh->active;
             }
-            std::thread(connection_thread, sh, std::move(conn), kind, port).detach();
+            try {
+                std::thread(connection_thread, sh, std::move(conn), kind, port).detach();
+            } catch (const std::system_error&) {
+                // No thread to be had (a jail of the caller's uid can take all of its
+                // RLIMIT_NPROC): the connection is closed, as one past the bound would be.
+                std::lock_guard lock(sh->mu);
+                if (--sh->active == 0) sh->idle.notify_all();
+            }
         }
     }
 }
@@ -516,18 +529,24 @@ void NetFilter::start() {
         std::lock_guard lock(shared_->mu);
         ++shared_->active;  // the accept thread, until it sees the wake-up
     }
-    std::thread([sh = shared_, fds, owned] {
-        // splice(2) into a socket whose peer is gone raises SIGPIPE (it has no MSG_NOSIGNAL):
-        // blocked in the filter's threads (the connection threads inherit the mask), it only
-        // makes that call fail with EPIPE, instead of killing cordon.
-        sigset_t pipe;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-        accept_loop(sh, fds, owned->back().get());
-        std::lock_guard lock(sh->mu);
-        if (--sh->active == 0) sh->idle.notify_all();
-    }).detach();
+    try {
+        std::thread([sh = shared_, fds, owned] {
+            // splice(2) into a socket whose peer is gone raises SIGPIPE (it has no
+            // MSG_NOSIGNAL): blocked in the filter's threads (the connection threads inherit the
+            // mask), it only makes that call fail with EPIPE, instead of killing cordon.
+            sigset_t pipe;
+            sigemptyset(&pipe);
+            sigaddset(&pipe, SIGPIPE);
+            ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+            accept_loop(sh, fds, owned->back().get());
+            std::lock_guard lock(sh->mu);
+            if (--sh->active == 0) sh->idle.notify_all();
+        }).detach();
+    } catch (const std::system_error&) {
+        // No thread: the listeners close with OWNED, and the jail's connections are refused.
+        std::lock_guard lock(shared_->mu);
+        --shared_->active;
+    }
 }
 
 NetRefusals NetFilter::stop() {

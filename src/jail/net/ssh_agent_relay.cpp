@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -294,7 +295,14 @@ void accept_loop(const std::shared_ptr<Shared>& sh, int listener, int wake) {
             if (sh->active > kMaxAgentConnections) continue;
             ++sh->active;
         }
-        std::thread(connection_thread, sh, std::move(conn)).detach();
+        try {
+            std::thread(connection_thread, sh, std::move(conn)).detach();
+        } catch (const std::system_error&) {
+            // No thread to be had (a jail of the caller's uid can take all of its
+            // RLIMIT_NPROC): the connection is closed, as one past the bound would be.
+            std::lock_guard lock(sh->mu);
+            if (--sh->active == 0) sh->idle.notify_all();
+        }
     }
 }
 
@@ -325,17 +333,23 @@ void SshAgentRelay::adopt(UniqueFd listener) {
         std::lock_guard lock(shared_->mu);
         ++shared_->active;  // the accept thread, until it sees the wake-up
     }
-    std::thread([sh = shared_, owned] {
-        // A client gone mid-answer makes send fail with EPIPE (MSG_NOSIGNAL), never a signal;
-        // blocked here all the same, as the network filter's threads do.
-        sigset_t pipe;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-        accept_loop(sh, owned->first.get(), owned->second.get());
-        std::lock_guard lock(sh->mu);
-        if (--sh->active == 0) sh->idle.notify_all();
-    }).detach();
+    try {
+        std::thread([sh = shared_, owned] {
+            // A client gone mid-answer makes send fail with EPIPE (MSG_NOSIGNAL), never a
+            // signal; blocked here all the same, as the network filter's threads do.
+            sigset_t pipe;
+            sigemptyset(&pipe);
+            sigaddset(&pipe, SIGPIPE);
+            ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+            accept_loop(sh, owned->first.get(), owned->second.get());
+            std::lock_guard lock(sh->mu);
+            if (--sh->active == 0) sh->idle.notify_all();
+        }).detach();
+    } catch (const std::system_error&) {
+        // No thread: the listener closes with OWNED, and the jail's clients find no agent.
+        std::lock_guard lock(shared_->mu);
+        --shared_->active;
+    }
 }
 
 NetRefusals SshAgentRelay::stop() {
