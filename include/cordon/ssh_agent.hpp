@@ -105,11 +105,12 @@ Verdict judge_request(const Policy& policy, Connection& conn, std::string_view m
 // A refusal sets WHY.
 std::string judge_reply(const Policy& policy, Connection& conn, uint8_t type, std::string_view reply, std::string& why);
 
-// known_hosts(5): the keys TEXT (a known_hosts file) gives HOST (lowercase) on PORT, as ssh(1)
-// looks them up: the name is "HOST" on port 22, else "[HOST]:PORT"; a line's comma-separated
-// patterns with * and ? and negation (!pattern, which excludes the line), and hashed names
-// (|1|salt|hmac, HMAC-SHA1); @revoked lines remove their key from the result; @cert-authority
-// lines are not used (the relay matches plain host keys only). Blobs, each once, in file order.
+// known_hosts(5): the keys TEXT (known_hosts files, one after the other) gives HOST (lowercase)
+// on PORT, as ssh(1) looks them up: the name is "HOST" on port 22, else "[HOST]:PORT"; a line's
+// comma-separated patterns with * and ? and negation (!pattern, which excludes the line), and
+// hashed names (|1|salt|hmac, HMAC-SHA1); lines of any length, each up to a NUL; @revoked lines
+// remove their key from the result, wherever in TEXT they are; @cert-authority lines are not
+// used (the relay matches plain host keys only). Blobs, each once, in file order.
 std::vector<std::string> known_host_keys(std::string_view text, std::string_view host, uint16_t port);
 
 // "TYPE BASE64" for a key BLOB (the type is the blob's first string), as known_hosts and .pub

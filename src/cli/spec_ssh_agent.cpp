@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +35,8 @@ Result<SshAgentHost> parse_agent_host(std::string_view text) {
         h.port = static_cast<uint16_t>(value);
     }
     auto normal = normalize_host_name(name);
-    if (!normal || name.find_first_of("*:[]") != std::string_view::npos) {
+    // No name ssh would take for an option either.
+    if (!normal || name.find_first_of("*:[]") != std::string_view::npos || name.front() == '-') {
         return make_error("--ssh-agent", "invalid value '" + std::string(text) + "': expected HOST or HOST:PORT");
     }
     h.name = *normal;
@@ -56,22 +58,30 @@ std::vector<std::string> split_commas(const std::vector<std::string>& values) {
     return out;
 }
 
-// The keys the caller's known_hosts files list for H (ssh(1)'s defaults: the user's, then the
-// system's).
-void find_host_keys(const std::string& home, SshAgentHost& h) {
-    for (const std::string& file : {home + "/.ssh/known_hosts", std::string("/etc/ssh/ssh_known_hosts")}) {
-        auto text = read_file(file);
-        if (!text) continue;
-        for (auto& blob : ssh_agent::known_host_keys(*text, h.name, h.port)) {
-            if (std::find(h.keys.begin(), h.keys.end(), blob) == h.keys.end()) h.keys.push_back(std::move(blob));
-        }
+// The caller's known_hosts files, one after the other: ssh(1)'s defaults (the user's and the
+// system's, each with its "2"), the user's in HOME and, where it differs, in the password
+// database's home, which ssh takes ~ from. A @revoked line in any of them revokes the key.
+std::string known_hosts_text(const HostInfo& host) {
+    std::vector<std::string> homes = {host.home};
+    if (auto pw = passwd_entry(host.uid); pw && !pw->home.empty() && pw->home != host.home) homes.push_back(pw->home);
+    std::vector<std::string> files;
+    for (const auto& home : homes) {
+        files.push_back(home + "/.ssh/known_hosts");
+        files.push_back(home + "/.ssh/known_hosts2");
     }
+    files.emplace_back("/etc/ssh/ssh_known_hosts");
+    files.emplace_back("/etc/ssh/ssh_known_hosts2");
+    std::string all;
+    for (const auto& file : files) {
+        if (auto text = read_file(file)) all += *text + "\n";
+    }
+    return all;
 }
 
 // The key of a .pub file: its first line that is no comment.
 Result<std::string> public_key_file(const std::string& path) {
     auto text = read_file(path);
-    if (!text) return make_error("--ssh-agent-key", "cannot read '" + path + "': " + text.error().why);
+    if (!text) return make_error("--ssh-agent-key", "cannot read '" + path + "': " + std::strerror(text.error().err));
     std::string_view rest = *text;
     while (!rest.empty()) {
         const std::string_view line = rest.substr(0, rest.find('\n'));
@@ -94,15 +104,17 @@ Status set_ssh_agent(const SettingsLayer& merged, const HostInfo& host, Spec& s)
             return make_error("--ssh-agent-key", "needs --ssh-agent HOST (the hosts it may sign for)");
         return {};
     }
+    const std::string known_hosts = known_hosts_text(host);
     for (const auto& text : hosts) {
         CORDON_ASSIGN_OR_RETURN(SshAgentHost h, parse_agent_host(text));
         if (std::any_of(s.ssh_agent_hosts.begin(), s.ssh_agent_hosts.end(),
                         [&](const SshAgentHost& o) { return o.name == h.name && o.port == h.port; }))
             continue;
-        find_host_keys(host.home, h);
+        h.keys = ssh_agent::known_host_keys(known_hosts, h.name, h.port);
         if (h.keys.empty()) {
             Error e = make_error("--ssh-agent", "no key of " + h.text() + " in " + host.home +
-                                                    "/.ssh/known_hosts or /etc/ssh/ssh_known_hosts");
+                                                    "/.ssh/known_hosts or /etc/ssh/ssh_known_hosts that "
+                                                    "is not @revoked");
             e.hint = "connect once outside the jail (ssh " +
                      std::string(h.port == 22 ? "" : "-p " + std::to_string(h.port) + " ") + h.name +
                      ") and check the key it shows, or add the host's published keys to known_hosts";

@@ -514,6 +514,74 @@ run ssh-add -L
 [[ $(grep -c . "$OUT/out") -eq 1 ]] && ok "at the end, the caller's agent holds exactly the one key" ||
   not_ok "the caller's agent holds: $(cut -c1-60 "$OUT/out" | tr '\n' ' ')"
 
+# --- a revocation in any of the caller's files counts ----------------------------------------------
+echo "@revoked * $(cut -d' ' -f1,2 "$OUT/host1.pub")" >"$CHOME/.ssh/known_hosts2"
+expect_exit 125 "git1's key @revoked in known_hosts2 while known_hosts lists it: refused" \
+  "$CORDON" --ssh-agent "git1.test:$P1" -- true
+expect_err 'no key of git1.test:[0-9]+ .*@revoked' "the revoked host: the message says so"
+rm -f "$CHOME/.ssh/known_hosts2"
+
+# --- a jail that takes every task its uid may have: the relay and the forwarder get no thread -------
+# (an unprivileged caller's jail runs as its uid; root is not bound by RLIMIT_NPROC). The
+# supervisor closes the connection it cannot serve and the run ends as ever, with what the run
+# left judged: before, std::thread threw and cordon aborted (134) before the judgement.
+if [[ $(id -u) -ne 0 ]]; then
+  cat >"$TOOLS/exhaust.py" <<'EOF'
+import os, socket, struct, sys, time
+kids = []
+while len(kids) < 400:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    kids.append(pid)
+print("forked", len(kids), "exhausted" if len(kids) < 400 else "not-exhausted")
+for what in ("agent", "forward"):
+    try:
+        if what == "agent":
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(10)
+            s.connect(os.environ["SSH_AUTH_SOCK"])
+            s.sendall(struct.pack(">IB", 1, 11))
+        else:
+            s = socket.create_connection(("git1.test", int(sys.argv[1])), timeout=10)
+        print(what, "answered", len(s.recv(100)))
+    except OSError as e:
+        print(what, "failed", e.errno)
+for k in kids:
+    os.kill(k, 9)
+for k in kids:
+    os.waitpid(k, 0)
+print("done")
+EOF
+  mkdir -p "$OUT/nproc"
+  git -C "$OUT/nproc" init -q
+  for attempt in 1 2 3; do
+    tasks=$(ps -L -u "$(id -u)" --no-headers | wc -l)
+    cd "$OUT/nproc"
+    run bash -c 'ulimit -u "$1" && shift && exec "$@"' - "$((tasks + 200))" "$CORDON" "${AGENTOPT[@]}" -- \
+      /bin/sh -c "$GUARD; git init -q sub && git -C sub config core.fsmonitor 'echo PWNED' &&
+        python3 $TOOLS/exhaust.py $P1"
+    cd - >/dev/null
+    # Another test of this uid's that grew meanwhile can take the margin before cordon started.
+    [[ $rc -eq 125 ]] && grep -q 'Resource temporarily unavailable' "$OUT/err" || break
+    echo "# attempt $attempt: cordon itself met the limit; again"
+  done
+  [[ $rc -ne 99 ]] || bail "the jail is not working (guard failed)" "$OUT/err"
+  expect_rc 0 "tasks exhausted: the run ends with the command's status"
+  expect_out '^forked [0-9]+ exhausted$' "tasks exhausted: the jail reached its uid's limit"
+  expect_out '^done$' "tasks exhausted: the command ran to its end"
+  expect_no_err 'terminate called' "tasks exhausted: cordon did not abort"
+  if [[ -e $OUT/nproc/sub/.git/config.cordon-unsafe ]]; then
+    ok "tasks exhausted: the planted fsmonitor was still moved aside"
+  else
+    not_ok "tasks exhausted: the planted fsmonitor was not moved aside"
+  fi
+fi
+
 unset CORDON_TEST_RESOLVE
 stop_all
 finish

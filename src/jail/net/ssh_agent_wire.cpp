@@ -36,9 +36,8 @@ constexpr std::string_view kNotBound =
     "and other non-login signatures are refused)";
 constexpr std::string_view kForwarding = "forwarding the agent further is refused (ssh -A)";
 
-// known_hosts: longer lines are skipped; a pattern this long makes ssh's whole list not match
-// (match_pattern_list's buffer); a hashed name's salt is an HMAC-SHA1 key of its digest's size.
-constexpr size_t kMaxLine = size_t{16} * 1024;
+// known_hosts: a pattern this long makes ssh's whole list not match (match_pattern_list's
+// buffer); a hashed name's salt is an HMAC-SHA1 key of its digest's size.
 constexpr size_t kMaxPattern = 1023;
 constexpr size_t kSha1Size = 20;
 
@@ -508,7 +507,9 @@ std::vector<std::string> known_host_keys(std::string_view text, std::string_view
         const size_t nl = std::min(text.find('\n'), text.size());
         std::string_view line = text.substr(0, nl);
         text.remove_prefix(std::min(nl + 1, text.size()));
-        if (line.size() > kMaxLine || line.find('\0') != std::string_view::npos) continue;
+        // As ssh reads a line (a C string): up to a NUL, and of any length, so that no
+        // @revoked line ssh honours is passed over (the file is the caller's, not the jail's).
+        line = line.substr(0, line.find('\0'));
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         const Marker marker = read_marker(line);
         if (marker == Marker::Bad || marker == Marker::CertAuthority) continue;

@@ -568,15 +568,22 @@ TEST_CASE("ssh agent: known_hosts lines as ssh reads them", "[ssh-agent]") {
                               "example.com " + key_text(k4).substr(0, 41) + "\n" + "example.com #" + key_text(k4) +
                               "\n" + "example.com ssh-ed25519 " + base64_encode(k4) + "=\n" + "example.com " +
                               key_text(k4) + std::string("\0", 1) + "\n" + "example.com\t\t" + key_text(k2);
-    CHECK(known_host_keys(messy, "example.com", 22) == Keys{k2, k1, k3});
-    CHECK(known_host_keys(messy, "EXAMPLE.COM", 22) == Keys{k2, k1, k3});
+    // A line ends at a NUL, as ssh reads it: the key before it counts.
+    CHECK(known_host_keys(messy, "example.com", 22) == Keys{k2, k1, k3, k4});
+    CHECK(known_host_keys(messy, "EXAMPLE.COM", 22) == Keys{k2, k1, k3, k4});
 
-    // Lines over 16 KiB are skipped; the next line is read.
+    // Lines of any length are read, so that a long @revoked line still revokes.
     const std::string head = "example.com " + key_text(k1) + " ";
-    const std::string longest = head + std::string(size_t{16} * 1024 - head.size(), 'c') + "\n";
-    CHECK(known_host_keys(longest, "example.com", 22) == Keys{k1});
-    const std::string too_long = head + std::string(size_t{16} * 1024 + 1 - head.size(), 'c') + "\n";
-    CHECK(known_host_keys(too_long + line("example.com", k2), "example.com", 22) == Keys{k2});
+    const std::string long_line = head + std::string(size_t{64} * 1024, 'c') + "\n";
+    CHECK(known_host_keys(long_line + line("example.com", k2), "example.com", 22) == Keys{k1, k2});
+    std::string many_hosts;
+    for (int i = 0; i < 3000; ++i) many_hosts += "host" + std::to_string(i) + ".example,";
+    CHECK(known_host_keys(line("example.com", k1) + "@revoked " + many_hosts + "* " + key_text(k1) + "\n",
+                          "example.com", 22)
+              .empty());
+    CHECK(known_host_keys(line("example.com", k1) + "@revoked * " + key_text(k1) + std::string(" c\0x", 4) + "\n",
+                          "example.com", 22)
+              .empty());
     CHECK(known_host_keys("", "example.com", 22).empty());
 }
 
