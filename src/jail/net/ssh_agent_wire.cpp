@@ -381,7 +381,13 @@ std::string_view blob_type(std::string_view blob) {
 std::optional<std::string> read_key(std::string_view text) {
     const auto type = next_field(text);
     if (type.empty() || type.front() == '#' || text.empty()) return std::nullopt;
-    const auto encoded = next_field(text);
+    const auto field = next_field(text);
+    // The field ends at a blank, as sshkey_read cuts it; OpenSSH's base64 decoder (b64_pton)
+    // then skips the other white space in it (\r, \v, \f), and so must a @revoked line's.
+    std::string encoded;
+    for (const char c : field) {
+        if (c != '\r' && c != '\v' && c != '\f' && c != '\n') encoded.push_back(c);
+    }
     if (encoded.empty()) return std::nullopt;
     auto blob = base64_decode(encoded);
     if (!blob || blob_type(*blob) != type) return std::nullopt;

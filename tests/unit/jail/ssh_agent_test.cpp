@@ -572,6 +572,16 @@ TEST_CASE("ssh agent: known_hosts lines as ssh reads them", "[ssh-agent]") {
     CHECK(known_host_keys(messy, "example.com", 22) == Keys{k2, k1, k3, k4});
     CHECK(known_host_keys(messy, "EXAMPLE.COM", 22) == Keys{k2, k1, k3, k4});
 
+    // The key's base64 may hold \r, \v and \f, which ssh's decoder skips: such a @revoked
+    // line revokes too.
+    for (const char* ws : {"\v", "\f", "\r", "\r\r"}) {
+        std::string text = key_text(k1);
+        text.insert(text.size() - 10, ws);
+        CHECK(known_host_keys(line("example.com", k1) + "@revoked * " + text + " c\n", "example.com", 22).empty());
+        CHECK(known_host_keys("example.com " + text + "\n", "example.com", 22) == Keys{k1});
+    }
+    CHECK(known_host_keys(line("example.com", k1) + "@revoked * " + key_text(k1) + "\r\r\n", "example.com", 22).empty());
+
     // Lines of any length are read, so that a long @revoked line still revokes.
     const std::string head = "example.com " + key_text(k1) + " ";
     const std::string long_line = head + std::string(size_t{64} * 1024, 'c') + "\n";
