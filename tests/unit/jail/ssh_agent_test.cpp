@@ -580,7 +580,8 @@ TEST_CASE("ssh agent: known_hosts lines as ssh reads them", "[ssh-agent]") {
         CHECK(known_host_keys(line("example.com", k1) + "@revoked * " + text + " c\n", "example.com", 22).empty());
         CHECK(known_host_keys("example.com " + text + "\n", "example.com", 22) == Keys{k1});
     }
-    CHECK(known_host_keys(line("example.com", k1) + "@revoked * " + key_text(k1) + "\r\r\n", "example.com", 22).empty());
+    CHECK(
+        known_host_keys(line("example.com", k1) + "@revoked * " + key_text(k1) + "\r\r\n", "example.com", 22).empty());
 
     // Lines of any length are read, so that a long @revoked line still revokes.
     const std::string head = "example.com " + key_text(k1) + " ";
