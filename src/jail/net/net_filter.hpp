@@ -3,17 +3,16 @@
 // (net_upstream.cpp).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "cordon/bounds.hpp"
 #include "cordon/fd.hpp"
 #include "cordon/net_proxy.hpp"
+#include "served_threads.hpp"
 
 namespace cordon {
 
@@ -26,11 +25,8 @@ struct NetFilter::Shared {
     // The Landlock jail's: the proxy serves the connections the supervisor made for the jail only.
     std::shared_ptr<ProxyAdmissions> admitted;
 
-    std::mutex mu;
-    std::condition_variable idle;
-    int active = 0;
-    bool stopping = false;
-    std::set<int> open;  // connections' sockets, shut down at the end
+    ServedThreads threads;  // the accept thread's and the connections'
+    std::mutex mu;          // what follows
     // The refusals: one per host and port, the first kMaxDenials of them, the rest counted.
     struct Refusal {
         std::string host;

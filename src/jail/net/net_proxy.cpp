@@ -9,7 +9,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -186,28 +185,8 @@ void record(Shared& sh, const std::string& asked, uint16_t port, const char* via
     if (sh.lines.take()) diag::line(diag::Show::Normal, "network: refused {} ({})", key, sh.refusals.back().reason);
 }
 
-// A registered connection socket: stop() shuts it down, which ends its thread's waits.
-class Tracked final {
-public:
-    Tracked(Shared& sh, UniqueFd fd) : sh_(sh), fd_(std::move(fd)) {
-        std::lock_guard lock(sh_.mu);
-        if (sh_.stopping)
-            ::shutdown(fd_.get(), SHUT_RDWR);
-        else
-            sh_.open.insert(fd_.get());
-    }
-    ~Tracked() {
-        std::lock_guard lock(sh_.mu);
-        sh_.open.erase(fd_.get());
-    }
-    Tracked(const Tracked&) = delete;
-    Tracked& operator=(const Tracked&) = delete;
-    [[nodiscard]] int get() const { return fd_.get(); }
-
-private:
-    Shared& sh_;
-    UniqueFd fd_;
-};
+// A connection's socket, shut down by stop().
+using Tracked = ServedThreads::Socket;
 
 bool send_all(int fd, const char* p, size_t n) {
     while (n > 0) {
@@ -335,7 +314,7 @@ void serve_proxy(Shared& sh, const Tracked& client) {
         http_answer(client.get(), "502 Bad Gateway", "cordon: network: " + up.failure + "\n");
         return;
     }
-    Tracked server(sh, std::move(up.fd));
+    Tracked server(sh.threads, std::move(up.fd));
     const std::string_view rest = std::string_view(buf).substr(req.head_len);
     if (req.connect) {
         static constexpr char kEstablished[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -376,7 +355,7 @@ void serve_forward(Shared& sh, const Tracked& client, uint16_t port) {
     Upstream up = open_upstream(sh, *name, port);
     record(sh, *name, port, "forward", up.refusal);
     if (!up.fd) return;
-    Tracked server(sh, std::move(up.fd));
+    Tracked server(sh.threads, std::move(up.fd));
     pump(client.get(), server.get());
 }
 
@@ -427,16 +406,12 @@ int max_connections() {
     return static_cast<int>(std::clamp<long>(fit, 4, kMaxConnections));
 }
 
-void connection_thread(const std::shared_ptr<Shared>& sh, UniqueFd fd, NetListenerKind kind, uint16_t port) {
-    {
-        Tracked client(*sh, std::move(fd));
-        if (kind == NetListenerKind::Proxy)
-            serve_proxy(*sh, client);
-        else
-            serve_forward(*sh, client, port);
-    }
-    std::lock_guard lock(sh->mu);
-    if (--sh->active == 0) sh->idle.notify_all();
+void serve_connection(Shared& sh, UniqueFd fd, NetListenerKind kind, uint16_t port) {
+    const Tracked client(sh.threads, std::move(fd));
+    if (kind == NetListenerKind::Proxy)
+        serve_proxy(sh, client);
+    else
+        serve_forward(sh, client, port);
 }
 
 // The peer of the accepted CONN is a socket the supervisor connected for the Landlock jail.
@@ -472,21 +447,12 @@ void accept_loop(const std::shared_ptr<Shared>& sh, const std::vector<std::pair<
             }
             if (!conn) continue;
             if (sh->admitted && !admitted_peer(*sh->admitted, conn.get())) continue;  // not the jail's
-            {
-                // Two threads a connection: a jail that opens more at once than any tool needs
-                // gets the extra ones closed, not the supervisor's memory.
-                std::lock_guard lock(sh->mu);
-                if (sh->active >= sh->max_connections) continue;
-                ++sh->active;
-            }
-            try {
-                std::thread(connection_thread, sh, std::move(conn), kind, port).detach();
-            } catch (const std::system_error&) {
-                // No thread to be had (a jail of the caller's uid can take all of its
-                // RLIMIT_NPROC): the connection is closed, as one past the bound would be.
-                std::lock_guard lock(sh->mu);
-                if (--sh->active == 0) sh->idle.notify_all();
-            }
+            // Two threads a connection: a jail that opens more at once than any tool needs (or
+            // takes every task its uid may have) gets the extra ones closed, not the
+            // supervisor's memory.
+            (void)sh->threads.start([sh, conn = std::move(conn), kind,
+                                     port]() mutable { serve_connection(*sh, std::move(conn), kind, port); },
+                                    sh->max_connections);
         }
     }
 }
@@ -525,45 +491,15 @@ void NetFilter::start() {
     for (auto& l : listeners_) owned->push_back(std::move(l.second));
     listeners_.clear();
     owned->emplace_back(::fcntl(wake_.get(), F_DUPFD_CLOEXEC, 0));
-    {
-        std::lock_guard lock(shared_->mu);
-        ++shared_->active;  // the accept thread, until it sees the wake-up
-    }
-    try {
-        std::thread([sh = shared_, fds, owned] {
-            // splice(2) into a socket whose peer is gone raises SIGPIPE (it has no
-            // MSG_NOSIGNAL): blocked in the filter's threads (the connection threads inherit the
-            // mask), it only makes that call fail with EPIPE, instead of killing cordon.
-            sigset_t pipe;
-            sigemptyset(&pipe);
-            sigaddset(&pipe, SIGPIPE);
-            ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-            accept_loop(sh, fds, owned->back().get());
-            std::lock_guard lock(sh->mu);
-            if (--sh->active == 0) sh->idle.notify_all();
-        }).detach();
-    } catch (const std::system_error&) {
-        // No thread: the listeners close with OWNED, and the jail's connections are refused.
-        std::lock_guard lock(shared_->mu);
-        --shared_->active;
-    }
+    // Without a thread, the listeners close with OWNED, and the jail's connections are refused.
+    (void)shared_->threads.start([sh = shared_, fds, owned] { accept_loop(sh, fds, owned->back().get()); });
 }
 
 NetRefusals NetFilter::stop() {
     if (!shared_) return {};
-    std::unique_lock lock(shared_->mu);
-    const bool first = !shared_->stopping;
-    if (first) {
-        shared_->stopping = true;
-        for (int fd : shared_->open) ::shutdown(fd, SHUT_RDWR);
-        if (wake_) {
-            const uint64_t one = 1;
-            (void)::write(wake_.get(), &one, sizeof one);
-        }
-    }
-    // A connection thread stuck resolving a name is not waited for long: it finds its sockets
-    // shut down when it comes back, and the process ends it with the rest of cordon.
-    shared_->idle.wait_for(lock, std::chrono::milliseconds(200), [&] { return shared_->active == 0; });
+    const bool first = shared_->threads.shut_down(wake_ ? wake_.get() : -1);
+    shared_->threads.wait(std::chrono::milliseconds(200));
+    std::lock_guard lock(shared_->mu);
     if (first && shared_->lines.held() > 0) {
         diag::line(diag::Show::Normal, "network: ... and {} more refusals not shown (cordon(1), BOUNDS)",
                    shared_->lines.held());

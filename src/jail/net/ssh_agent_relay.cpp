@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,15 +12,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "cordon/bounds.hpp"
@@ -30,6 +24,7 @@
 #include "cordon/jail.hpp"
 #include "cordon/json.hpp"
 #include "cordon/ssh_agent.hpp"
+#include "served_threads.hpp"
 
 namespace cordon {
 
@@ -91,11 +86,8 @@ struct SshAgentRelay::Shared {
     ssh_agent::Policy policy;
     std::string upstream;
     int audit_fd = -1;
-    std::mutex mu;
-    std::condition_variable idle;
-    int active = 0;  // the accept thread and the connection threads
-    bool stopping = false;
-    std::set<int> open;  // every socket a thread waits on: stop() shuts them down
+    ServedThreads threads;  // the accept thread's and the connections'
+    std::mutex mu;          // what follows
     struct Refusal {
         std::string reason;
         uint64_t count = 0;
@@ -157,28 +149,8 @@ void record(Shared& sh, uint8_t type, const std::string& host, const std::string
     if (sh.lines.take()) diag::line(diag::Show::Normal, "ssh-agent: refused: {}", sh.refusals.back().reason);
 }
 
-// A socket a connection thread waits on, registered for stop() to shut down.
-class Tracked final {
-public:
-    Tracked(Shared& sh, UniqueFd fd) : sh_(sh), fd_(std::move(fd)) {
-        std::lock_guard lock(sh_.mu);
-        if (sh_.stopping)
-            ::shutdown(fd_.get(), SHUT_RDWR);
-        else
-            sh_.open.insert(fd_.get());
-    }
-    ~Tracked() {
-        std::lock_guard lock(sh_.mu);
-        sh_.open.erase(fd_.get());
-    }
-    Tracked(const Tracked&) = delete;
-    Tracked& operator=(const Tracked&) = delete;
-    [[nodiscard]] int get() const { return fd_.get(); }
-
-private:
-    Shared& sh_;
-    UniqueFd fd_;
-};
+// A socket a connection thread waits on, shut down by stop().
+using Tracked = ServedThreads::Socket;
 
 bool send_all(int fd, std::string_view bytes) {
     while (!bytes.empty()) {
@@ -249,7 +221,7 @@ void serve(Shared& sh, const Tracked& client) {
                 conn.pending.reset();
                 continue;
             }
-            agent.emplace(sh, std::move(up));
+            agent.emplace(sh.threads, std::move(up));
         }
         std::string reply;
         if (!send_all(agent->get(), msg) ||
@@ -267,15 +239,6 @@ void serve(Shared& sh, const Tracked& client) {
     }
 }
 
-void connection_thread(const std::shared_ptr<Shared>& sh, UniqueFd fd) {
-    {
-        const Tracked client(*sh, std::move(fd));
-        serve(*sh, client);
-    }
-    std::lock_guard lock(sh->mu);
-    if (--sh->active == 0) sh->idle.notify_all();
-}
-
 void accept_loop(const std::shared_ptr<Shared>& sh, int listener, int wake) {
     pollfd fds[2] = {{listener, POLLIN, 0}, {wake, POLLIN, 0}};
     for (;;) {
@@ -288,21 +251,12 @@ void accept_loop(const std::shared_ptr<Shared>& sh, int listener, int wake) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) (void)::poll(&fds[1], 1, 50);
             continue;
         }
-        {
-            // A jail that opens more connections at once than any client needs gets the extra
-            // ones closed, not the supervisor's memory.
-            std::lock_guard lock(sh->mu);
-            if (sh->active > kMaxAgentConnections) continue;
-            ++sh->active;
-        }
-        try {
-            std::thread(connection_thread, sh, std::move(conn)).detach();
-        } catch (const std::system_error&) {
-            // No thread to be had (a jail of the caller's uid can take all of its
-            // RLIMIT_NPROC): the connection is closed, as one past the bound would be.
-            std::lock_guard lock(sh->mu);
-            if (--sh->active == 0) sh->idle.notify_all();
-        }
+        // A jail that opens more connections at once than any client needs (or takes every
+        // task its uid may have) gets the extra ones closed, not the supervisor's memory. The
+        // accept thread is counted too.
+        (void)sh->threads.start(
+            [sh, conn = std::move(conn)]() mutable { serve(*sh, Tracked(sh->threads, std::move(conn))); },
+            kMaxAgentConnections + 1);
     }
 }
 
@@ -329,42 +283,15 @@ void SshAgentRelay::adopt(UniqueFd listener) {
     ::fcntl(listener.get(), F_SETFL, ::fcntl(listener.get(), F_GETFL) | O_NONBLOCK);
     auto owned = std::make_shared<std::pair<UniqueFd, UniqueFd>>(std::move(listener),
                                                                  UniqueFd(::fcntl(wake_.get(), F_DUPFD_CLOEXEC, 0)));
-    {
-        std::lock_guard lock(shared_->mu);
-        ++shared_->active;  // the accept thread, until it sees the wake-up
-    }
-    try {
-        std::thread([sh = shared_, owned] {
-            // A client gone mid-answer makes send fail with EPIPE (MSG_NOSIGNAL), never a
-            // signal; blocked here all the same, as the network filter's threads do.
-            sigset_t pipe;
-            sigemptyset(&pipe);
-            sigaddset(&pipe, SIGPIPE);
-            ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-            accept_loop(sh, owned->first.get(), owned->second.get());
-            std::lock_guard lock(sh->mu);
-            if (--sh->active == 0) sh->idle.notify_all();
-        }).detach();
-    } catch (const std::system_error&) {
-        // No thread: the listener closes with OWNED, and the jail's clients find no agent.
-        std::lock_guard lock(shared_->mu);
-        --shared_->active;
-    }
+    // Without a thread, the listener closes with OWNED, and the jail's clients find no agent.
+    (void)shared_->threads.start([sh = shared_, owned] { accept_loop(sh, owned->first.get(), owned->second.get()); });
 }
 
 NetRefusals SshAgentRelay::stop() {
     if (!shared_) return {};
-    std::unique_lock lock(shared_->mu);
-    const bool first = !shared_->stopping;
-    if (first) {
-        shared_->stopping = true;
-        for (int fd : shared_->open) ::shutdown(fd, SHUT_RDWR);
-        if (wake_) {
-            const uint64_t one = 1;
-            (void)::write(wake_.get(), &one, sizeof one);
-        }
-    }
-    shared_->idle.wait_for(lock, std::chrono::milliseconds(200), [&] { return shared_->active == 0; });
+    const bool first = shared_->threads.shut_down(wake_ ? wake_.get() : -1);
+    shared_->threads.wait(std::chrono::milliseconds(200));
+    std::lock_guard lock(shared_->mu);
     if (first && shared_->lines.held() > 0) {
         diag::line(diag::Show::Normal, "ssh-agent: ... and {} more refusals not shown (cordon(1), BOUNDS)",
                    shared_->lines.held());
