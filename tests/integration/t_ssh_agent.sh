@@ -172,10 +172,10 @@ expect_out '^hop-ok$' "control: through a forwarded agent, git1 logs in to git2 
 # by the proxy and its sign request sent on the connection bound to git1. An agent that signs
 # whatever a bound connection asks is fooled: the caller's own agent is (the key has no
 # destination constraint), and the proxy's log says so.
-cat >"$TOOLS/mitm.py" <<'EOF'
-import os, socket, struct, sys, threading
-listen, flag, upstream_path = sys.argv[1], sys.argv[2], sys.argv[3]
-bound = []
+# The agent protocol's framing, for the raw clients below (each imports it from $TOOLS).
+cat >"$TOOLS/agentwire.py" <<'EOF'
+import struct
+def s(b): return struct.pack('>I', len(b)) + b
 def recvn(c, n):
     d = b''
     while len(d) < n:
@@ -187,6 +187,12 @@ def recvn(c, n):
 def frame(c):
     n, = struct.unpack('>I', recvn(c, 4))
     return recvn(c, n)
+EOF
+cat >"$TOOLS/mitm.py" <<'EOF'
+import os, socket, struct, sys, threading
+from agentwire import recvn, frame
+listen, flag, upstream_path = sys.argv[1], sys.argv[2], sys.argv[3]
+bound = []
 def ask(up, msg):
     up.sendall(struct.pack('>I', len(msg)) + msg)
     return frame(up)
@@ -348,15 +354,7 @@ expect_out "$FP_RE" "after the refusals, the caller's agent still lists the key 
 # The same requests from a raw client: one byte, SSH_AGENT_FAILURE, each.
 cat >"$TOOLS/raw.py" <<'EOF'
 import os, socket, struct
-def s(b): return struct.pack('>I', len(b)) + b
-def recvn(c, n):
-    d = b''
-    while len(d) < n:
-        x = c.recv(n - len(d))
-        if not x:
-            raise EOFError
-        d += x
-    return d
+from agentwire import s, recvn
 def ask(name, msg):
     c = socket.socket(socket.AF_UNIX)
     c.settimeout(30)
@@ -426,15 +424,7 @@ expect_err '^cordon: ssh-agent: refused: .*ssh-keygen -Y sign' "refused: ssh-key
 # A client older than OpenSSH 8.9 binds no session: its login request is refused, and says so.
 cat >"$TOOLS/unbound.py" <<'EOF'
 import os, socket, struct
-def s(b): return struct.pack('>I', len(b)) + b
-def recvn(c, n):
-    d = b''
-    while len(d) < n:
-        x = c.recv(n - len(d))
-        if not x:
-            raise EOFError
-        d += x
-    return d
+from agentwire import s, recvn
 c = socket.socket(socket.AF_UNIX)
 c.settimeout(30)
 c.connect(os.environ['SSH_AUTH_SOCK'])
