@@ -91,6 +91,24 @@ jailed "cat $WORK/file.txt; echo rc=\$?" --hide "$WORK/file.txt"
 expect_no_out "^tracked$" "--hide hides a file"
 jailed "ls $WORK | wc -l" --tmpfs "$WORK"
 expect_out "^0$" "--tmpfs shadows a directory with an empty tmpfs"
+
+# Mounts stacked on the directories setup makes (src/jail/fs/mounts.cpp keeps what it made and
+# forgets what a mount covers): each lands where the path leads, as the jail sees it.
+mkdir -p "$SCRATCH/extra/d" && echo inner > "$SCRATCH/extra/d/i"
+jailed "cat /made/deep/er/f /made/deep/er/d/i" --ro "$SCRATCH/extra" --bind "$SCRATCH/extra" /made/deep/er
+expect_out "^data$" "a bind on a new deep path"
+expect_out "^inner$" "what it holds is below it"
+jailed "ls /made/t | wc -l; cat /made/t/b/f" --tmpfs /made/t --bind "$SCRATCH/extra" /made/t/b
+expect_out "^1$" "a tmpfs on a new path holds only the mount point made for a bind in it"
+expect_out "^data$" "the bind below a new tmpfs is on the tmpfs, not under it"
+jailed "cat /made/d/b/f; ls /made/d" --dir /made/d --bind "$SCRATCH/extra" /made/d/b
+expect_out "^data$" "a bind into a --dir"
+jailed "cat /made/file; ls -l /made/file" --bind "$SCRATCH/extra/f" /made/file
+expect_out "^data$" "a file bound on a new path"
+jailed "cat $SCRATCH/extra/d/i 2>&1; ls $SCRATCH/extra/d | wc -l" --ro "$SCRATCH/extra" --tmpfs "$SCRATCH/extra/d"
+expect_out "^0$" "a tmpfs over part of a bound directory shadows it"
+jailed "readlink /lnk; cat /lnk/f" --symlink "$SCRATCH/extra" /lnk --ro "$SCRATCH/extra"
+expect_out "^data$" "a symlink made at the root leads into a bind"
 rm -rf "$SCRATCH/extra"
 
 after=$(snapshot "$WORK")

@@ -14,9 +14,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "cordon/fd.hpp"
 #include "cordon/jail.hpp"
@@ -30,40 +34,153 @@ namespace {
 
 constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
 
-// mkdir -p DEST inside ROOT; returns an O_PATH fd of the directory. What it makes has MODE as
-// mkdir(2) takes it (no set-id bits; a set-gid bit it inherits stays), as bubblewrap's, whose
-// umask is cleared: apply_mounts clears ours while it runs.
-int ensure_dir(int root, const std::string& dest, uint64_t resolve, mode_t mode) {
-    int fd = openat2_at(root, dest, O_PATH | O_DIRECTORY, resolve);
-    if (fd >= 0 || errno != ENOENT) return fd;
-    if (dest == "/") return -1;
-    UniqueFd parent(ensure_dir(root, std::string(path_parent(dest)), resolve, 0755));
-    if (!parent) return -1;
-    const std::string name(path_basename(dest));
-    if (::mkdirat(parent.get(), name.c_str(), mode) == 0) {
+// What setup knows of the jail's tree while it builds it: each directory it opened there, held
+// by its path. One that setup made itself, or the root of a tmpfs it mounted, is `fresh`: it
+// holds exactly the names setup made in it, since nothing else writes to the jail's tree before
+// the command starts (the supervisor's placeholders are made on the host, in the workdir, a
+// bind: not fresh). A name missing from a fresh directory is made there without a lookup first,
+// which saves most of setup's system calls. A mount on a path covers what was known below it:
+// that path and everything under it are forgotten, and found again by a lookup from the root.
+class KnownTree final {
+public:
+    struct Dir {
+        UniqueFd fd;
+        bool fresh = false;
+        bool no_symlinks = false;        // reached without following a symlink
+        std::vector<std::string> names;  // fresh: what setup made in it
+        [[nodiscard]] bool has(std::string_view name) const {
+            return std::find(names.begin(), names.end(), name) != names.end();
+        }
+    };
+
+    // The directory at PATH, if known and good for a lookup with RESOLVE.
+    Dir* find(const std::string& path, uint64_t resolve) {
+        auto it = dirs_.find(path);
+        if (it == dirs_.end()) return nullptr;
+        if ((resolve & RESOLVE_NO_SYMLINKS) != 0 && !it->second.no_symlinks) return nullptr;
+        return &it->second;
+    }
+    Dir& add(const std::string& path, UniqueFd fd, bool fresh, bool no_symlinks) {
+        Dir& d = dirs_[path];
+        d = Dir{std::move(fd), fresh, no_symlinks, {}};
+        return d;
+    }
+    // A new entry NAME (file, directory or symlink) in the directory at PARENT.
+    void made(const std::string& parent, std::string name) {
+        auto it = dirs_.find(parent);
+        if (it != dirs_.end() && it->second.fresh) it->second.names.push_back(std::move(name));
+    }
+    // Something was mounted on PATH.
+    void covered(const std::string& path) {
+        for (auto it = dirs_.lower_bound(path); it != dirs_.end() && it->first.starts_with(path);) {
+            const bool below = path == "/" || it->first.size() == path.size() || it->first[path.size()] == '/';
+            it = below ? dirs_.erase(it) : std::next(it);
+        }
+    }
+
+private:
+    std::map<std::string, Dir, std::less<>> dirs_;
+};
+
+// Where setup stands, and where a failing step is described.
+struct Ctx {
+    int oldroot;     // the host's root
+    int newroot;     // the jail's root
+    int empty_file;  // what hidden files show: an empty file of mode 0 in the setup root
+    int empty_dir;   // and hidden directories: an empty directory there
+    KnownTree* known;
+    char* step;
+    size_t step_len;
+};
+
+int fail(const Ctx& c, const char* what, const std::string& path) {
+    int e = errno;
+    std::snprintf(c.step, c.step_len, "%s %s", what, path.c_str());
+    errno = e;
+    return -1;
+}
+
+// True if PATH is known not to exist: the nearest known directory above it is fresh and lacks
+// the next name on the way.
+bool known_missing(const Ctx& c, const std::string& path, uint64_t resolve) {
+    if (path == "/" || c.known->find(path, resolve) != nullptr) return false;
+    const std::string parent_path(path_parent(path));
+    if (const KnownTree::Dir* parent = c.known->find(parent_path, resolve)) {
+        return parent->fresh && !parent->has(path_basename(path));
+    }
+    return known_missing(c, parent_path, resolve);
+}
+
+// mkdir -p DEST inside the jail's root; returns an O_PATH descriptor of the directory, held by
+// c.known (valid until a mount covers it). What it makes has MODE as mkdir(2) takes it (no
+// set-id bits; a set-gid bit it inherits stays), as bubblewrap's, whose umask is cleared:
+// apply_mounts clears ours while it runs.
+int ensure_dir(const Ctx& c, const std::string& dest, uint64_t resolve, mode_t mode) {
+    if (KnownTree::Dir* known = c.known->find(dest, resolve)) return known->fd.get();
+    const bool top = dest == "/";
+    const std::string parent_path = top ? "" : std::string(path_parent(dest));
+    const std::string name = top ? "" : std::string(path_basename(dest));
+    if (!top && c.known->find(parent_path, resolve) == nullptr && known_missing(c, parent_path, resolve)) {
+        if (ensure_dir(c, parent_path, resolve, 0755) < 0) return -1;  // made, with its parents
+    }
+    KnownTree::Dir* parent = top ? nullptr : c.known->find(parent_path, resolve);
+    if (parent == nullptr || !parent->fresh || parent->has(name)) {
+        // Not known to be missing: look it up, in the jail's root.
+        int fd = openat2_at(c.newroot, dest, O_PATH | O_DIRECTORY, resolve);
+        if (fd >= 0) {
+            return c.known->add(dest, UniqueFd(fd), false, (resolve & RESOLVE_NO_SYMLINKS) != 0).fd.get();
+        }
+        if (errno != ENOENT || top) return -1;
+        if (ensure_dir(c, parent_path, resolve, 0755) < 0) return -1;
+        parent = c.known->find(parent_path, resolve);
+        if (parent == nullptr) return -1;
+    }
+    const int parent_fd = parent->fd.get();
+    if (::mkdirat(parent_fd, name.c_str(), mode) == 0) {
+        c.known->made(parent_path, name);
         // The directory just made, never a symlink another jail sharing the workdir renamed
         // into its place since.
-        return ::openat(parent.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        UniqueFd fd(::openat(parent_fd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd) return -1;
+        const bool chain = parent->no_symlinks;
+        return c.known->add(dest, std::move(fd), true, chain).fd.get();
     }
     if (errno != EEXIST) return -1;
-    return openat2_at(root, dest, O_PATH | O_DIRECTORY, resolve);
+    int fd = openat2_at(c.newroot, dest, O_PATH | O_DIRECTORY, resolve);
+    if (fd < 0) return -1;
+    return c.known->add(dest, UniqueFd(fd), false, (resolve & RESOLVE_NO_SYMLINKS) != 0).fd.get();
 }
 
-// An empty file at DEST inside ROOT (a mount point for a file).
-int ensure_file(int root, const std::string& dest, uint64_t resolve) {
-    int fd = openat2_at(root, dest, O_PATH, resolve);
-    if (fd >= 0 || errno != ENOENT) return fd;
-    UniqueFd parent(ensure_dir(root, std::string(path_parent(dest)), resolve, 0755));
-    if (!parent) return -1;
-    int created =
-        ::openat(parent.get(), std::string(path_basename(dest)).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
-    if (created < 0 && errno != EEXIST) return -1;
-    if (created >= 0) ::close(created);
-    return openat2_at(root, dest, O_PATH, resolve);
+// An empty file at DEST inside the jail's root (a mount point for a file); an O_PATH descriptor
+// the caller owns.
+int ensure_file(const Ctx& c, const std::string& dest, uint64_t resolve) {
+    const std::string parent_path(path_parent(dest));
+    const std::string name(path_basename(dest));
+    if (c.known->find(parent_path, resolve) == nullptr && known_missing(c, parent_path, resolve)) {
+        if (ensure_dir(c, parent_path, resolve, 0755) < 0) return -1;
+    }
+    KnownTree::Dir* parent = c.known->find(parent_path, resolve);
+    if (parent == nullptr || !parent->fresh || parent->has(name)) {
+        int fd = openat2_at(c.newroot, dest, O_PATH, resolve);
+        if (fd >= 0 || errno != ENOENT) return fd;
+        if (ensure_dir(c, parent_path, resolve, 0755) < 0) return -1;
+        parent = c.known->find(parent_path, resolve);
+        if (parent == nullptr) return -1;
+    }
+    const int parent_fd = parent->fd.get();
+    if (::mknodat(parent_fd, name.c_str(), S_IFREG | 0444, 0) == 0) {
+        c.known->made(parent_path, name);
+        return ::openat(parent_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (errno != EEXIST) return -1;
+    return openat2_at(c.newroot, dest, O_PATH, resolve);
 }
 
-int attach(int mnt, int dest) {
-    return ::move_mount(mnt, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+// Attach the detached mount MNT on DEST (at DEST_PATH in the jail).
+int attach(const Ctx& c, int mnt, int dest, const std::string& dest_path) {
+    if (::move_mount(mnt, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) return -1;
+    c.known->covered(dest_path);
+    return 0;
 }
 
 int set_attr(int mnt, uint64_t set, bool recursive) {
@@ -88,42 +205,27 @@ std::string octal(mode_t m) {
     return buf;
 }
 
-int mount_tmpfs(int dest, uint64_t size, mode_t mode, uint64_t attrs) {
+// A fresh tmpfs on DEST (at DEST_PATH); its root is known, empty, from then on.
+int mount_tmpfs(const Ctx& c, int dest, const std::string& dest_path, uint64_t size, mode_t mode, uint64_t attrs) {
     UniqueFd mnt(new_fs("tmpfs", {{"size", std::to_string(size)}, {"mode", octal(mode)}}, attrs));
-    if (!mnt) return -1;
-    return attach(mnt.get(), dest);
+    if (!mnt || attach(c, mnt.get(), dest, dest_path) != 0) return -1;
+    c.known->add(dest_path, std::move(mnt), true, true);
+    return 0;
 }
 
 // Bind SRC (an fd anywhere) onto DEST with the given attributes, recursively.
-int bind_fd(int src, int dest, uint64_t attrs) {
+int bind_fd(const Ctx& c, int src, int dest, const std::string& dest_path, uint64_t attrs) {
     UniqueFd tree(::open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
     if (!tree) return -1;
     if (attrs && set_attr(tree.get(), attrs, true) != 0) return -1;
-    return attach(tree.get(), dest);
+    return attach(c, tree.get(), dest, dest_path);
 }
 
 // An empty read-only directory over DEST: a bind of the setup root's empty directory (no
 // superblock to make, or to tear down after the run).
-int bind_empty_dir(int setup, int dest) {
-    UniqueFd src(openat2_at(setup, "/.cordon-empty-dir", O_PATH | O_DIRECTORY, 0));
-    if (!src) return -1;
-    return bind_fd(src.get(), dest, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-}
-
-// Where setup stands, and where a failing step is described.
-struct Ctx {
-    int setup;    // the setup root (SetupRoot)
-    int oldroot;  // the host's root
-    int newroot;  // the jail's root
-    char* step;
-    size_t step_len;
-};
-
-int fail(const Ctx& c, const char* what, const std::string& path) {
-    int e = errno;
-    std::snprintf(c.step, c.step_len, "%s %s", what, path.c_str());
-    errno = e;
-    return -1;
+int bind_empty_dir(const Ctx& c, int dest, const std::string& dest_path) {
+    return bind_fd(c, c.empty_dir, dest, dest_path,
+                   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 }
 
 // PREMOUNTED: the supervisor's ready-made tree for this op (a root caller's remapped jail, see
@@ -133,22 +235,43 @@ constexpr int kNoPremount = -1;
 int do_bind(const Ctx& c, const MountOp& op, int src_root, int premounted = kNoPremount) {
     if (premounted == kSkipPremount) return 0;
     uint64_t resolve = kInRoot | (op.no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
-    UniqueFd src(premounted >= 0 ? ::fcntl(premounted, F_DUPFD_CLOEXEC, 0)
-                                 : openat2_at(op.in_jail ? c.newroot : src_root, op.source, O_PATH, resolve));
-    if (!src) {
+    UniqueFd opened(premounted >= 0 ? -1 : openat2_at(op.in_jail ? c.newroot : src_root, op.source, O_PATH, resolve));
+    const int src = premounted >= 0 ? premounted : opened.get();
+    if (src < 0) {
         if (errno == ENOENT && op.optional) return 0;
         return fail(c, "open bind source", op.source);
     }
-    struct stat st {};
-    if (::fstat(src.get(), &st) != 0) return fail(c, "stat", op.source);
-    UniqueFd dest(S_ISDIR(st.st_mode) ? ensure_dir(c.newroot, op.dest, resolve, 0755)
-                                      : ensure_file(c.newroot, op.dest, resolve));
-    if (!dest) return fail(c, "create mount point", op.dest);
-    if (premounted >= 0) {  // its attributes are set already
-        return attach(src.get(), dest.get()) == 0 ? 0 : fail(c, "attach", op.source + " on " + op.dest);
-    }
     uint64_t attrs = MOUNT_ATTR_NOSUID | (op.readonly ? MOUNT_ATTR_RDONLY : 0) | (op.devices ? 0 : MOUNT_ATTR_NODEV);
-    if (bind_fd(src.get(), dest.get(), attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
+    if (op.in_jail && op.source == op.dest && premounted < 0) {
+        // A path of the jail bound onto itself (a protected path): one lookup finds both ends.
+        if (bind_fd(c, src, src, op.dest, attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
+        return 0;
+    }
+    struct stat st {};
+    if (::fstat(src, &st) != 0) return fail(c, "stat", op.source);
+    UniqueFd dest_file;
+    const int dest = S_ISDIR(st.st_mode) ? ensure_dir(c, op.dest, resolve, 0755)
+                                         : (dest_file.reset(ensure_file(c, op.dest, resolve)), dest_file.get());
+    if (dest < 0) return fail(c, "create mount point", op.dest);
+    if (premounted >= 0) {  // its attributes are set already
+        return attach(c, src, dest, op.dest) == 0 ? 0 : fail(c, "attach", op.source + " on " + op.dest);
+    }
+    if (bind_fd(c, src, dest, op.dest, attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
+    return 0;
+}
+
+// A host device node NAME bound on DEV/NAME (a file made for it in the jail's fresh /dev).
+int bind_node(const Ctx& c, const std::string& dev, const char* name, bool optional) {
+    const std::string source = std::string("/dev/") + name, dest_path = dev + "/" + name;
+    UniqueFd src(openat2_at(c.oldroot, source, O_PATH, kInRoot));
+    if (!src) {
+        if (errno == ENOENT && optional) return 0;
+        return fail(c, "open bind source", source);
+    }
+    UniqueFd dest(ensure_file(c, dest_path, kInRoot));
+    if (!dest) return fail(c, "create mount point", dest_path);
+    if (bind_fd(c, src.get(), dest.get(), dest_path, MOUNT_ATTR_NOSUID) != 0)
+        return fail(c, "bind-mount", source + " on " + dest_path);
     return 0;
 }
 
@@ -175,97 +298,93 @@ int bind_console(const Ctx& c, const std::string& dev) {
     if (!src || ::fstat(src.get(), &have) != 0 || have.st_rdev != want.st_rdev || have.st_ino != want.st_ino ||
         have.st_dev != want.st_dev)
         return 0;
-    UniqueFd dest(ensure_file(c.newroot, dev + "/console", kInRoot));
-    if (!dest || bind_fd(src.get(), dest.get(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0)
+    UniqueFd dest(ensure_file(c, dev + "/console", kInRoot));
+    if (!dest || bind_fd(c, src.get(), dest.get(), dev + "/console", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0)
         return fail(c, "bind the terminal on", dev + "/console");
     return 0;
 }
 
 int do_dev(const Ctx& c, const std::string& dest_path) {
-    UniqueFd dest(ensure_dir(c.newroot, dest_path, kInRoot, 0755));
-    if (!dest) return fail(c, "create", dest_path);
     // One tmpfs for /dev and /dev/shm: /dev itself ends read-only and holds only mount points,
     // so /dev/shm, a writable bind of its own directory, has the 64M to itself.
-    if (mount_tmpfs(dest.get(), 64 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0) {
+    const int dest = ensure_dir(c, dest_path, kInRoot, 0755);
+    if (dest < 0) return fail(c, "create", dest_path);
+    if (mount_tmpfs(c, dest, dest_path, 64 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0) {
         return fail(c, "mount tmpfs on", dest_path);
     }
     for (const char* node : kDevNodes) {
-        const MountOp op{.kind = MountOp::Kind::Bind,
-                         .source = std::string("/dev/") + node,
-                         .dest = dest_path + "/" + node,
-                         .devices = true,
-                         .optional = std::strcmp(node, "tty") == 0};
-        if (do_bind(c, op, c.oldroot) != 0) return -1;
+        if (bind_node(c, dest_path, node, std::strcmp(node, "tty") == 0) != 0) return -1;
     }
     if (bind_console(c, dest_path) != 0) return -1;
     {
-        UniqueFd pts(ensure_dir(c.newroot, dest_path + "/pts", kInRoot, 0755));
-        if (!pts) return fail(c, "create", dest_path + "/pts");
+        const int pts = ensure_dir(c, dest_path + "/pts", kInRoot, 0755);
+        if (pts < 0) return fail(c, "create", dest_path + "/pts");
         UniqueFd mnt(new_fs("devpts", {{"ptmxmode", "0666"}, {"mode", "0620"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC));
-        if (!mnt || attach(mnt.get(), pts.get()) != 0) return fail(c, "mount devpts on", dest_path + "/pts");
+        if (!mnt || attach(c, mnt.get(), pts, dest_path + "/pts") != 0)
+            return fail(c, "mount devpts on", dest_path + "/pts");
     }
+    KnownTree::Dir* dev = c.known->find(dest_path, kInRoot);  // the new tmpfs
+    if (dev == nullptr) return fail(c, "open", dest_path);
+    const int dir = dev->fd.get();
     {
-        UniqueFd shm(ensure_dir(c.newroot, dest_path + "/shm", kInRoot, 0755));
-        UniqueFd dev(openat2_at(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));  // the new tmpfs
-        UniqueFd tree(shm ? ::open_tree(shm.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH) : -1);
+        const int shm = ensure_dir(c, dest_path + "/shm", kInRoot, 0755);
+        UniqueFd tree(shm >= 0 ? ::open_tree(shm, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH) : -1);
         struct mount_attr attr {};
         attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         attr.attr_clr = MOUNT_ATTR_NOEXEC;  // as a tmpfs of its own was: shared memory may be mapped executable
-        if (!tree || !dev || ::fchmodat(dev.get(), "shm", 01777, 0) != 0 ||
+        if (!tree || ::fchmodat(dir, "shm", 01777, 0) != 0 ||
             ::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
-            attach(tree.get(), shm.get()) != 0) {
+            attach(c, tree.get(), shm, dest_path + "/shm") != 0) {
             return fail(c, "make a writable", dest_path + "/shm");
         }
     }
-    UniqueFd dir(openat2_at(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
-    if (!dir) return fail(c, "open", dest_path);
     const std::pair<const char*, const char*> links[] = {{"ptmx", "pts/ptmx"},
                                                          {"fd", "/proc/self/fd"},
                                                          {"stdin", "/proc/self/fd/0"},
                                                          {"stdout", "/proc/self/fd/1"},
                                                          {"stderr", "/proc/self/fd/2"}};
     for (const auto& [name, target] : links) {
-        if (::symlinkat(target, dir.get(), name) != 0 && errno != EEXIST)
-            return fail(c, "symlink", dest_path + "/" + name);
+        if (::symlinkat(target, dir, name) != 0 && errno != EEXIST) return fail(c, "symlink", dest_path + "/" + name);
+        c.known->made(dest_path, name);
     }
-    // Nothing more may be created in /dev itself (pts and shm stay usable).
-    UniqueFd top(openat2_at(c.newroot, dest_path, O_PATH | O_DIRECTORY, kInRoot));
-    if (!top || set_attr(top.get(), MOUNT_ATTR_RDONLY, false) != 0) return fail(c, "remount read-only", dest_path);
+    // Nothing more may be created in /dev itself (pts and shm stay usable). The descriptor is
+    // the tmpfs's root: the attribute is the mount's.
+    if (set_attr(dir, MOUNT_ATTR_RDONLY, false) != 0) return fail(c, "remount read-only", dest_path);
     return 0;
 }
 
 int do_tmpfs(const Ctx& c, const MountOp& op) {
-    UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0755));
-    if (!dest) return fail(c, "create", op.dest);
+    const int dest = ensure_dir(c, op.dest, kInRoot, 0755);
+    if (dest < 0) return fail(c, "create", op.dest);
     // An empty read-only tmpfs is an empty read-only directory.
     if (op.readonly) {
-        return bind_empty_dir(c.setup, dest.get()) == 0 ? 0 : fail(c, "mount an empty read-only directory on", op.dest);
+        return bind_empty_dir(c, dest, op.dest) == 0 ? 0 : fail(c, "mount an empty read-only directory on", op.dest);
     }
-    if (mount_tmpfs(dest.get(), op.size, op.mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+    if (mount_tmpfs(c, dest, op.dest, op.size, op.mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
         return fail(c, "mount tmpfs on", op.dest);
     }
     return 0;
 }
 
 int do_proc(const Ctx& c, const MountOp& op) {
-    UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, 0555));
-    if (!dest) return fail(c, "create", op.dest);
+    const int dest = ensure_dir(c, op.dest, kInRoot, 0555);
+    if (dest < 0) return fail(c, "create", op.dest);
     UniqueFd mnt(new_fs("proc", {}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-    if (!mnt || attach(mnt.get(), dest.get()) != 0) return fail(c, "mount proc on", op.dest);
+    if (!mnt || attach(c, mnt.get(), dest, op.dest) != 0) return fail(c, "mount proc on", op.dest);
     return 0;
 }
 
 int do_dir(const Ctx& c, const MountOp& op) {
-    UniqueFd dest(ensure_dir(c.newroot, op.dest, kInRoot, op.mode));
-    return dest ? 0 : fail(c, "create directory", op.dest);
+    return ensure_dir(c, op.dest, kInRoot, op.mode) >= 0 ? 0 : fail(c, "create directory", op.dest);
 }
 
 int do_symlink(const Ctx& c, const MountOp& op) {
-    UniqueFd parent(ensure_dir(c.newroot, std::string(path_parent(op.dest)), kInRoot, 0755));
-    if (!parent) return fail(c, "create", std::string(path_parent(op.dest)));
-    if (::symlinkat(op.source.c_str(), parent.get(), std::string(path_basename(op.dest)).c_str()) != 0) {
-        return fail(c, "create symlink", op.dest);
-    }
+    const std::string parent_path(path_parent(op.dest));
+    const int parent = ensure_dir(c, parent_path, kInRoot, 0755);
+    if (parent < 0) return fail(c, "create", parent_path);
+    const std::string name(path_basename(op.dest));
+    if (::symlinkat(op.source.c_str(), parent, name.c_str()) != 0) return fail(c, "create symlink", op.dest);
+    c.known->made(parent_path, name);
     return 0;
 }
 
@@ -276,13 +395,12 @@ int do_remount_ro(const Ctx& c, const MountOp& op) {
 }
 
 int do_hide_file(const Ctx& c, const MountOp& op) {
-    UniqueFd src(openat2_at(c.setup, "/.cordon-empty", O_PATH, 0));
     UniqueFd dest(op.no_symlinks ? openat2_at(c.newroot, op.dest, O_PATH | O_NOFOLLOW, kInRoot | RESOLVE_NO_SYMLINKS)
                                  : openat2_at(c.newroot, op.dest, O_PATH, kInRoot));
     if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
-    if (!src || !dest) return fail(c, "open", op.dest);
-    if (bind_fd(src.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) !=
-        0) {
+    if (!dest) return fail(c, "open", op.dest);
+    if (bind_fd(c, c.empty_file, dest.get(), op.dest,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {
         return fail(c, "hide", op.dest);
     }
     return 0;
@@ -292,13 +410,14 @@ int do_hide_dir(const Ctx& c, const MountOp& op) {
     UniqueFd dest(openat2_at(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
     if (!dest && errno == ENOENT) return 0;
     if (!dest) return fail(c, "open", op.dest);
-    return bind_empty_dir(c.setup, dest.get()) == 0 ? 0 : fail(c, "hide", op.dest);
+    return bind_empty_dir(c, dest.get(), op.dest) == 0 ? 0 : fail(c, "hide", op.dest);
 }
 
 int do_rebind_ro(const Ctx& c, const MountOp& op) {
     UniqueFd dest(openat2_at(c.newroot, op.dest, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
     if (!dest && errno == ENOENT && op.optional) return 0;
-    if (!dest || bind_fd(dest.get(), dest.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+    if (!dest ||
+        bind_fd(c, dest.get(), dest.get(), op.dest, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
         return fail(c, "make read-only", op.dest);
     }
     return 0;
@@ -338,7 +457,8 @@ bool check(const Ctx& c, bool ok, const char* what) {
 
 // The descriptors that setup works through, once the setup tmpfs is the root.
 struct SetupRoot {
-    UniqueFd setup;      // the setup tmpfs: the empty file and directory that hides show
+    UniqueFd empty_file;  // in the setup tmpfs: the empty file and directory that hides show
+    UniqueFd empty_dir;
     UniqueFd oldroot;    // the host's root
     UniqueFd newroot;    // the jail's root, /newroot
     bool moved = false;  // no pivot_root: the setup tmpfs was moved over / (see enter_setup_root)
@@ -396,16 +516,16 @@ int enter_setup_root(const Ctx& c, SetupRoot& root) {
     }
     if (!check(c, ::chdir("/") == 0, "chdir /")) return -1;
     // What hidden files and directories show: an empty file (mode 0) and an empty directory.
-    int empty = ::open("/.cordon-empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
-    if (!check(c, empty >= 0, "create the empty file")) return -1;
-    ::close(empty);
+    if (!check(c, ::mknod("/.cordon-empty", S_IFREG, 0) == 0, "create the empty file")) return -1;
     if (!check(c, ::mkdir("/.cordon-empty-dir", 0755) == 0, "create the empty directory")) return -1;
-
-    root.setup.reset(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    root.empty_file.reset(::open("/.cordon-empty", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    root.empty_dir.reset(::open("/.cordon-empty-dir", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     root.oldroot.reset(root.moved ? host_root.release() : ::open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
     host_root.reset();
     root.newroot.reset(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    return check(c, root.setup && root.oldroot && root.newroot, "open the setup directories") ? 0 : -1;
+    return check(c, root.empty_file && root.empty_dir && root.oldroot && root.newroot, "open the setup directories")
+               ? 0
+               : -1;
 }
 
 // The plan's ops, in order, with the hand-off before the op that needs it.
@@ -427,6 +547,7 @@ int replay(Ctx& c, SetupRoot& root, const MountPlan& plan, const std::vector<int
             root.newroot.reset(::open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC));
             if (!root.newroot) return fail(c, "open the new root", "/");
             c.newroot = root.newroot.get();
+            c.known->add("/", UniqueFd(::fcntl(c.newroot, F_DUPFD_CLOEXEC, 0)), false, true);
         }
     }
     return 0;
@@ -469,15 +590,21 @@ bool wait_proceed(int sync_fd) {
 
 int apply_mounts(const MountPlan& plan, const std::vector<int>& premounts, bool jail_is_host_root,
                  const std::function<bool()>& handoff, char* step, size_t step_len) {
-    Ctx c{-1, -1, -1, step, step_len};
+    Ctx c{-1, -1, -1, -1, nullptr, step, step_len};
     SetupRoot root;
+    KnownTree known;
     // Modes exactly as planned (ensure_dir, ensure_file, --perms); the command gets the caller's.
     struct UmaskCleared {
         mode_t saved = ::umask(0);
         ~UmaskCleared() { ::umask(saved); }
     } cleared;
     if (enter_setup_root(c, root) != 0) return -1;
-    c = Ctx{root.setup.get(), root.oldroot.get(), root.newroot.get(), step, step_len};
+    c = Ctx{
+        root.oldroot.get(), root.newroot.get(), root.empty_file.get(), root.empty_dir.get(), &known, step, step_len};
+    // The jail's root: an empty directory of the setup tmpfs, bound onto itself.
+    UniqueFd top(::fcntl(c.newroot, F_DUPFD_CLOEXEC, 0));
+    if (!top) return fail(c, "open the new root", "/");
+    known.add("/", std::move(top), true, true);
     if (replay(c, root, plan, premounts, jail_is_host_root, handoff) != 0) return -1;
     return pivot_into_jail(c, root.moved);
 }
