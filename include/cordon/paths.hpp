@@ -36,6 +36,10 @@ bool is_loader_name(std::string_view name);
 // The names between the '/'s, in order, empty ones left out: "/a//b/" and "a/b" -> {"a", "b"}.
 std::vector<std::string_view> path_components(std::string_view path);
 
+// realpath(3): PATH with every symlink resolved, into REAL (PATH_MAX bytes); false with errno
+// (ENOENT: nothing there). Where /proc is missing, realpath(3) itself.
+bool real_path(const std::string& path, char* real);
+
 // <prefix>/share/cordon for the running executable (/proc/self/exe/../../share/cordon),
 // so a build tree (<build>/bin/cordon, <build>/share/cordon) works like an installed one.
 std::string data_dir();

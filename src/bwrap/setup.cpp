@@ -19,6 +19,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/kernel_steps.hpp"
+#include "cordon/paths.hpp"
 #include "setup.hpp"
 
 namespace cordon::bwrap {
@@ -424,7 +425,7 @@ bool resolve_sources(const Options& options, std::vector<std::vector<std::string
         bool missing = false;
         for (const std::string& path : wanted) {
             char real[PATH_MAX];
-            if (::realpath(path.c_str(), real) == nullptr) {
+            if (!real_path(path, real)) {
                 if (op.optional && errno == ENOENT) {
                     missing = true;
                     break;

@@ -485,7 +485,7 @@ std::string auto_profile(const CliRequest& cli, const HostInfo& host) {
     // An executable the caller (or the payload, through the workdir) could replace does not get
     // to choose its own, possibly more permissive, profile.
     char real[PATH_MAX];
-    std::string resolved = ::realpath(exe.c_str(), real) ? std::string(real) : exe;
+    std::string resolved = real_path(exe, real) ? std::string(real) : exe;
     const std::string dir(path_parent(resolved));
     // Trusted: root-owned, not group/world-writable (file and directory), and not inside the
     // current directory, HOME or a temporary directory (root can write anywhere, so access(2)

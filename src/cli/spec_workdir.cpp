@@ -29,7 +29,7 @@ Result<std::string> explicit_workdir(const std::string& wd, const HostInfo& host
         return make_error("--workdir", "'" + wd + "' is not a directory");
     }
     char real[PATH_MAX];
-    if (!::realpath(n.c_str(), real)) return sys_error("--workdir: " + wd);
+    if (!real_path(n, real)) return sys_error("--workdir: " + wd);
     return std::string(real);
 }
 
@@ -106,7 +106,7 @@ std::optional<std::string> repository_top(const std::string& dir, const HostInfo
             if (end > at) {
                 const std::string entry = normalize_path(list.substr(at, end - at), "/");
                 char real[PATH_MAX];
-                ceilings.push_back(::realpath(entry.c_str(), real) ? std::string(real) : entry);
+                ceilings.push_back(real_path(entry, real) ? std::string(real) : entry);
             }
             at = end + 1;
         }
@@ -145,9 +145,9 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
         }
     } else if (!s.no_profile) {
         char real[PATH_MAX];
-        std::string cwd = ::realpath(host.cwd.c_str(), real) ? std::string(real) : host.cwd;
+        std::string cwd = real_path(host.cwd, real) ? std::string(real) : host.cwd;
         // HOME may be spelled through a symlink; compare its resolved form too.
-        std::string home_real = ::realpath(host.home.c_str(), real) ? std::string(real) : host.home;
+        std::string home_real = real_path(host.home, real) ? std::string(real) : host.home;
         auto unsafe = [&](const std::string& d) {
             return is_unsafe_workdir(d, host.home) || is_unsafe_workdir(d, home_real);
         };

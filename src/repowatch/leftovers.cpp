@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -385,10 +386,7 @@ std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir) {
 std::unique_ptr<RepoWatch> RepoWatch::start(const std::string& workdir, struct timespec now) {
     auto s = std::make_unique<State>();
     s->root = normalize_path(workdir, "/");
-    if (char* real = ::realpath(s->root.c_str(), nullptr)) {
-        s->root_real = real;
-        std::free(real);  // NOLINT(cppcoreguidelines-no-malloc)
-    }
+    if (char real[PATH_MAX]; real_path(s->root, real)) s->root_real = real;
     s->t0 = now;
     s->root_fd = open_dir_at(AT_FDCWD, s->root.c_str());
     auto sx = s->root_fd ? stat_at(s->root_fd.get(), "") : std::nullopt;

@@ -1,5 +1,6 @@
 #include "cordon/paths.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -86,12 +88,16 @@ std::vector<std::string_view> path_components(std::string_view path) {
 }
 
 std::string data_dir() {
-    char buf[PATH_MAX];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) return "/usr/share/cordon";
-    // <prefix>/bin/cordon; a prefix of "/" is spelled "" so the result does not start with "//".
-    const std::string_view prefix = path_parent(path_parent(std::string_view(buf, static_cast<size_t>(n))));
-    return std::string(prefix == "/" ? "" : prefix) + "/" CORDON_DATADIR_REL;
+    // /proc/self/exe does not change: read once (each search path asks).
+    static const std::string dir = [] {
+        char buf[PATH_MAX];
+        ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+        if (n <= 0) return std::string("/usr/share/cordon");
+        // <prefix>/bin/cordon; a prefix of "/" is spelled "" so the result does not start with "//".
+        const std::string_view prefix = path_parent(path_parent(std::string_view(buf, static_cast<size_t>(n))));
+        return std::string(prefix == "/" ? "" : prefix) + "/" CORDON_DATADIR_REL;
+    }();
+    return dir;
 }
 
 std::string config_home(const std::string& home) {
@@ -104,6 +110,22 @@ std::string cache_home(const std::string& home) {
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/') return xdg;
     if (!home.empty() && home[0] == '/' && home != "/") return home + "/.cache";
     return {};
+}
+
+// glibc's realpath(3) reads each component as a link, one system call each; an O_PATH open
+// and its /proc/self/fd link take three for any depth.
+bool real_path(const std::string& path, char* real) {
+    const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (fd < 0) return false;
+    char link[32];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const ssize_t n = ::readlink(link, real, PATH_MAX - 1);
+    ::close(fd);
+    if (n > 0 && real[0] == '/') {
+        real[n] = '\0';
+        return true;
+    }
+    return ::realpath(path.c_str(), real) != nullptr;
 }
 
 namespace {
@@ -144,7 +166,7 @@ std::string untrusted_chain(std::string p) {
 // Why PATH, as given and as resolved, may not be trusted (untrusted_because's question).
 std::string untrusted_resolved(const std::string& path) {
     char real[PATH_MAX];
-    if (!::realpath(path.c_str(), real)) {
+    if (!real_path(path, real)) {
         if (errno == ENOENT || errno == ENOTDIR) return "";             // nothing there to trust or not
         return "cannot resolve " + path + ": " + std::strerror(errno);  // fail closed
     }

@@ -41,7 +41,7 @@ bool at_or_under_by_identity(const std::string& a, const std::string& b) {
     if (::stat(b.c_str(), &target) != 0) return false;
     std::string p = a;
     char real[PATH_MAX];
-    while (!::realpath(p.c_str(), real)) {
+    while (!real_path(p, real)) {
         if (p == "/" || p.empty()) return false;
         p = std::string(path_parent(p));
     }

@@ -488,7 +488,7 @@ std::vector<std::string> fallback_writable(const FallbackPlan& plan) {
     for (const auto& r : plan.landlock.rules) {
         if ((r.access & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_MAKE_REG)) == 0) continue;
         char real[PATH_MAX];
-        if (::realpath(r.path.c_str(), real) == nullptr) continue;  // nothing there to be written
+        if (!real_path(r.path, real)) continue;  // nothing there to be written
         out.emplace_back(real);
     }
     return out;

@@ -1,7 +1,14 @@
 // The lexical path helpers (include/cordon/paths.hpp), at their edges: "/", a trailing '/',
-// names that share a prefix, relative paths.
+// names that share a prefix, relative paths; and real_path against realpath(3).
+#include <sys/stat.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -51,4 +58,53 @@ TEST_CASE("path_components", "[paths]") {
     CHECK(path_components("/").empty());
     CHECK(path_components("").empty());
     CHECK(path_components(".git/hooks") == Views{".git", "hooks"});
+}
+
+// real_path answers as realpath(3) does, for every kind of path it meets: a chain of symlinks
+// (relative, absolute, to a directory, dangling), "..", a relative path, a missing component,
+// a file used as a directory.
+TEST_CASE("real_path agrees with realpath(3)", "[paths]") {
+    char tmpl[] = "/tmp/cordon-real-path-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const std::string base = tmpl;
+    REQUIRE(::mkdir((base + "/dir").c_str(), 0755) == 0);
+    REQUIRE(::mkdir((base + "/dir/sub").c_str(), 0755) == 0);
+    std::FILE* f = std::fopen((base + "/dir/file").c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fclose(f);
+    REQUIRE(::symlink("dir", (base + "/rel").c_str()) == 0);
+    REQUIRE(::symlink((base + "/dir/sub").c_str(), (base + "/abs").c_str()) == 0);
+    REQUIRE(::symlink("rel/sub/../file", (base + "/chain").c_str()) == 0);
+    REQUIRE(::symlink("nowhere", (base + "/dangling").c_str()) == 0);
+    const std::string cases[] = {base,
+                                 base + "/dir",
+                                 base + "/rel",
+                                 base + "/rel/sub",
+                                 base + "/abs",
+                                 base + "/abs/..",
+                                 base + "/chain",
+                                 base + "/dangling",
+                                 base + "/missing",
+                                 base + "/missing/x",
+                                 base + "/dir/file/x",
+                                 base + "//dir/./sub/",
+                                 "/",
+                                 "."};
+    for (const std::string& p : cases) {
+        INFO(p);
+        char want[PATH_MAX], got[PATH_MAX];
+        errno = 0;
+        const bool expect = ::realpath(p.c_str(), want) != nullptr;
+        const int expect_errno = errno;
+        errno = 0;
+        const bool have = real_path(p, got);
+        CHECK(have == expect);
+        if (expect && have) CHECK(std::string(got) == std::string(want));
+        if (!expect && !have) CHECK(errno == expect_errno);
+    }
+    for (const char* name : {"chain", "dangling", "abs", "rel", "dir/file", "dir/sub", "dir"}) {
+        (void)::unlink((base + "/" + name).c_str());
+        (void)::rmdir((base + "/" + name).c_str());
+    }
+    CHECK(::rmdir(base.c_str()) == 0);
 }
