@@ -150,8 +150,9 @@ Result<policy::PolicySet> load_policies(const std::vector<std::string>& names_or
         any_builtin = any_builtin || is_builtin(path);
         paths.push_back(std::move(path));
     }
-    // Every policy a file (an installed or a built tree): the policy library's loader, as is.
-    if (!any_builtin) return policy::load(names_or_paths);
+    // Every policy a file (an installed or a built tree): the policy library's loader, given the
+    // paths found above (a path is not searched for again).
+    if (!any_builtin) return policy::load(paths);
     policy::PolicySet set;
     for (const auto& path : paths) {
         if (auto name = name_in(path, kPolicies)) {

@@ -45,22 +45,28 @@ Result<std::vector<std::string>> command_environment(const HostInfo& host) {
     return base;
 }
 
-// The last value of KEY ("user.name") in the git config file PATH, or nullopt. Read with
-// git's own grammar (git_config.hpp); includes are not followed.
-std::optional<std::string> git_config_value(const std::string& path, std::string_view key) {
+// The last values of user.name and user.email in the git config file PATH (nullopt where the
+// file does not set one). Read with git's own grammar (git_config.hpp); includes are not followed.
+struct GitIdentity {
+    std::optional<std::string> name, email;
+    [[nodiscard]] const std::optional<std::string>& of(std::string_view key) const {
+        return key == "user.name" ? name : email;
+    }
+};
+GitIdentity git_identity_in(const std::string& path) {
     // A regular file only, never waiting on a FIFO, at most 1 MiB (as git reads a config file).
     constexpr off_t kMaxConfig = 1 << 20;
+    GitIdentity out;
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxConfig) return std::nullopt;
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxConfig) return out;
     std::string buf(static_cast<size_t>(st.st_size), '\0');
     const ssize_t got = ::read(fd.get(), buf.data(), buf.size());
-    if (got < 0) return std::nullopt;
+    if (got < 0) return out;
     buf.resize(static_cast<size_t>(got));
-    const std::optional<std::string> text = std::move(buf);
-    std::optional<std::string> out;
-    for (const auto& e : parse_git_config(*text).entries) {
-        if (e.key == key) out = e.value;
+    for (const auto& e : parse_git_config(buf).entries) {
+        if (e.key == "user.name") out.name = e.value;
+        if (e.key == "user.email") out.email = e.value;
     }
     return out;
 }
@@ -79,14 +85,18 @@ void add_git_identity(const SettingsLayer& merged, const HostInfo& host, const S
     std::string xdg = config_home(host.home);
     const std::string global[] = {xdg.empty() ? std::string() : xdg + "/git/config", gitconfig};
     constexpr size_t kMaxValue = 256;
+    // Each file read once, for both keys.
+    const GitIdentity repo = s.workdir ? git_identity_in(*s.workdir + "/.git/config") : GitIdentity{};
+    const GitIdentity globals[] = {global[0].empty() ? GitIdentity{} : git_identity_in(global[0]),
+                                   git_identity_in(global[1])};
     int n = 0;
     for (const auto& [key, author, committer] : {std::tuple{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
                                                  std::tuple{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}}) {
         if (env_value(env, author) || env_value(env, committer)) continue;
-        if (s.workdir && git_config_value(*s.workdir + "/.git/config", key)) continue;
+        if (repo.of(key)) continue;
         std::optional<std::string> value;
-        for (const auto& file : global) {  // git reads the XDG file first; ~/.gitconfig wins
-            if (auto v = file.empty() ? std::nullopt : git_config_value(file, key)) value = v;
+        for (const auto& file : globals) {  // git reads the XDG file first; ~/.gitconfig wins
+            if (file.of(key)) value = file.of(key);
         }
         if (!value || value->empty() || value->size() > kMaxValue || value->find('\n') != std::string::npos) continue;
         env.push_back("GIT_CONFIG_KEY_" + std::to_string(n) + "=" + key);

@@ -248,12 +248,20 @@ int build_landlock_ruleset(const LandlockPlan& plan, int& ruleset_fd, char* step
     for (const auto& r : plan.rules) {
         UniqueFd fd(open_rule_path(r));
         if (!fd && errno == ENOENT) continue;  // a device this host lacks (tty), a -try bind
-        struct stat st {};
         struct landlock_path_beneath_attr rule {};
         rule.allowed_access = r.access;
         rule.parent_fd = fd.get();
-        if (fd && ::fstat(fd.get(), &st) == 0 && !S_ISDIR(st.st_mode)) rule.allowed_access &= kFileRights;
-        if (!fd || ::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
+        auto add = [&] {
+            return ::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+        };
+        // A file gets only the rights that make sense for one. Most rules name directories: the
+        // file is looked at only when the kernel refuses directory rights (EINVAL).
+        bool added = fd && add() == 0;
+        if (struct stat st{}; fd && !added && errno == EINVAL && ::fstat(fd.get(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+            rule.allowed_access &= kFileRights;
+            added = add() == 0;
+        }
+        if (!added) {
             std::snprintf(step, step_len, "add the Landlock rule for %s", r.path.c_str());
             return -1;
         }
