@@ -448,7 +448,7 @@ pid_t start_payload(const ChildContext& ctx, PayloadStart& start) {
         pid_t r = ::waitpid(-1, nullptr, 0);
         if (r < 0 && errno != EINTR) break;
     }
-    if (!ctx.fallback) detach_placeholder_mounts(ctx);
+    if (!ctx.fallback) hold_placeholders(ctx);
     send_msg(ctx.sync_fd, ChildMsg::Exited, 0, status, nullptr);
     // Our exit is slow kernel work: let the supervisor finish first. It closes the socket when
     // it wants us gone, or exits, and then PDEATHSIG ends us.

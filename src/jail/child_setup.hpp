@@ -20,6 +20,6 @@ void enter_working_directory(const ChildContext& ctx);
 int build_landlock(const ChildContext& ctx);
 void lock_privileges(const ChildContext& ctx);
 // At the payload's end (end_jail, child.cpp), before Exited is sent.
-void detach_placeholder_mounts(const ChildContext& ctx);
+void hold_placeholders(const ChildContext& ctx);
 
 }  // namespace cordon::init
