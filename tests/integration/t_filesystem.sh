@@ -109,6 +109,20 @@ jailed "cat $SCRATCH/extra/d/i 2>&1; ls $SCRATCH/extra/d | wc -l" --ro "$SCRATCH
 expect_out "^0$" "a tmpfs over part of a bound directory shadows it"
 jailed "readlink /lnk; cat /lnk/f" --symlink "$SCRATCH/extra" /lnk --ro "$SCRATCH/extra"
 expect_out "^data$" "a symlink made at the root leads into a bind"
+# A directory setup made, covered under another name (a symlink led the mount there): what is
+# mounted below it later lands on the covering mount, not underneath it.
+mkdir -p "$SCRATCH/alias/c" && echo one > "$SCRATCH/alias/c/f"
+jailed "echo changed > /made/x/b/c/f; echo rc=\$?" --dir /made/x/b --symlink /made/x /made/l \
+  --bind "$SCRATCH/alias" /made/l/b --ro-bind "$SCRATCH/alias/c" /made/x/b/c
+expect_out "rc=[1-9]" "a read-only bind below a directory covered through a --symlink is read-only"
+[[ $(cat "$SCRATCH/alias/c/f") == one ]] && ok "and the host file is unchanged" || not_ok "the host file was written"
+mkdir -p "$SCRATCH/w2" "$SCRATCH/a2/x" "$SCRATCH/b2" && ln -sfn /made/t2 "$SCRATCH/w2/ln" && echo old > "$SCRATCH/b2/f"
+jailed "echo new > /made/t2/x/f; echo rc=\$?; cat /made/t2/x/f" --tmpfs /made/t2 --bind "$SCRATCH/w2" /made/w \
+  --bind "$SCRATCH/a2" /made/w/ln --ro-bind "$SCRATCH/b2" /made/t2/x
+expect_out "rc=[1-9]" "a read-only bind below a tmpfs covered through a host tree's symlink is read-only"
+expect_out "^old$" "and shows its own files"
+[[ ! -e $SCRATCH/a2/x/f ]] && ok "nothing reached the covering bind's host directory" || not_ok "a2/x/f was written"
+rm -rf "$SCRATCH/alias" "$SCRATCH/w2" "$SCRATCH/a2" "$SCRATCH/b2"
 rm -rf "$SCRATCH/extra"
 
 after=$(snapshot "$WORK")

@@ -39,8 +39,11 @@ constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
 // holds exactly the names setup made in it, since nothing else writes to the jail's tree before
 // the command starts (the supervisor's placeholders are made on the host, in the workdir, a
 // bind: not fresh). A name missing from a fresh directory is made there without a lookup first,
-// which saves most of setup's system calls. A mount on a path covers what was known below it:
-// that path and everything under it are forgotten, and found again by a lookup from the root.
+// which saves most of setup's system calls.
+// A mount on a directory makes everything known unknown but the jail's root: what it covers
+// cannot be told from its path, since a symlink may have led there, or to a parent of a known
+// directory, under another name. (The root is covered only by a mount on "/", after which
+// replay starts again from the new top.) A mount on a file covers no directory.
 class KnownTree final {
 public:
     struct Dir {
@@ -62,6 +65,7 @@ public:
     }
     Dir& add(const std::string& path, UniqueFd fd, bool fresh, bool no_symlinks) {
         Dir& d = dirs_[path];
+        retired_.push_back(std::move(d.fd));
         d = Dir{std::move(fd), fresh, no_symlinks, {}};
         return d;
     }
@@ -70,16 +74,23 @@ public:
         auto it = dirs_.find(parent);
         if (it != dirs_.end() && it->second.fresh) it->second.names.push_back(std::move(name));
     }
-    // Something was mounted on PATH.
-    void covered(const std::string& path) {
-        for (auto it = dirs_.lower_bound(path); it != dirs_.end() && it->first.starts_with(path);) {
-            const bool below = path == "/" || it->first.size() == path.size() || it->first[path.size()] == '/';
-            it = below ? dirs_.erase(it) : std::next(it);
+    // Something was mounted on a directory. The descriptors forgotten stay open until the op
+    // ends (retire): the op may still use the ones it holds.
+    void forget_below_root() {
+        for (auto it = dirs_.begin(); it != dirs_.end();) {
+            if (it->first == "/") {
+                ++it;
+                continue;
+            }
+            retired_.push_back(std::move(it->second.fd));
+            it = dirs_.erase(it);
         }
     }
+    void retire() { retired_.clear(); }
 
 private:
     std::map<std::string, Dir, std::less<>> dirs_;
+    std::vector<UniqueFd> retired_;
 };
 
 // Where setup stands, and where a failing step is described.
@@ -176,10 +187,13 @@ int ensure_file(const Ctx& c, const std::string& dest, uint64_t resolve) {
     return openat2_at(c.newroot, dest, O_PATH, resolve);
 }
 
-// Attach the detached mount MNT on DEST (at DEST_PATH in the jail).
-int attach(const Ctx& c, int mnt, int dest, const std::string& dest_path) {
+// What a mount is attached on: a directory (or what may be one), or a file.
+enum class On { Dir, File };
+
+// Attach the detached mount MNT on DEST.
+int attach(const Ctx& c, int mnt, int dest, On on) {
     if (::move_mount(mnt, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) return -1;
-    c.known->covered(dest_path);
+    if (on == On::Dir) c.known->forget_below_root();
     return 0;
 }
 
@@ -208,23 +222,25 @@ std::string octal(mode_t m) {
 // A fresh tmpfs on DEST (at DEST_PATH); its root is known, empty, from then on.
 int mount_tmpfs(const Ctx& c, int dest, const std::string& dest_path, uint64_t size, mode_t mode, uint64_t attrs) {
     UniqueFd mnt(new_fs("tmpfs", {{"size", std::to_string(size)}, {"mode", octal(mode)}}, attrs));
-    if (!mnt || attach(c, mnt.get(), dest, dest_path) != 0) return -1;
-    c.known->add(dest_path, std::move(mnt), true, true);
+    if (!mnt || attach(c, mnt.get(), dest, On::Dir) != 0) return -1;
+    // Whether a symlink led to DEST is not known here: no lookup without symlinks is served
+    // from it.
+    c.known->add(dest_path, std::move(mnt), true, false);
     return 0;
 }
 
 // Bind SRC (an fd anywhere) onto DEST with the given attributes, recursively.
-int bind_fd(const Ctx& c, int src, int dest, const std::string& dest_path, uint64_t attrs) {
+int bind_fd(const Ctx& c, int src, int dest, On on, uint64_t attrs) {
     UniqueFd tree(::open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
     if (!tree) return -1;
     if (attrs && set_attr(tree.get(), attrs, true) != 0) return -1;
-    return attach(c, tree.get(), dest, dest_path);
+    return attach(c, tree.get(), dest, on);
 }
 
 // An empty read-only directory over DEST: a bind of the setup root's empty directory (no
 // superblock to make, or to tear down after the run).
-int bind_empty_dir(const Ctx& c, int dest, const std::string& dest_path) {
-    return bind_fd(c, c.empty_dir, dest, dest_path,
+int bind_empty_dir(const Ctx& c, int dest) {
+    return bind_fd(c, c.empty_dir, dest, On::Dir,
                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 }
 
@@ -244,19 +260,20 @@ int do_bind(const Ctx& c, const MountOp& op, int src_root, int premounted = kNoP
     uint64_t attrs = MOUNT_ATTR_NOSUID | (op.readonly ? MOUNT_ATTR_RDONLY : 0) | (op.devices ? 0 : MOUNT_ATTR_NODEV);
     if (op.in_jail && op.source == op.dest && premounted < 0) {
         // A path of the jail bound onto itself (a protected path): one lookup finds both ends.
-        if (bind_fd(c, src, src, op.dest, attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
+        if (bind_fd(c, src, src, On::Dir, attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
         return 0;
     }
     struct stat st {};
     if (::fstat(src, &st) != 0) return fail(c, "stat", op.source);
+    const On on = S_ISDIR(st.st_mode) ? On::Dir : On::File;
     UniqueFd dest_file;
-    const int dest = S_ISDIR(st.st_mode) ? ensure_dir(c, op.dest, resolve, 0755)
-                                         : (dest_file.reset(ensure_file(c, op.dest, resolve)), dest_file.get());
+    const int dest = on == On::Dir ? ensure_dir(c, op.dest, resolve, 0755)
+                                   : (dest_file.reset(ensure_file(c, op.dest, resolve)), dest_file.get());
     if (dest < 0) return fail(c, "create mount point", op.dest);
     if (premounted >= 0) {  // its attributes are set already
-        return attach(c, src, dest, op.dest) == 0 ? 0 : fail(c, "attach", op.source + " on " + op.dest);
+        return attach(c, src, dest, on) == 0 ? 0 : fail(c, "attach", op.source + " on " + op.dest);
     }
-    if (bind_fd(c, src, dest, op.dest, attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
+    if (bind_fd(c, src, dest, on, attrs) != 0) return fail(c, "bind-mount", op.source + " on " + op.dest);
     return 0;
 }
 
@@ -270,7 +287,7 @@ int bind_node(const Ctx& c, const std::string& dev, const char* name, bool optio
     }
     UniqueFd dest(ensure_file(c, dest_path, kInRoot));
     if (!dest) return fail(c, "create mount point", dest_path);
-    if (bind_fd(c, src.get(), dest.get(), dest_path, MOUNT_ATTR_NOSUID) != 0)
+    if (bind_fd(c, src.get(), dest.get(), On::File, MOUNT_ATTR_NOSUID) != 0)
         return fail(c, "bind-mount", source + " on " + dest_path);
     return 0;
 }
@@ -299,7 +316,7 @@ int bind_console(const Ctx& c, const std::string& dev) {
         have.st_dev != want.st_dev)
         return 0;
     UniqueFd dest(ensure_file(c, dev + "/console", kInRoot));
-    if (!dest || bind_fd(c, src.get(), dest.get(), dev + "/console", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0)
+    if (!dest || bind_fd(c, src.get(), dest.get(), On::File, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0)
         return fail(c, "bind the terminal on", dev + "/console");
     return 0;
 }
@@ -312,29 +329,31 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
     if (mount_tmpfs(c, dest, dest_path, 64 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0) {
         return fail(c, "mount tmpfs on", dest_path);
     }
+    // The new tmpfs's root, and its pts and shm, made while it is known (mounts on files keep
+    // it so); the descriptors stay good until this op ends.
+    KnownTree::Dir* dev = c.known->find(dest_path, kInRoot);
+    if (dev == nullptr) return fail(c, "open", dest_path);
+    const int dir = dev->fd.get();
     for (const char* node : kDevNodes) {
         if (bind_node(c, dest_path, node, std::strcmp(node, "tty") == 0) != 0) return -1;
     }
     if (bind_console(c, dest_path) != 0) return -1;
+    const int pts = ensure_dir(c, dest_path + "/pts", kInRoot, 0755);
+    if (pts < 0) return fail(c, "create", dest_path + "/pts");
+    const int shm = ensure_dir(c, dest_path + "/shm", kInRoot, 0755);
+    if (shm < 0) return fail(c, "create", dest_path + "/shm");
     {
-        const int pts = ensure_dir(c, dest_path + "/pts", kInRoot, 0755);
-        if (pts < 0) return fail(c, "create", dest_path + "/pts");
         UniqueFd mnt(new_fs("devpts", {{"ptmxmode", "0666"}, {"mode", "0620"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC));
-        if (!mnt || attach(c, mnt.get(), pts, dest_path + "/pts") != 0)
-            return fail(c, "mount devpts on", dest_path + "/pts");
+        if (!mnt || attach(c, mnt.get(), pts, On::Dir) != 0) return fail(c, "mount devpts on", dest_path + "/pts");
     }
-    KnownTree::Dir* dev = c.known->find(dest_path, kInRoot);  // the new tmpfs
-    if (dev == nullptr) return fail(c, "open", dest_path);
-    const int dir = dev->fd.get();
     {
-        const int shm = ensure_dir(c, dest_path + "/shm", kInRoot, 0755);
-        UniqueFd tree(shm >= 0 ? ::open_tree(shm, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH) : -1);
+        UniqueFd tree(::open_tree(shm, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
         struct mount_attr attr {};
         attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         attr.attr_clr = MOUNT_ATTR_NOEXEC;  // as a tmpfs of its own was: shared memory may be mapped executable
         if (!tree || ::fchmodat(dir, "shm", 01777, 0) != 0 ||
             ::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
-            attach(c, tree.get(), shm, dest_path + "/shm") != 0) {
+            attach(c, tree.get(), shm, On::Dir) != 0) {
             return fail(c, "make a writable", dest_path + "/shm");
         }
     }
@@ -345,7 +364,6 @@ int do_dev(const Ctx& c, const std::string& dest_path) {
                                                          {"stderr", "/proc/self/fd/2"}};
     for (const auto& [name, target] : links) {
         if (::symlinkat(target, dir, name) != 0 && errno != EEXIST) return fail(c, "symlink", dest_path + "/" + name);
-        c.known->made(dest_path, name);
     }
     // Nothing more may be created in /dev itself (pts and shm stay usable). The descriptor is
     // the tmpfs's root: the attribute is the mount's.
@@ -358,7 +376,7 @@ int do_tmpfs(const Ctx& c, const MountOp& op) {
     if (dest < 0) return fail(c, "create", op.dest);
     // An empty read-only tmpfs is an empty read-only directory.
     if (op.readonly) {
-        return bind_empty_dir(c, dest, op.dest) == 0 ? 0 : fail(c, "mount an empty read-only directory on", op.dest);
+        return bind_empty_dir(c, dest) == 0 ? 0 : fail(c, "mount an empty read-only directory on", op.dest);
     }
     if (mount_tmpfs(c, dest, op.dest, op.size, op.mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
         return fail(c, "mount tmpfs on", op.dest);
@@ -370,7 +388,7 @@ int do_proc(const Ctx& c, const MountOp& op) {
     const int dest = ensure_dir(c, op.dest, kInRoot, 0555);
     if (dest < 0) return fail(c, "create", op.dest);
     UniqueFd mnt(new_fs("proc", {}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-    if (!mnt || attach(c, mnt.get(), dest, op.dest) != 0) return fail(c, "mount proc on", op.dest);
+    if (!mnt || attach(c, mnt.get(), dest, On::Dir) != 0) return fail(c, "mount proc on", op.dest);
     return 0;
 }
 
@@ -399,7 +417,8 @@ int do_hide_file(const Ctx& c, const MountOp& op) {
                                  : openat2_at(c.newroot, op.dest, O_PATH, kInRoot));
     if (!dest && errno == ENOENT) return 0;  // not exposed: nothing to hide
     if (!dest) return fail(c, "open", op.dest);
-    if (bind_fd(c, c.empty_file, dest.get(), op.dest,
+    // DEST is no directory (an empty file does not mount on one): a file, or a symlink itself.
+    if (bind_fd(c, c.empty_file, dest.get(), On::File,
                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) != 0) {
         return fail(c, "hide", op.dest);
     }
@@ -410,14 +429,14 @@ int do_hide_dir(const Ctx& c, const MountOp& op) {
     UniqueFd dest(openat2_at(c.newroot, op.dest, O_PATH | O_DIRECTORY, kInRoot));
     if (!dest && errno == ENOENT) return 0;
     if (!dest) return fail(c, "open", op.dest);
-    return bind_empty_dir(c, dest.get(), op.dest) == 0 ? 0 : fail(c, "hide", op.dest);
+    return bind_empty_dir(c, dest.get()) == 0 ? 0 : fail(c, "hide", op.dest);
 }
 
 int do_rebind_ro(const Ctx& c, const MountOp& op) {
     UniqueFd dest(openat2_at(c.newroot, op.dest, O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
     if (!dest && errno == ENOENT && op.optional) return 0;
     if (!dest ||
-        bind_fd(c, dest.get(), dest.get(), op.dest, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+        bind_fd(c, dest.get(), dest.get(), On::Dir, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
         return fail(c, "make read-only", op.dest);
     }
     return 0;
@@ -540,6 +559,7 @@ int replay(Ctx& c, SetupRoot& root, const MountPlan& plan, const std::vector<int
         // Protection that only a jail whose uid is the host's uid 0 needs (ProcEntry).
         if (op.host_root_only && !jail_is_host_root) continue;
         if (apply_one(c, op, i < premounts.size() ? premounts[i] : kNoPremount) != 0) return -1;
+        c.known->retire();
         // A mount on the jail's root itself (--ro-bind / /, --tmpfs /) covers the directory our
         // descriptor holds: later destinations must resolve in the new top, as the final pivot
         // does, or they would land underneath, unseen (the host's /proc instead of a fresh one).
