@@ -42,8 +42,10 @@ constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
 // which saves most of setup's system calls.
 // A mount on a directory makes everything known unknown but the jail's root: what it covers
 // cannot be told from its path, since a symlink may have led there, or to a parent of a known
-// directory, under another name. (The root is covered only by a mount on "/", after which
-// replay starts again from the new top.) A mount on a file covers no directory.
+// directory, under another name. The root stays known: replay starts again from the new top
+// after a mount on "/". (A bind that a symlink leads onto "/" covers the root too, unnoticed:
+// later lookups still start in the covered root, as they did before this cache.) A mount on a
+// file covers no directory.
 class KnownTree final {
 public:
     struct Dir {
