@@ -124,69 +124,59 @@ bool known_missing(const Ctx& c, const std::string& path, uint64_t resolve) {
     return known_missing(c, parent_path, resolve);
 }
 
+// The directory DEST, looked up in the jail's root, and known from then on.
+int lookup_dir(const Ctx& c, const std::string& dest, uint64_t resolve) {
+    const int fd = openat2_at(c.newroot, dest, O_PATH | O_DIRECTORY, resolve);
+    if (fd < 0) return -1;
+    return c.known->add(dest, UniqueFd(fd), false, (resolve & RESOLVE_NO_SYMLINKS) != 0).fd.get();
+}
+
+int ensure_dir(const Ctx& c, const std::string& dest, uint64_t resolve, mode_t mode);
+
+// The directory to make the missing DEST in: its parent, made first if missing.
+KnownTree::Dir* parent_for(const Ctx& c, const std::string& dest, uint64_t resolve) {
+    const std::string parent_path(path_parent(dest));
+    if (ensure_dir(c, parent_path, resolve, 0755) < 0) return nullptr;
+    return c.known->find(parent_path, resolve);  // ensure_dir keeps what it returns known
+}
+
 // mkdir -p DEST inside the jail's root; returns an O_PATH descriptor of the directory, held by
-// c.known (valid until a mount covers it). What it makes has MODE as mkdir(2) takes it (no
-// set-id bits; a set-gid bit it inherits stays), as bubblewrap's, whose umask is cleared:
+// c.known (valid until the op ends). What it makes has MODE as mkdir(2) takes it (no set-id
+// bits; a set-gid bit it inherits stays), as bubblewrap's, whose umask is cleared:
 // apply_mounts clears ours while it runs.
 int ensure_dir(const Ctx& c, const std::string& dest, uint64_t resolve, mode_t mode) {
     if (KnownTree::Dir* known = c.known->find(dest, resolve)) return known->fd.get();
-    const bool top = dest == "/";
-    const std::string parent_path = top ? "" : std::string(path_parent(dest));
-    const std::string name = top ? "" : std::string(path_basename(dest));
-    if (!top && c.known->find(parent_path, resolve) == nullptr && known_missing(c, parent_path, resolve)) {
-        if (ensure_dir(c, parent_path, resolve, 0755) < 0) return -1;  // made, with its parents
+    if (!known_missing(c, dest, resolve)) {  // it may be there: look
+        if (const int fd = lookup_dir(c, dest, resolve); fd >= 0 || errno != ENOENT || dest == "/") return fd;
     }
-    KnownTree::Dir* parent = top ? nullptr : c.known->find(parent_path, resolve);
-    if (parent == nullptr || !parent->fresh || parent->has(name)) {
-        // Not known to be missing: look it up, in the jail's root.
-        int fd = openat2_at(c.newroot, dest, O_PATH | O_DIRECTORY, resolve);
-        if (fd >= 0) {
-            return c.known->add(dest, UniqueFd(fd), false, (resolve & RESOLVE_NO_SYMLINKS) != 0).fd.get();
-        }
-        if (errno != ENOENT || top) return -1;
-        if (ensure_dir(c, parent_path, resolve, 0755) < 0) return -1;
-        parent = c.known->find(parent_path, resolve);
-        if (parent == nullptr) return -1;
-    }
-    const int parent_fd = parent->fd.get();
-    if (::mkdirat(parent_fd, name.c_str(), mode) == 0) {
-        c.known->made(parent_path, name);
-        // The directory just made, never a symlink another jail sharing the workdir renamed
-        // into its place since.
-        UniqueFd fd(::openat(parent_fd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (!fd) return -1;
-        const bool chain = parent->no_symlinks;
-        return c.known->add(dest, std::move(fd), true, chain).fd.get();
-    }
-    if (errno != EEXIST) return -1;
-    int fd = openat2_at(c.newroot, dest, O_PATH | O_DIRECTORY, resolve);
-    if (fd < 0) return -1;
-    return c.known->add(dest, UniqueFd(fd), false, (resolve & RESOLVE_NO_SYMLINKS) != 0).fd.get();
+    KnownTree::Dir* parent = parent_for(c, dest, resolve);
+    if (parent == nullptr) return -1;
+    const std::string name(path_basename(dest));
+    if (::mkdirat(parent->fd.get(), name.c_str(), mode) != 0)
+        return errno == EEXIST ? lookup_dir(c, dest, resolve) : -1;
+    c.known->made(std::string(path_parent(dest)), name);
+    // The directory just made, never a symlink another jail sharing the workdir renamed into its
+    // place since.
+    UniqueFd fd(::openat(parent->fd.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return -1;
+    const bool chain = parent->no_symlinks;
+    return c.known->add(dest, std::move(fd), true, chain).fd.get();
 }
 
 // An empty file at DEST inside the jail's root (a mount point for a file); an O_PATH descriptor
 // the caller owns.
 int ensure_file(const Ctx& c, const std::string& dest, uint64_t resolve) {
-    const std::string parent_path(path_parent(dest));
+    if (!known_missing(c, dest, resolve)) {  // it may be there: look
+        if (const int fd = openat2_at(c.newroot, dest, O_PATH, resolve); fd >= 0 || errno != ENOENT) return fd;
+    }
+    KnownTree::Dir* parent = parent_for(c, dest, resolve);
+    if (parent == nullptr) return -1;
     const std::string name(path_basename(dest));
-    if (c.known->find(parent_path, resolve) == nullptr && known_missing(c, parent_path, resolve)) {
-        if (ensure_dir(c, parent_path, resolve, 0755) < 0) return -1;
+    if (::mknodat(parent->fd.get(), name.c_str(), S_IFREG | 0444, 0) != 0) {
+        return errno == EEXIST ? openat2_at(c.newroot, dest, O_PATH, resolve) : -1;
     }
-    KnownTree::Dir* parent = c.known->find(parent_path, resolve);
-    if (parent == nullptr || !parent->fresh || parent->has(name)) {
-        int fd = openat2_at(c.newroot, dest, O_PATH, resolve);
-        if (fd >= 0 || errno != ENOENT) return fd;
-        if (ensure_dir(c, parent_path, resolve, 0755) < 0) return -1;
-        parent = c.known->find(parent_path, resolve);
-        if (parent == nullptr) return -1;
-    }
-    const int parent_fd = parent->fd.get();
-    if (::mknodat(parent_fd, name.c_str(), S_IFREG | 0444, 0) == 0) {
-        c.known->made(parent_path, name);
-        return ::openat(parent_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    }
-    if (errno != EEXIST) return -1;
-    return openat2_at(c.newroot, dest, O_PATH, resolve);
+    c.known->made(std::string(path_parent(dest)), name);
+    return ::openat(parent->fd.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
 }
 
 // What a mount is attached on: a directory (or what may be one), or a file.
