@@ -259,3 +259,26 @@ TEST_CASE("openat2_at without openat2: the same answers as the kernel's", "[fd]"
     CHECK(kernel[37] == -ENOENT);  // not the host's /etc/passwd
     (void)std::system(("rm -rf " + tmp).c_str());
 }
+
+TEST_CASE("read_file reads the whole file: regular at its size, empty, and /proc's (size 0)", "[fd]") {
+    char tmpl[] = "/tmp/cordon-read-file.XXXXXX";
+    const int fd = ::mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    const std::string path = tmpl;
+    for (size_t size : {size_t{0}, size_t{1}, size_t{8191}, size_t{8192}, size_t{23456}}) {
+        std::string data(size, '\0');
+        for (size_t i = 0; i < size; ++i) data[i] = static_cast<char>('a' + i % 26);
+        REQUIRE(write_file(path, data));
+        auto got = read_file(path);
+        REQUIRE(got);
+        CHECK(*got == data);
+    }
+    ::unlink(tmpl);
+    // A file whose size says 0 (procfs) is still read to its end.
+    auto status = read_file("/proc/self/status");
+    REQUIRE(status);
+    CHECK(status->find("Name:") == 0);
+    CHECK(status->find("VmPeak:") != std::string::npos);
+    CHECK(!read_file("/nonexistent/cordon-read-file"));
+}
