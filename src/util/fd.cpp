@@ -7,7 +7,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -197,22 +196,23 @@ void close_fds_from(int first, int keep_a, int keep_b) {
 Result<std::string> read_file(const std::string& path) {
     UniqueFd fd(retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
     if (!fd) return sys_error("open " + path);
-    // Read into the string itself, sized for a regular file at its size (one allocation: the
-    // heap pages a run touches are page faults), in 8 KiB steps past it and for the rest.
-    struct stat st {};
-    size_t step = 8192;
-    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (1 << 30)) {
-        step = static_cast<size_t>(st.st_size) + 1;
-    }
+    // A regular file is read into a string of its size: one allocation (the heap pages a run
+    // touches are page faults) and no growth for the read that finds the end. What is past that
+    // size, and a file whose size says nothing (procfs), is read in 8 KiB steps.
     std::string out;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (1 << 30)) {
+        out.resize(static_cast<size_t>(st.st_size));
+        const ssize_t n = retry_eintr([&] { return ::read(fd.get(), out.data(), out.size()); });
+        if (n < 0) return sys_error("read " + path);
+        out.resize(static_cast<size_t>(n));
+    }
+    char buf[8192];
     for (;;) {
-        const size_t have = out.size();
-        out.resize(have + step);
-        ssize_t n = retry_eintr([&] { return ::read(fd.get(), out.data() + have, step); });
-        out.resize(have + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+        const ssize_t n = retry_eintr([&] { return ::read(fd.get(), buf, sizeof buf); });
         if (n < 0) return sys_error("read " + path);
         if (n == 0) break;
-        step = 8192;
+        out.append(buf, static_cast<size_t>(n));
     }
     return out;
 }
