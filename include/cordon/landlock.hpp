@@ -64,6 +64,9 @@ struct LandlockRule {
     // Non-empty: PATH lies beneath ANCHOR, and nothing between them may be a symlink (the
     // Landlock jail's rules inside the workdir, whose entries the jail itself may have planted).
     std::string anchor{};
+    // PATH was a regular file when planned (its directory's listing said so): the child gives
+    // it only the rights a file takes, without first asking the kernel for a directory's.
+    bool file = false;
 };
 
 struct LandlockPlan {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cordon/error.hpp"
@@ -62,6 +63,9 @@ struct HostFs {
     // The names in a directory, sorted (empty if it cannot be read): one read instead of a
     // lookup per protected name, most of which are missing. Optional.
     std::function<std::vector<std::string>(const std::string&)> list;
+    // The same names with their types as the directory reports them (Missing where it does not
+    // say: its file system keeps no type there). Optional.
+    std::function<std::vector<std::pair<std::string, Type>>(const std::string&)> entries;
 };
 HostFs real_host_fs();
 

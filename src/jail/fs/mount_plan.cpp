@@ -55,6 +55,25 @@ HostFs real_host_fs() {
         std::sort(names.begin(), names.end());
         return names;
     };
+    fs.entries = [](const std::string& dir) {
+        std::vector<std::pair<std::string, HostFs::Type>> out;
+        UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        alignas(8) char buf[8192];
+        for (long n = 0; fd && (n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf)) > 0;) {
+            for (long off = 0; off < n;) {
+                const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+                HostFs::Type type = HostFs::Type::Missing;
+                if (d->d_type == DT_DIR) type = HostFs::Type::Dir;
+                if (d->d_type == DT_REG) type = HostFs::Type::File;
+                if (d->d_type == DT_LNK) type = HostFs::Type::Symlink;
+                if (d->d_type != DT_UNKNOWN && type == HostFs::Type::Missing) type = HostFs::Type::Other;
+                out.emplace_back(d->d_name, type);
+                off += d->d_reclen;
+            }
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+    };
     fs.glob = [](const std::string& pattern) {
         std::vector<std::string> out;
         glob_t g{};

@@ -52,38 +52,50 @@ public:
     Granter(const HostFs& fs, std::vector<LandlockRule>& rules) : fs_(fs), rules_(rules) {}
     // ANCHOR: the grant's own root, when the entries below it are the jail's to plant (a
     // writable place): no symlink there is followed, in planning or when the rule is made.
+    // TYPE: what the directory's listing said PATH is (Missing: unknown).
     void grant(const std::string& path, uint64_t rights, const std::vector<std::string>& excluded,
-               const std::string& anchor) {
+               const std::string& anchor, HostFs::Type type = HostFs::Type::Missing) {
         for (const auto& e : excluded) {
             if (path_at_or_under(path, e)) return;
         }
         const bool split =
             std::any_of(excluded.begin(), excluded.end(), [&](const std::string& e) { return path_under(e, path); });
         if (!split) {
-            add(path, rights, anchor);
+            add(path, rights, anchor, type == HostFs::Type::File);
             return;
         }
-        if ((rights & LANDLOCK_ACCESS_FS_READ_DIR) != 0) add(path, LANDLOCK_ACCESS_FS_READ_DIR, anchor);
+        if ((rights & LANDLOCK_ACCESS_FS_READ_DIR) != 0) add(path, LANDLOCK_ACCESS_FS_READ_DIR, anchor, false);
         if ((rights & LANDLOCK_ACCESS_FS_MAKE_REG) != 0) split_.push_back(path);
-        for (const auto& name : fs_.list ? fs_.list(path) : std::vector<std::string>{}) {
+        // The listing's types where it has them: no lookup per entry here, and a file's rule
+        // made in one call in the child (build_landlock_ruleset).
+        std::vector<std::pair<std::string, HostFs::Type>> entries;
+        if (fs_.entries) {
+            entries = fs_.entries(path);
+        } else if (fs_.list) {
+            for (auto& name : fs_.list(path)) entries.emplace_back(std::move(name), HostFs::Type::Missing);
+        }
+        for (const auto& [name, listed] : entries) {
             if (name == "." || name == "..") continue;
             const std::string child = path + "/" + name;
-            if (!anchor.empty() && fs_.type(child) == HostFs::Type::Symlink) continue;
-            grant(child, rights, excluded, anchor);
+            HostFs::Type t = listed;
+            if (!anchor.empty() && t == HostFs::Type::Missing) t = fs_.type(child);
+            if (!anchor.empty() && t == HostFs::Type::Symlink) continue;
+            grant(child, rights, excluded, anchor, t);
         }
     }
     // The directories that take no new entries (a write grant was split there).
     [[nodiscard]] const std::vector<std::string>& split_for_write() const { return split_; }
 
 private:
-    void add(const std::string& path, uint64_t rights, const std::string& anchor) {
+    void add(const std::string& path, uint64_t rights, const std::string& anchor, bool file) {
         for (auto& r : rules_) {
             if (r.path == path && r.anchor == anchor) {
                 r.access |= rights;
+                r.file = r.file && file;
                 return;
             }
         }
-        rules_.push_back(LandlockRule{path, rights, anchor});
+        rules_.push_back(LandlockRule{path, rights, anchor, file});
     }
     const HostFs& fs_;
     std::vector<LandlockRule>& rules_;

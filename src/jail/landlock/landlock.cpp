@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string_view>
 
 #include "cordon/fd.hpp"
@@ -245,27 +246,48 @@ int build_landlock_ruleset(const LandlockPlan& plan, int& ruleset_fd, char* step
         std::snprintf(step, step_len, "create the Landlock ruleset (ABI %d)", plan.abi);
         return -1;
     }
+    // The rules' descriptors are closed a batch at a time, one close_range per run of
+    // consecutive numbers (they are consecutive but for the few already open): a rule per entry
+    // of /etc makes hundreds of them, and each system call counts at start-up.
+    int batch[64];
+    size_t held = 0;
+    auto close_batch = [&] {
+        for (size_t first = 0, last = 0; first < held; first = last + 1) {
+            last = first;
+            while (last + 1 < held && batch[last + 1] == batch[last] + 1) ++last;
+            // Linux < 5.9 has no close_range: one at a time there.
+            if (last == first ||
+                ::close_range(static_cast<unsigned>(batch[first]), static_cast<unsigned>(batch[last]), 0) != 0) {
+                for (size_t k = first; k <= last; ++k) ::close(batch[k]);
+            }
+        }
+        held = 0;
+    };
     for (const auto& r : plan.rules) {
         UniqueFd fd(open_rule_path(r));
         if (!fd && errno == ENOENT) continue;  // a device this host lacks (tty), a -try bind
         struct landlock_path_beneath_attr rule {};
-        rule.allowed_access = r.access;
+        // A file gets only the rights that make sense for one: at once where the plan knows it is
+        // one, else when the kernel refuses a directory's rights (EINVAL) and it is not one.
+        rule.allowed_access = r.file ? r.access & kFileRights : r.access;
         rule.parent_fd = fd.get();
         auto add = [&] {
             return ::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
         };
-        // A file gets only the rights that make sense for one. Most rules name directories: the
-        // file is looked at only when the kernel refuses directory rights (EINVAL).
         bool added = fd && add() == 0;
         if (struct stat st{}; fd && !added && errno == EINVAL && ::fstat(fd.get(), &st) == 0 && !S_ISDIR(st.st_mode)) {
             rule.allowed_access &= kFileRights;
             added = add() == 0;
         }
         if (!added) {
+            close_batch();
             std::snprintf(step, step_len, "add the Landlock rule for %s", r.path.c_str());
             return -1;
         }
+        batch[held++] = fd.release();
+        if (held == std::size(batch)) close_batch();
     }
+    close_batch();
     if (plan.stdio) {
         for (int fd : {0, 1, 2}) add_stdio_rule(ruleset.get(), fd, plan.handled_fs);
     }

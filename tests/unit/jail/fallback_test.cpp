@@ -18,8 +18,24 @@ namespace {
 struct FakeHost {
     std::map<std::string, std::vector<std::string>> dirs;
     std::set<std::string> files, links;
+    bool typed = false;  // lists entries with their types (HostFs::entries), as the real host does
     [[nodiscard]] HostFs fs() const {
         HostFs h;
+        if (typed) {
+            h.entries = [this](const std::string& d) {
+                std::vector<std::pair<std::string, HostFs::Type>> out;
+                auto it = dirs.find(d);
+                if (it == dirs.end()) return out;
+                for (const auto& name : it->second) {
+                    const std::string p = d + "/" + name;
+                    out.emplace_back(name, dirs.count(p) != 0    ? HostFs::Type::Dir
+                                           : links.count(p) != 0 ? HostFs::Type::Symlink
+                                           : files.count(p) != 0 ? HostFs::Type::File
+                                                                 : HostFs::Type::Missing);
+                }
+                return out;
+            };
+        }
         h.type = [this](const std::string& p) {
             if (dirs.count(p) != 0) return HostFs::Type::Dir;
             if (links.count(p) != 0) return HostFs::Type::Symlink;
@@ -229,4 +245,31 @@ TEST_CASE("landlock jail: refused where it cannot give what is asked, or has no 
 TEST_CASE("landlock jail: clone's refusals that mean no user namespaces") {
     for (int err : {EPERM, EACCES, ENOSPC, EUSERS, EINVAL}) CHECK(userns_refused(err));
     for (int err : {ENOMEM, EAGAIN}) CHECK(!userns_refused(err));
+}
+
+TEST_CASE("landlock jail: a typed listing marks files, skips the workdir's symlinks, grants the same") {
+    FakeHost typed = default_host();
+    typed.typed = true;
+    auto with = plan_for(default_spec(), 7, typed);
+    auto without = plan_for(default_spec(), 7);
+    REQUIRE(with);
+    REQUIRE(without);
+    REQUIRE(with->landlock.rules.size() == without->landlock.rules.size());
+    for (size_t i = 0; i < with->landlock.rules.size(); ++i) {
+        const LandlockRule& r = with->landlock.rules[i];
+        CHECK(r.path == without->landlock.rules[i].path);
+        CHECK(r.access == without->landlock.rules[i].access);
+        CHECK(!without->landlock.rules[i].file);  // no types: the child asks the kernel
+        // Marked a file exactly where the host has one.
+        CHECK(r.file == (typed.files.count(r.path) != 0));
+    }
+    auto rule = [&](const std::string& path) {
+        return std::find_if(with->landlock.rules.begin(), with->landlock.rules.end(),
+                            [&](const LandlockRule& r) { return r.path == path; });
+    };
+    REQUIRE(rule("/etc/passwd") != with->landlock.rules.end());
+    CHECK(rule("/etc/passwd")->file);
+    REQUIRE(rule("/etc/ssl/certs") != with->landlock.rules.end());
+    CHECK(!rule("/etc/ssl/certs")->file);
+    CHECK(rule("/w/link") == with->landlock.rules.end());
 }
