@@ -41,20 +41,6 @@ HostFs real_host_fs() {
             out.append(buf, static_cast<size_t>(n));
         return out;
     };
-    fs.list = [](const std::string& dir) {
-        std::vector<std::string> names;
-        UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        alignas(8) char buf[8192];
-        for (long n = 0; fd && (n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf)) > 0;) {
-            for (long off = 0; off < n;) {
-                const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
-                names.emplace_back(d->d_name);
-                off += d->d_reclen;
-            }
-        }
-        std::sort(names.begin(), names.end());
-        return names;
-    };
     fs.entries = [](const std::string& dir) {
         std::vector<std::pair<std::string, HostFs::Type>> out;
         UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -62,7 +48,7 @@ HostFs real_host_fs() {
         for (long n = 0; fd && (n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf)) > 0;) {
             for (long off = 0; off < n;) {
                 const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
-                HostFs::Type type = HostFs::Type::Missing;
+                HostFs::Type type = HostFs::Type::Missing;  // DT_UNKNOWN: this file system does not say
                 if (d->d_type == DT_DIR) type = HostFs::Type::Dir;
                 if (d->d_type == DT_REG) type = HostFs::Type::File;
                 if (d->d_type == DT_LNK) type = HostFs::Type::Symlink;
@@ -73,6 +59,11 @@ HostFs real_host_fs() {
         }
         std::sort(out.begin(), out.end());
         return out;
+    };
+    fs.list = [entries = fs.entries](const std::string& dir) {
+        std::vector<std::string> names;
+        for (auto& [name, type] : entries(dir)) names.push_back(std::move(name));
+        return names;
     };
     fs.glob = [](const std::string& pattern) {
         std::vector<std::string> out;
