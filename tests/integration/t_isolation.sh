@@ -217,6 +217,11 @@ expect_out '^done$' "--isolation landlock: the command ran"
   not_ok "--isolation landlock: $SCRATCH/landlock-only was written"
 run sh -c "echo x > $SCRATCH/landlock-only && echo written"
 expect_out '^written$' "control: the same write works outside the jail"
+# Under a low RLIMIT_NOFILE: the child holds the rules' descriptors (one per entry of /etc) a
+# batch at a time, and the batch gives way when the limit is reached.
+run bash -c 'ulimit -n 16 && exec "$0" -q --isolation landlock -- sh -c "cat /etc/passwd >/dev/null && echo read"' "$CORDON"
+expect_rc 0 "--isolation landlock under ulimit -n 16: the jail starts"
+expect_out '^read$' "--isolation landlock under ulimit -n 16: and reads /etc"
 
 # --- the option ------------------------------------------------------------------------------------------
 expect_exit 125 "--isolation bogus: 125" "$CORDON" --isolation bogus -- true

@@ -265,6 +265,10 @@ int build_landlock_ruleset(const LandlockPlan& plan, int& ruleset_fd, char* step
     };
     for (const auto& r : plan.rules) {
         UniqueFd fd(open_rule_path(r));
+        if (!fd && errno == EMFILE && held > 0) {  // a low RLIMIT_NOFILE: the batch gives way
+            close_batch();
+            fd.reset(open_rule_path(r));
+        }
         if (!fd && errno == ENOENT) continue;  // a device this host lacks (tty), a -try bind
         struct landlock_path_beneath_attr rule {};
         // A file gets only the rights that make sense for one: at once where the plan knows it is
