@@ -149,7 +149,6 @@ void load_seccomp(const Plan& plan) {
 [[noreturn]] void exec_payload(const Plan& plan, std::vector<std::string> env) {
     const Options& o = *plan.options;
     if (o.die_with_parent) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (o.new_session && ::setsid() == -1) die(plan, "setsid", errno);
     std::vector<char*> argv;
     argv.reserve(o.argv.size() + 1);
     for (const std::string& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -220,6 +219,9 @@ void child_main(const Plan& plan) {
     isolate_identity(plan, env);
     drop_capabilities(plan);
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die(plan, "prctl(PR_SET_NO_NEW_PRIVS)", errno);
+    // The new session is led by pid 1, before the fork, as bubblewrap's is: the command is then
+    // no process group leader, and may call setsid() itself.
+    if (o.new_session && ::setsid() == -1) die(plan, "setsid", errno);
     if (plan.need_init) {
         const pid_t payload = ::fork();
         if (payload < 0) die(plan, "Can't fork", errno);

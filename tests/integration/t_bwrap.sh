@@ -74,14 +74,14 @@ done
 
 # The state bubblewrap leaves the command in, beside Debian's bwrap for four command lines: the
 # umask, no_new_privs, the capability sets, the blocked and ignored signals, the groups, the
-# session, process group and terminal, oom_score_adj, the ids, the working directory, the types
+# session, process group and terminal (of the command itself: $$), oom_score_adj, the ids, the working directory, the types
 # and flags of /, /dev, /proc and /tmp, what /dev holds, the environment's names and the rlimits.
 # A root caller's sandbox that can hold CAP_SETFCAP has cordon's xattr filter besides (SECCOMP in
 # cordon(1)): the Seccomp lines are left out as root.
 cat >"$OUT/probe.sh" <<'EOF'
 grep -E "^(Umask|NoNewPrivs|Seccomp|Seccomp_filters|CapInh|CapPrm|CapEff|CapBnd|CapAmb|SigBlk|SigIgn|Groups):" /proc/self/status
 id; pwd; cat /proc/self/oom_score_adj
-awk '{print "session leader:", ($6==$1), "group leader:", ($5==$1), "tty:", $7}' /proc/self/stat
+awk '{print "session leader:", ($6==$1), "group leader:", ($5==$1), "tty:", $7}' /proc/$$/stat
 findmnt -n -o TARGET,FSTYPE,OPTIONS / /dev /proc /tmp 2>/dev/null |
   sed -E 's/,?(size|nr_inodes|mode|uid|gid|inode64|nsdelegate|memory_recursiveprot)=[^,]*//g'
 ls /dev | tr '\n' ' '; echo
@@ -101,6 +101,18 @@ for line in "${agent[*]}" "--ro-bind / / --dev /dev --proc /proc --unshare-user 
   fi
   [[ -n $got && $got == "$want" ]] && ok "the command's state under '$line' is Debian's bwrap's" ||
     not_ok "the command's state under '$line': $(diff <(echo "$want") <(echo "$got") | tr '\n' ' ')"
+done
+
+# --new-session: pid 1 leads the new session, as bubblewrap's does, so the command is no group
+# leader and may start a session of its own (setsid(2) fails with EPERM for a group leader).
+setsid_py='import os; os.setsid(); print("setsid ok")'
+for line in "--ro-bind / / --dev /dev --proc /proc --unshare-all --new-session" "--ro-bind / / --new-session"; do
+  # shellcheck disable=SC2086 # the command line's words
+  got=$("$bw" $line -- python3 -c "$setsid_py" </dev/null 2>&1)
+  # shellcheck disable=SC2086
+  want=$(bwrap $line -- python3 -c "$setsid_py" </dev/null 2>&1)
+  [[ $got == "$want" ]] && ok "under '$line' the command's setsid() does as under Debian's bwrap (${got##*$'\n'})" ||
+    not_ok "setsid under '$line': bwrap: $want; cordon: $got"
 done
 
 # bubblewrap 0.11.1 resets an ignored SIGCHLD (else the kernel reaps the sandbox before bwrap can
