@@ -20,10 +20,8 @@ using K = Op::Kind;
 constexpr const char* kOverlaySrcAlone =
     "--overlay-src must be followed by another --overlay-src or one of --overlay, --tmp-overlay, or --ro-overlay";
 
-// The state of one parse: the remaining words, and --perms/--size waiting for their op.
+// The state of one parse: --perms/--size waiting for their op, and what it has found.
 struct Parser {
-    std::vector<std::string> words;
-    size_t next = 0;
     Options out;
     std::optional<mode_t> pending_perms;
     std::optional<uint64_t> pending_size;
@@ -76,8 +74,8 @@ Result<uint64_t> parse_size(const std::string& value) {
     return static_cast<uint64_t>(size);
 }
 
-// --args FD: NUL-separated words, spliced in where the option stood.
-Status read_args_fd(Parser& p, int fd) {
+// --args FD: the NUL-separated words it holds.
+Result<std::vector<std::string>> read_args_fd(int fd) {
     std::string data;
     char buf[4096];
     for (;;) {
@@ -87,16 +85,15 @@ Status read_args_fd(Parser& p, int fd) {
         if (n == 0) break;
         data.append(buf, static_cast<size_t>(n));
     }
-    std::vector<std::string> spliced;
+    std::vector<std::string> words;
     size_t start = 0;
     while (start < data.size()) {
         size_t end = data.find('\0', start);
         if (end == std::string::npos) end = data.size();
-        spliced.push_back(data.substr(start, end - start));
+        words.push_back(data.substr(start, end - start));
         start = end + 1;
     }
-    p.words.insert(p.words.begin() + static_cast<std::ptrdiff_t>(p.next), spliced.begin(), spliced.end());
-    return {};
+    return words;
 }
 
 void set_env(std::vector<std::string>& env, const std::string& name, const std::optional<std::string>& value) {
@@ -363,44 +360,59 @@ std::string arity_text(int arity) {
     }
 }
 
-}  // namespace
-
-Result<Options> parse(const std::vector<std::string>& args, std::vector<std::string> env) {
-    Parser p;
-    p.words = args;
-    p.out.env = std::move(env);
+// The options of WORDS from NEXT, up to "--" (taken) or the first word that is none; NEXT is
+// left after them. As bubblewrap parses them: an --args file's words are options of their own,
+// a level below (IN_FILE), whose first non-option or "--" ends the file, not the command line;
+// an option's values never run past the end of the words they are in; and a file holds no
+// --args.
+Status parse_options(Parser& p, const std::vector<std::string>& words, size_t& next, bool in_file) {
     const auto& table = option_table();
-    while (p.next < p.words.size()) {
-        const std::string word = p.words[p.next];
+    while (next < words.size()) {
+        const std::string& word = words[next];
         if (word == "--") {
-            ++p.next;
+            ++next;
             break;
         }
         if (word.empty() || word[0] != '-') break;
-        ++p.next;
+        ++next;
         if (word == "--args") {
-            if (p.next >= p.words.size()) return fail("--args takes an argument");
-            auto fd = parse_fd(p.words[p.next++]);
+            if (in_file) return fail("--args not supported in arguments file");
+            if (next >= words.size()) return fail("--args takes an argument");
+            auto fd = parse_fd(words[next++]);
             if (!fd) return fd.error();
-            CORDON_TRY(read_args_fd(p, *fd));
+            CORDON_ASSIGN_OR_RETURN(const std::vector<std::string> data, read_args_fd(*fd));
+            size_t at = 0;
+            CORDON_TRY(parse_options(p, data, at, true));
+            if (p.out.help || p.out.version) return {};
             continue;
         }
         auto it = table.find(word);
         if (it == table.end()) return fail("Unknown option " + word);
         if (!p.overlay_srcs.empty() && word.find("overlay") == std::string::npos) return fail(kOverlaySrcAlone);
         const size_t arity = static_cast<size_t>(it->second.arity);
-        if (p.words.size() - p.next < arity) return fail(word + " " + arity_text(it->second.arity));
-        std::vector<std::string> values(p.words.begin() + static_cast<std::ptrdiff_t>(p.next),
-                                        p.words.begin() + static_cast<std::ptrdiff_t>(p.next + arity));
-        p.next += arity;
+        if (words.size() - next < arity) return fail(word + " " + arity_text(it->second.arity));
+        std::vector<std::string> values(words.begin() + static_cast<std::ptrdiff_t>(next),
+                                        words.begin() + static_cast<std::ptrdiff_t>(next + arity));
+        next += arity;
         CORDON_TRY(it->second.handle(p, values));
-        if (p.out.help || p.out.version) return std::move(p.out);
+        if (p.out.help || p.out.version) return {};
     }
+    return {};
+}
+
+}  // namespace
+
+Result<Options> parse(const std::vector<std::string>& args, std::vector<std::string> env) {
+    Parser p;
+    p.out.env = std::move(env);
+    size_t next = 0;
+    CORDON_TRY(parse_options(p, args, next, false));
+    if (p.out.help || p.out.version) return std::move(p.out);
     if (!p.overlay_srcs.empty())
         return fail(
             "--overlay-src must be followed by another --overlay-src or one of --overlay, --tmp-overlay, or "
             "--ro-overlay");
-    p.out.argv.assign(p.words.begin() + static_cast<std::ptrdiff_t>(p.next), p.words.end());
+    p.out.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(next), args.end());
     return std::move(p.out);
 }
 

@@ -115,6 +115,17 @@ for line in "--ro-bind / / --dev /dev --proc /proc --unshare-all --new-session" 
     not_ok "setsid under '$line': bwrap: $want; cordon: $got"
 done
 
+# --args FD, beside Debian's bwrap (0.8): the file is a level of its own, so its first non-option
+# or "--" ends the file and not the command line, an option's values end with it, and it holds
+# no --args.
+for data in "sh -c 'echo from-file'" "-- --dir /x" "--ro-bind /" "--args 0"; do
+  eval "set -- $data"
+  got=$("$bw" --args 5 --ro-bind / / -- echo outer 5< <(printf '%s\0' "$@") 2>&1; echo "rc=$?")
+  want=$(bwrap --args 5 --ro-bind / / -- echo outer 5< <(printf '%s\0' "$@") 2>&1; echo "rc=$?")
+  [[ $got == "$want" ]] && ok "--args with '$data' in the file does as Debian's bwrap ($(tr '\n' ' ' <<<"$got"))" ||
+    not_ok "--args '$data': bwrap: $want; cordon: $got"
+done
+
 # bubblewrap 0.11.1 resets an ignored SIGCHLD (else the kernel reaps the sandbox before bwrap can
 # wait for it); the command starts with it at its default.
 for line in "--ro-bind / / --dev /dev" "--ro-bind / / --unshare-pid --proc /proc" "--ro-bind / / --as-pid-1 --unshare-pid"; do

@@ -136,6 +136,44 @@ TEST_CASE("bwrap: --args FD splices NUL-separated words in place", "[bwrap]") {
     CHECK(o.argv == std::vector<std::string>{"true"});
 }
 
+namespace {
+
+// An --args FD holding WORDS (NUL-separated), read by the time the parse returns.
+int args_fd(const std::string& words) {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    REQUIRE(::write(fds[1], words.data(), words.size()) == static_cast<ssize_t>(words.size()));
+    ::close(fds[1]);
+    return fds[0];
+}
+
+}  // namespace
+
+TEST_CASE("bwrap: an --args file is a level of its own, as in bubblewrap 0.8", "[bwrap]") {
+    // Its first non-option ends the file, not the command line: the rest of the file is ignored.
+    int fd = args_fd(std::string("--dir\0/a\0sh\0-c\0--dir\0/b", 24));
+    auto o = parsed({"--args", std::to_string(fd), "--dir", "/c", "x", "y"});
+    ::close(fd);
+    REQUIRE(o.ops.size() == 2);
+    CHECK(o.ops[0].dest == "/a");
+    CHECK(o.ops[1].dest == "/c");
+    CHECK(o.argv == std::vector<std::string>{"x", "y"});
+    // So does its "--".
+    fd = args_fd(std::string("--\0--dir\0/b", 11));
+    o = parsed({"--args", std::to_string(fd), "--dir", "/c", "true"});
+    ::close(fd);
+    REQUIRE(o.ops.size() == 1);
+    CHECK(o.argv == std::vector<std::string>{"true"});
+    // An option's values do not run past the file's end.
+    fd = args_fd(std::string("--ro-bind\0/", 11));
+    CHECK(parse_error({"--args", std::to_string(fd), "/", "--", "true"}) == "--ro-bind takes two arguments");
+    ::close(fd);
+    // And a file holds no --args.
+    fd = args_fd(std::string("--args\0" "0", 8));
+    CHECK(parse_error({"--args", std::to_string(fd), "true"}) == "--args not supported in arguments file");
+    ::close(fd);
+}
+
 TEST_CASE("bwrap: the extras become cordon's command line, or a refusal", "[bwrap]") {
     auto o = parsed(
         {"--ro-bind", "/", "/", "--proc", "/proc", "--unshare-all", "--share-net", "--chdir", "/tmp", "--", "make"});
