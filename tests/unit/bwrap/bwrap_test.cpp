@@ -169,10 +169,7 @@ TEST_CASE("bwrap: an --args file is a level of its own, as in bubblewrap 0.8", "
     CHECK(parse_error({"--args", std::to_string(fd), "/", "--", "true"}) == "--ro-bind takes two arguments");
     ::close(fd);
     // And a file holds no --args.
-    fd =
-        args_fd(std::string("--args\0"
-                            "0",
-                            8));
+    fd = args_fd(std::string("--args") + '\0' + "0");
     CHECK(parse_error({"--args", std::to_string(fd), "true"}) == "--args not supported in arguments file");
     ::close(fd);
 }
