@@ -43,6 +43,11 @@ bool git_config_key_safe(std::string_view key);
 // "is not a config git can read (line 7)"; empty when every key is safe.
 std::string git_config_unsafe(std::string_view text);
 
+// Why a rebase's or cherry-pick's todo list (TEXT) is unsafe for the host's git: its first exec
+// line ("exec" or "x"), which git runs on --continue, as "has an exec line (line 3)"; empty
+// when it has none.
+std::string git_todo_unsafe(std::string_view text);
+
 // The path a .git file names, read as git 2.39's read_gitfile_gently reads one (TEXT is the
 // whole file, which git reads only up to 1 MiB): it starts "gitdir: ", the file's trailing
 // newlines and carriage returns are dropped and nothing else (a trailing space or tab is part of

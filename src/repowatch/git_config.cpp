@@ -386,6 +386,22 @@ std::string git_commondir_path(std::string_view text) {
     return std::string(text.substr(0, text.find('\0')));
 }
 
+std::string git_todo_unsafe(std::string_view text) {
+    int line = 0;
+    for (size_t at = 0; at < text.size(); ++line) {
+        size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        const size_t word = text.find_first_not_of(" \t", at);
+        if (word < end) {
+            const size_t stop = std::min(end, text.find_first_of(" \t\r", word));
+            const std::string_view cmd = text.substr(word, stop - word);
+            if (cmd == "exec" || cmd == "x") return "has an exec line (line " + std::to_string(line + 1) + ")";
+        }
+        at = end + 1;
+    }
+    return "";
+}
+
 std::optional<std::string> git_file_path(std::string_view text) {
     constexpr std::string_view prefix = "gitdir: ";
     // starts_with on git's NUL-terminated buffer: a NUL inside the prefix fails it as here.

@@ -146,20 +146,8 @@ void RepoWatch::State::judge_todo(int gitdir, const std::string& rel, const char
     if (S_ISLNK(sx->stx_mode)) {
         why = "is a symlink, which the host's git would follow to read the commands it runs";
     } else if (auto text = read_small(dfd.get(), name)) {
-        int line = 0;
-        for (size_t at = 0; at < text->size() && why.empty(); ++line) {
-            size_t end = text->find('\n', at);
-            if (end == std::string::npos) end = text->size();
-            size_t word = text->find_first_not_of(" \t", at);
-            if (word < end) {
-                const size_t stop = std::min(end, text->find_first_of(" \t\r", word));
-                const std::string_view cmd(text->data() + word, stop - word);
-                if (cmd == "exec" || cmd == "x")
-                    why = "has an exec line (line " + std::to_string(line + 1) +
-                          "), which the host's git would run on --continue";
-            }
-            at = end + 1;
-        }
+        why = git_todo_unsafe(*text);
+        if (!why.empty()) why += ", which the host's git would run on --continue";
     } else if (S_ISREG(sx->stx_mode)) {
         why = "is too large to judge (over 1 MiB)";
     }
@@ -435,6 +423,15 @@ void RepoWatch::State::judge_included(const std::string& from, const std::string
 // Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never
 // reads; the rename neither follows nor replaces anything.
 bool RepoWatch::State::quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why) {
+    out.push_back(move_aside(dirfd, rel, name, std::move(why)));
+    return !out.back().moved_to.empty();
+}
+
+}  // namespace cordon
+
+namespace cordon::watch {
+
+Quarantined move_aside(int dirfd, const std::string& rel, const std::string& name, std::string why) {
     Quarantined q{join(rel, name), "", std::move(why)};
     for (int k = 0; k < 100; ++k) {
         std::string to = name + kSuffix + (k ? "." + std::to_string(k) : "");
@@ -444,11 +441,13 @@ bool RepoWatch::State::quarantine(int dirfd, const std::string& rel, const std::
         }
         if (errno != EEXIST) break;
     }
-    const bool moved = !q.moved_to.empty();
-    if (!moved) q.why += std::string(" (it could not be moved aside: ") + std::strerror(errno) + ")";
-    out.push_back(std::move(q));
-    return moved;
+    if (q.moved_to.empty()) q.why += std::string(" (it could not be moved aside: ") + std::strerror(errno) + ")";
+    return q;
 }
+
+}  // namespace cordon::watch
+
+namespace cordon {
 
 // A config the run changed goes back to what it was before, unless something is there again.
 void RepoWatch::State::restore(int dirfd, const std::string& name, const std::string& content, mode_t mode) {
