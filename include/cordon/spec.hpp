@@ -149,6 +149,10 @@ struct Spec {
     bool no_profile = false;
     std::optional<std::string> workdir;  // nullopt: nothing writable
     bool workdir_readonly = false;       // the workdir is shown read-only
+    // The git directories outside the workdir that its .git file leads to (cordon(1), GIT
+    // WORKTREES): a linked worktree's own git directory and the common one it shares, or a
+    // submodule's git directory (no common one). Empty: none, or inside the workdir.
+    std::string workdir_gitdir, workdir_commondir;
     std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
     std::vector<std::pair<std::string, std::string>> placeholder_content;  // relative path -> text
     bool private_home = false;

@@ -132,6 +132,50 @@ std::optional<std::string> repository_top(const std::string& dir, const HostInfo
     }
 }
 
+// DIR's real path, or "" where it has none.
+std::string real_dir(const std::string& dir) {
+    char real[PATH_MAX];
+    struct stat st {};
+    return real_path(dir, real) && ::stat(real, &st) == 0 && S_ISDIR(st.st_mode) ? std::string(real) : std::string();
+}
+
+// Where the workdir WD is a linked worktree or a submodule's checkout, the git directories its
+// .git file leads to that lie outside it, as git finds them (the .git file's gitdir, and the
+// commondir that names); both empty where git would not take them (not ours: git refuses a
+// repository of another owner), or where either holds the workdir or is HOME or a system
+// directory. UNSAFE is set_workdir's test of the latter.
+template <typename Unsafe>
+void find_workdir_git_dirs(const std::string& wd, const Unsafe& unsafe, Spec& s, RunOptions& o) {
+    const std::string dotgit = wd == "/" ? std::string("/.git") : wd + "/.git";
+    struct stat st {};
+    if (::lstat(dotgit.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+    auto text = read_small_file(dotgit);
+    auto path = text ? git_file_path(*text) : std::nullopt;
+    if (!path || path->empty()) return;
+    const std::string gitdir = real_dir(normalize_path(*path, wd));
+    if (gitdir.empty() || !is_git_directory(gitdir)) return;
+    std::string common;
+    if (auto named = read_small_file(gitdir + "/commondir")) {
+        common = real_dir(normalize_path(git_commondir_path(*named), gitdir));
+        if (common.empty()) return;  // git fails there too
+    }
+    const std::string* dirs[] = {&gitdir, &common};
+    for (const std::string* d : dirs) {
+        if (d->empty()) continue;
+        if (::stat(d->c_str(), &st) != 0 || st.st_uid != ::geteuid()) return;
+        if (path_at_or_under(*d, wd)) return;  // shown with the workdir already
+        if (path_at_or_under(wd, *d) || unsafe(*d)) {
+            const std::string why = "the workdir's git directory " + *d +
+                                    " is not shared (it holds the workdir, or is /, HOME or a system directory): "
+                                    "git cannot read the repository inside the jail";
+            o.workdir_note = o.workdir_note.empty() ? why : o.workdir_note + "; " + why;
+            return;
+        }
+    }
+    s.workdir_gitdir = gitdir;
+    s.workdir_commondir = common;
+}
+
 }  // namespace
 
 // The workdir: explicit (--workdir / profile) is honoured; the implicit one is the current
@@ -171,6 +215,14 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
         }
     }
     s.workdir_readonly = get_bool(merged, "workdir-readonly");
+    if (s.workdir) {
+        char real[PATH_MAX];
+        const std::string home_real = real_path(host.home, real) ? std::string(real) : host.home;
+        find_workdir_git_dirs(
+            *s.workdir,
+            [&](const std::string& d) { return is_unsafe_workdir(d, host.home) || is_unsafe_workdir(d, home_real); }, s,
+            o);
+    }
     // A project the caller can read but not write (root's, a read-only file system) runs
     // read-only, as --workdir-readonly runs it: the jail could not write there anyway, and its
     // protections need placeholders made there.

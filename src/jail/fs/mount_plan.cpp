@@ -1,6 +1,7 @@
 #include "cordon/mount_plan.hpp"
 
 #include "cordon/fd.hpp"
+#include "cordon/paths.hpp"
 #include "mount_planner.hpp"
 
 #include <dirent.h>
@@ -178,6 +179,34 @@ void Planner::plan_workdir() {
                                .dest = *spec_.workdir,
                                .readonly = spec_.workdir_readonly,
                                .why = spec_.workdir_readonly ? "workdir, read-only" : "workdir"});
+    plan_workdir_git();
+}
+
+// The git directories outside the workdir that its .git file leads to (cordon(1), GIT
+// WORKTREES). A linked worktree's common directory is shown read-only, but for what git writes
+// there on a commit, a branch or a fetch: objects/, refs/ and logs/; the worktree's own git
+// directory is writable, with what git would run or follow there protected
+// (plan_worktree_git). A submodule's git directory is shown read-only.
+void Planner::plan_workdir_git() {
+    const std::string& gitdir = spec_.workdir_gitdir;
+    const std::string& common = spec_.workdir_commondir;
+    if (gitdir.empty()) return;
+    auto bind = [&](const std::string& path, bool writable) {
+        add(Rank::Workdir, MountOp{.kind = K::Bind,
+                                   .source = path,
+                                   .dest = path,
+                                   .readonly = !writable,
+                                   .no_symlinks = true,
+                                   .why = writable ? kWorktreeGitWritable : "workdir's git directory, read-only"});
+    };
+    const bool writable = !spec_.workdir_readonly && !common.empty();
+    if (!common.empty()) bind(common, false);
+    if (writable) {
+        for (const char* sub : {"/objects", "/refs", "/logs"}) {
+            if (fs_.type(common + sub) == HostFs::Type::Dir) bind(common + sub, true);
+        }
+    }
+    if (writable || common.empty() || !path_at_or_under(gitdir, common)) bind(gitdir, writable);
 }
 
 void Planner::plan_fresh_filesystems() {
