@@ -66,13 +66,6 @@ public:
     std::vector<Quarantined> finish();
     // The command never ran: judge nothing.
     void cancel();
-    // A linked worktree's own git directory GITDIR, which the jail writes outside the workdir
-    // (cordon(1), GIT WORKTREES), judged as the run's changes are (since this run's start, or a
-    // killed run's before it): a rebase's or cherry-pick's state, which git takes for one in
-    // progress wherever it exists, so no placeholder can keep it. Moved aside: a todo list with
-    // an exec line, a merge strategy that names a path (git runs it as a program), and a
-    // symlink in their place.
-    std::vector<Quarantined> judge_worktree_gitdir(const std::string& gitdir) const;
     // After finish: what told it what the run changed: "events" (fanotify), "watcher" (the
     // watcher process), or "walk" (the walk, also where either of those fell short).
     [[nodiscard]] const char* judged_by() const { return judged_by_; }

@@ -52,11 +52,6 @@ struct MountOp {
     bool host_root_only = false;  // applied only when the jail's uid is the host's uid 0
 };
 
-// The `why` of the binds of a linked worktree's git directories that the jail writes (its own,
-// and the objects, refs and logs of the common one): the Landlock jail, which cannot protect
-// names inside them, shows them read-only (cordon(1), GIT WORKTREES).
-inline constexpr const char* kWorktreeGitWritable = "worktree's git directory";
-
 // The host filesystem as the planner sees it.
 struct HostFs {
     // Placeholder: a directory or an empty file that carries cordon's mark (see Placeholder).

@@ -561,16 +561,8 @@ void judge_leftovers(Run& run, const RunFacts& facts, Outcome& out) {
         if (run.repos) run.repos->cancel();
         return;
     }
-    // A linked worktree's own git directory, written outside the workdir (cordon(1), GIT
-    // WORKTREES), and only by the namespace jail: judged before finish, which drops the marks
-    // that let a later run judge it should this one be killed first.
     std::vector<Quarantined> found;
-    if (run.repos && !run.fallback && !run.spec.workdir_commondir.empty() && !run.spec.workdir_readonly)
-        found = run.repos->judge_worktree_gitdir(run.spec.workdir_gitdir);
-    if (run.repos) {
-        std::vector<Quarantined> more = run.repos->finish();
-        found.insert(found.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-    }
+    if (run.repos) found = run.repos->finish();
     if (run.judge) {
         std::vector<Quarantined> more = run.judge->after();
         found.insert(found.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));

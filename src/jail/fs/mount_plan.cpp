@@ -183,30 +183,24 @@ void Planner::plan_workdir() {
 }
 
 // The git directories outside the workdir that its .git file leads to (cordon(1), GIT
-// WORKTREES). A linked worktree's common directory is shown read-only, but for what git writes
-// there on a commit, a branch or a fetch: objects/, refs/ and logs/; the worktree's own git
-// directory is writable, with what git would run or follow there protected
-// (plan_worktree_git). A submodule's git directory is shown read-only.
+// WORKTREES), read-only: git reads the repository there, and writes nothing. Writable, they
+// would let the command plant what RepoWatch, which judges the workdir, never sees: a symlinked
+// reflog the host's git appends to, a todo list or a merge strategy it runs on --continue, a
+// config.worktree that a later sparse checkout turns on.
 void Planner::plan_workdir_git() {
     const std::string& gitdir = spec_.workdir_gitdir;
     const std::string& common = spec_.workdir_commondir;
     if (gitdir.empty()) return;
-    auto bind = [&](const std::string& path, bool writable) {
+    auto bind = [&](const std::string& path) {
         add(Rank::Workdir, MountOp{.kind = K::Bind,
                                    .source = path,
                                    .dest = path,
-                                   .readonly = !writable,
+                                   .readonly = true,
                                    .no_symlinks = true,
-                                   .why = writable ? kWorktreeGitWritable : "workdir's git directory, read-only"});
+                                   .why = "workdir's git directory, read-only"});
     };
-    const bool writable = !spec_.workdir_readonly && !common.empty();
-    if (!common.empty()) bind(common, false);
-    if (writable) {
-        for (const char* sub : {"/objects", "/refs", "/logs"}) {
-            if (fs_.type(common + sub) == HostFs::Type::Dir) bind(common + sub, true);
-        }
-    }
-    if (writable || common.empty() || !path_at_or_under(gitdir, common)) bind(gitdir, writable);
+    if (!common.empty()) bind(common);
+    if (common.empty() || !path_at_or_under(gitdir, common)) bind(gitdir);
 }
 
 void Planner::plan_fresh_filesystems() {

@@ -98,34 +98,10 @@ void Planner::plan_protected_paths() {
             if (needed(e)) entries.push_back({*spec_.workdir, e, true});
         }
     }
-    plan_worktree_git(entries);
     plan_cordon_dirs(entries);
     expand_patterns(entries);
     add_git_entries(entries);
     for (const Protected& p : entries) protect(p);
-}
-
-// A linked worktree's own git directory, writable (plan_workdir_git): what git would follow or
-// run from there is the commondir (whose config and hooks it takes), config.worktree (where the
-// common config turns it on) and modules/ (its submodules' git directories, with their configs
-// and hooks), read-only here; and a rebase's or cherry-pick's state, which git takes for one in
-// progress wherever it exists (no placeholder can stand there), judged when the run ends
-// (RepoWatch::judge_worktree_gitdir). gitdir is what `git worktree` reads. Its config and hooks/ git never reads.
-// The common directory's objects/ is writable too: an alternates file there is read as
-// elsewhere.
-void Planner::plan_worktree_git(std::vector<Protected>& entries) {
-    const std::string& gitdir = spec_.workdir_gitdir;
-    const std::string& common = spec_.workdir_commondir;
-    if (common.empty() || spec_.workdir_readonly) return;
-    std::string config = fs_.read ? fs_.read(common + "/config") : std::string();
-    std::transform(config.begin(), config.end(), config.begin(),
-                   [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
-    const bool worktree_config = config.find("worktreeconfig") != std::string::npos;
-    entries.push_back({gitdir, "commondir", false});
-    entries.push_back({gitdir, "gitdir", true});
-    entries.push_back({gitdir, "config.worktree", !worktree_config});
-    entries.push_back({gitdir, "modules/", false});
-    entries.push_back({common, "objects/info/alternates", true});
 }
 
 // The deepest tree the jail can write that DIR is below, or "". A writable "/" is no base:

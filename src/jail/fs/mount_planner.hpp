@@ -70,7 +70,6 @@ private:
     void expose(const std::string& path, bool readonly, const char* why);
     std::string writable_base(const std::string& dir) const;
     void plan_cordon_dirs(std::vector<Protected>& entries);
-    void plan_worktree_git(std::vector<Protected>& entries);
     void expand_patterns(std::vector<Protected>& entries);
     void add_git_entries(std::vector<Protected>& entries);
     bool covered(const std::string& base, const std::string& path) const;

@@ -113,7 +113,6 @@ struct Places {
     std::vector<std::string> tmpfs;       // fresh directories it cannot give (the host's path is not granted)
     std::string home;                     // the private HOME's path, where it has one
     std::vector<std::string> home_links;  // the host's entries it shows
-    bool worktree_git_read_only = false;  // a linked worktree's git directories, writable in a namespace jail
 };
 
 // The place a bwrap-style op of the mount plan puts something, which only a mount can do.
@@ -133,13 +132,6 @@ Result<Places> read_places(const MountPlan& mounts) {
                 // The jail's resolv.conf under --allow-host names the resolver of its network
                 // namespace: the Landlock jail has neither (its clients go through the proxy).
                 if (op.why == "allow-host") break;
-                // A linked worktree's git directories: their protected names could not be kept
-                // (Landlock grants whole trees), so nothing of them is written.
-                if (op.why == kWorktreeGitWritable) {
-                    p.read.push_back(op.source);
-                    p.worktree_git_read_only = true;
-                    break;
-                }
                 if (op.in_jail) {
                     if (op.readonly) p.protected_paths.push_back(op.dest);
                 } else if (op.source != op.dest) {
@@ -284,11 +276,6 @@ void name_dropped(const Spec& spec, const Places& p, const Granter& g, int abi, 
         dropped.emplace_back(
             "protected paths writable during the run (Landlock cannot refuse one name in a writable "
             "directory): judged when it ends, and what the run made or changed there moved aside");
-    }
-    if (p.worktree_git_read_only) {
-        dropped.emplace_back(
-            "the linked worktree's git directories read-only (git reads work; commits, branches and fetches "
-            "do not)");
     }
     if (!g.split_for_write().empty()) {
         std::string names;
