@@ -70,6 +70,7 @@ void RepoWatch::State::judge_gitdir(int fd, const std::string& rel, uint32_t nod
     judge_hooks(fd, rel, strict, was);
     judge_todo(fd, rel, "rebase-merge", "git-rebase-todo", strict);
     judge_todo(fd, rel, "sequencer", "todo", strict);
+    judge_symlinks(fd, rel);
     if (common) {
         auto csx = stat_at(cfd, "");
         const bool own = csx && id_of(*csx) == id_of(*sx);
@@ -152,6 +153,60 @@ void RepoWatch::State::judge_todo(int gitdir, const std::string& rel, const char
         why = "is too large to judge (over 1 MiB)";
     }
     if (!why.empty()) quarantine(dfd.get(), join(rel, dir), name, why);
+}
+
+// Symlinks the run left where the host's git writes through them: a reflog (logs/, which git
+// appends to), the messages and state it writes at the top (COMMIT_EDITMSG, FETCH_HEAD,
+// MERGE_MSG, ...) and in a rebase's or cherry-pick's state. git follows them, so the host's
+// next commit would append to, or rewrite, what they lead to (a ~/.bashrc). A symlink made in
+// the run, or in a directory the run made, changed or moved in (its files keep their times),
+// is moved aside; hooks/ has its own judgement. Refs and the index are written by rename, which
+// replaces a symlink.
+void RepoWatch::State::judge_symlinks(int gitdir, const std::string& rel) {
+    // What git writes by name at the top (not by rename), and the directories it writes into.
+    static constexpr const char* kTop[] = {
+        "COMMIT_EDITMSG", "TAG_EDITMSG",  "MERGE_MSG",    "SQUASH_MSG",   "FETCH_HEAD", "MERGE_MODE",
+        "BISECT_LOG",     "BISECT_TERMS", "BISECT_NAMES", "BISECT_START", "gc.log",     "description",
+        "logs",           "info",         "rebase-merge", "rebase-apply", "sequencer"};
+    size_t budget = 4096;  // entries listed below them, per repository (cordon(1), BOUNDS)
+    for (const char* name : kTop) judge_symlink_at(gitdir, rel, name, false, 0, budget);
+}
+
+// NAME in DIRFD (REL): moved aside if it is a symlink the run made, or one in a directory the run
+// made, changed or moved in (DIR_CHANGED); a directory is looked through. One whose entries
+// exceed the budget is moved aside whole where the run changed it (a flood would hide a link).
+void RepoWatch::State::judge_symlink_at(int dirfd, const std::string& rel, const std::string& name, bool dir_changed,
+                                        int depth, size_t& budget) {
+    auto sx = stat_at(dirfd, name.c_str());
+    if (!sx) return;
+    const bool made = dir_changed || changed(*sx);
+    if (S_ISLNK(sx->stx_mode)) {
+        if (made) quarantine(dirfd, rel, name, "is a symlink, which the host's git would follow to write another file");
+        return;
+    }
+    if (!S_ISDIR(sx->stx_mode) || depth >= 8 || is_moved_aside(name)) return;
+    UniqueFd sub = open_dir_at(dirfd, name.c_str());
+    if (!sub) return;
+    std::vector<std::pair<std::string, unsigned char>> entries;
+    bool over = false;
+    char listing[4096];
+    for_each_entry(
+        sub.get(), listing, sizeof listing,
+        [&](const char* entry, unsigned char type) {
+            if (budget == 0) {
+                over = true;
+                return;
+            }
+            --budget;
+            if (type == DT_LNK || type == DT_DIR || type == DT_UNKNOWN) entries.emplace_back(entry, type);
+        },
+        false);
+    if (over) {
+        if (made) quarantine(dirfd, rel, name, "holds more entries than cordon judges (4,096), and the run changed it");
+        return;
+    }
+    const std::string here = join(rel, name);
+    for (const auto& entry : entries) judge_symlink_at(sub.get(), here, entry.first, made, depth + 1, budget);
 }
 
 // Hooks: every entry but git's *.sample files, where the run made or changed it.

@@ -328,6 +328,9 @@ struct RepoWatch::State {
     void judge_includes(int dirfd, const std::string& rel, const char* name, int depth);
     void judge_included(const std::string& from, const std::string& key, int line, const std::string& path, int depth);
     void judge_todo(int gitdir, const std::string& rel, const char* dir, const char* name, bool strict);
+    void judge_symlinks(int gitdir, const std::string& rel);
+    void judge_symlink_at(int dirfd, const std::string& rel, const std::string& name, bool dir_changed, int depth,
+                          size_t& budget);
     void judge_hooks(int gitdir, const std::string& rel, bool strict, const Before* was);
     void judge_gitfile(int dirfd, const std::string& rel);
     std::optional<UniqueFd> follow(const std::string& from_rel, const std::string& target, std::string& why,

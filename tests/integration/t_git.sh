@@ -121,6 +121,32 @@ expect_out "^done$" "a subdirectory of a HOME kept in git: the command ran"
 [[ ! -e $WORK/home/dot-write && -e $WORK/home/proj/inside ]] && ok "a HOME kept in git is not made the workdir" ||
   not_ok "HOME in git: $(ls "$WORK/home")"
 
+# 4b. Symlinks where the host's git writes through them: a reflog (git appends to what it leads
+#     to: a ~/.bashrc), COMMIT_EDITMSG (rewritten on a commit), and a directory of them moved
+#     in from elsewhere (its files keep their times). The host's next commit writes none.
+mkdir -p "$WORK/links" && cd "$WORK/links" && "${G[@]}" init -q . && echo a > a && "${G[@]}" add a &&
+  "${G[@]}" commit -qm one
+jailed "mkdir -p stage/refs && ln -s $SCRATCH/via-moved stage/refs/x"
+sleep 1  # the next run starts after the symlink was made: its time is older than the run's
+jailed "ln -sf $SCRATCH/via-head .git/logs/HEAD; ln -sf $SCRATCH/via-branch .git/logs/refs/heads/main
+  ln -sf $SCRATCH/via-msg .git/COMMIT_EDITMSG; mv stage .git/logs/staged
+  echo planted"
+expect_out "^planted$" "symlinks planted in .git/logs and at COMMIT_EDITMSG"
+expect_err "\.git/logs/HEAD, left by the command, is a symlink" "a symlinked reflog is named and moved aside"
+echo b >> a && "${G[@]}" commit -qam two && "${G[@]}" commit -q --amend -m two-amended
+[[ ! -e $SCRATCH/via-head && ! -e $SCRATCH/via-branch && ! -e $SCRATCH/via-msg ]] &&
+  ok "the host's next commits write through none of them" || not_ok "written: $(ls "$SCRATCH" | grep via-)"
+[[ ! -L .git/logs/HEAD && ! -L .git/logs/refs/heads/main && ! -L .git/COMMIT_EDITMSG && ! -L .git/logs/staged/refs/x ]] &&
+  ok "none is left in place, the one moved in with its directory neither" || not_ok "left: $(find .git -type l)"
+
+# A flood of entries to hide one among: the directory the run changed goes aside whole.
+jailed "mkdir -p .git/logs/refs/flood && cd .git/logs/refs/flood && i=0
+  while [ \$i -lt 4200 ]; do : > f\$i; i=\$((i+1)); done; ln -s $SCRATCH/via-flood zz; echo flooded"
+expect_out "^flooded$" "4,200 entries and a symlink planted in .git/logs"
+[[ ! -e .git/logs/refs/flood/zz && -d .git/logs/refs/flood.cordon-unsafe ]] &&
+  ok "the flooded directory is moved aside whole" || not_ok "flood: $(ls -d .git/logs/refs/flood* 2>&1)"
+rm -rf .git/logs/refs/flood.cordon-unsafe
+
 # 5. A linked worktree (cordon(1), GIT WORKTREES): its git directories are outside the workdir,
 #    and shown read-only. git reads the repository there (status, log, diff, from a
 #    subdirectory too); nothing of it is written, so nothing can be planted there: not the
