@@ -177,6 +177,7 @@ void RepoWatch::State::judge_symlinks(int gitdir, const std::string& rel) {
 // exceed the budget is moved aside whole where the run changed it (a flood would hide a link).
 void RepoWatch::State::judge_symlink_at(int dirfd, const std::string& rel, const std::string& name, bool dir_changed,
                                         int depth, size_t& budget) {
+    if (is_moved_aside(name)) return;  // git never reads it; and moved once is enough
     auto sx = stat_at(dirfd, name.c_str());
     if (!sx) return;
     const bool made = dir_changed || changed(*sx);
@@ -184,7 +185,7 @@ void RepoWatch::State::judge_symlink_at(int dirfd, const std::string& rel, const
         if (made) quarantine(dirfd, rel, name, "is a symlink, which the host's git would follow to write another file");
         return;
     }
-    if (!S_ISDIR(sx->stx_mode) || depth >= 8 || is_moved_aside(name)) return;
+    if (!S_ISDIR(sx->stx_mode) || depth >= 8) return;
     UniqueFd sub = open_dir_at(dirfd, name.c_str());
     if (!sub) return;
     std::vector<std::pair<std::string, unsigned char>> entries;

@@ -146,6 +146,11 @@ expect_out "^flooded$" "4,200 entries and a symlink planted in .git/logs"
 [[ ! -e .git/logs/refs/flood/zz && -d .git/logs/refs/flood.cordon-unsafe ]] &&
   ok "the flooded directory is moved aside whole" || not_ok "flood: $(ls -d .git/logs/refs/flood* 2>&1)"
 rm -rf .git/logs/refs/flood.cordon-unsafe
+# What was moved aside stays as it is in a later run that changes the directory it is in.
+jailed "mkdir .git/logs/later && echo changed"
+expect_out "^changed$" "a later run changes .git/logs"
+[[ -L .git/logs/HEAD.cordon-unsafe && -z $(find .git -name '*.cordon-unsafe.cordon-unsafe') ]] &&
+  ok "and what an earlier run had moved aside is not moved again" || not_ok "moved again: $(find .git -name '*.cordon-unsafe*')"
 
 # 5. A linked worktree (cordon(1), GIT WORKTREES): its git directories are outside the workdir,
 #    and shown read-only. git reads the repository there (status, log, diff, from a
