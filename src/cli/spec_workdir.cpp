@@ -183,6 +183,16 @@ void find_workdir_git_dirs(const std::string& wd, const Unsafe& unsafe, Spec& s,
 // subdirectory, and the repository's protections apply where its .git is), and it is refused
 // when it is /, HOME, an ancestor of HOME or a system directory.
 Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, RunOptions& o) {
+    // HOME may be spelled through a symlink: its resolved form is compared too, resolved at the
+    // first directory looked at.
+    std::optional<std::string> home_real;
+    auto unsafe = [&](const std::string& d) {
+        if (!home_real) {
+            char real[PATH_MAX];
+            home_real = real_path(host.home, real) ? std::string(real) : host.home;
+        }
+        return is_unsafe_workdir(d, host.home) || is_unsafe_workdir(d, *home_real);
+    };
     if (auto wd = get_string(merged, "workdir")) {
         if (*wd != "none") {
             CORDON_ASSIGN_OR_RETURN(s.workdir, explicit_workdir(*wd, host));
@@ -190,12 +200,7 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
     } else if (!s.no_profile) {
         char real[PATH_MAX];
         std::string cwd = real_path(host.cwd, real) ? std::string(real) : host.cwd;
-        // HOME may be spelled through a symlink; compare its resolved form too.
-        std::string home_real = real_path(host.home, real) ? std::string(real) : host.home;
-        auto unsafe = [&](const std::string& d) {
-            return is_unsafe_workdir(d, host.home) || is_unsafe_workdir(d, home_real);
-        };
-        if (unsafe(cwd) && s.private_home && (cwd == host.home || cwd == home_real)) {
+        if (unsafe(cwd) && s.private_home && (cwd == host.home || cwd == *home_real)) {
             o.workdir_note = "the current directory is HOME (" + cwd +
                              "), which is not shared: the jail's HOME is private, and what is written there is "
                              "discarded when the run ends (pass --workdir DIR to share a directory)";
@@ -215,14 +220,7 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
         }
     }
     s.workdir_readonly = get_bool(merged, "workdir-readonly");
-    if (s.workdir) {
-        char real[PATH_MAX];
-        const std::string home_real = real_path(host.home, real) ? std::string(real) : host.home;
-        find_workdir_git_dirs(
-            *s.workdir,
-            [&](const std::string& d) { return is_unsafe_workdir(d, host.home) || is_unsafe_workdir(d, home_real); }, s,
-            o);
-    }
+    if (s.workdir) find_workdir_git_dirs(*s.workdir, unsafe, s, o);
     // A project the caller can read but not write (root's, a read-only file system) runs
     // read-only, as --workdir-readonly runs it: the jail could not write there anyway, and its
     // protections need placeholders made there.

@@ -479,15 +479,6 @@ void RepoWatch::State::judge_included(const std::string& from, const std::string
 // Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never
 // reads; the rename neither follows nor replaces anything.
 bool RepoWatch::State::quarantine(int dirfd, const std::string& rel, const std::string& name, std::string why) {
-    out.push_back(move_aside(dirfd, rel, name, std::move(why)));
-    return !out.back().moved_to.empty();
-}
-
-}  // namespace cordon
-
-namespace cordon::watch {
-
-Quarantined move_aside(int dirfd, const std::string& rel, const std::string& name, std::string why) {
     Quarantined q{join(rel, name), "", std::move(why)};
     for (int k = 0; k < 100; ++k) {
         std::string to = name + kSuffix + (k ? "." + std::to_string(k) : "");
@@ -497,13 +488,11 @@ Quarantined move_aside(int dirfd, const std::string& rel, const std::string& nam
         }
         if (errno != EEXIST) break;
     }
-    if (q.moved_to.empty()) q.why += std::string(" (it could not be moved aside: ") + std::strerror(errno) + ")";
-    return q;
+    const bool moved = !q.moved_to.empty();
+    if (!moved) q.why += std::string(" (it could not be moved aside: ") + std::strerror(errno) + ")";
+    out.push_back(std::move(q));
+    return moved;
 }
-
-}  // namespace cordon::watch
-
-namespace cordon {
 
 // A config the run changed goes back to what it was before, unless something is there again.
 void RepoWatch::State::restore(int dirfd, const std::string& name, const std::string& content, mode_t mode) {

@@ -123,10 +123,6 @@ inline std::string join(const std::string& rel, const std::string& name) {
     return rel.empty() ? name : rel + "/" + name;
 }
 
-// Moves NAME in DIRFD (REL) aside, to NAME.cordon-unsafe (or .cordon-unsafe.N), which git never
-// reads; the rename neither follows nor replaces anything. Where it cannot, WHY says so.
-Quarantined move_aside(int dirfd, const std::string& rel, const std::string& name, std::string why);
-
 // git's own example hooks, which it never runs.
 inline bool is_sample(std::string_view name) {
     return name.size() > 7 && name.ends_with(".sample");
