@@ -81,10 +81,10 @@ def main():
                 total += secs[k][1]
     with open(out_path, "w") as out:
         out.write(HEADER)
-        out.write("SECTIONS\n{\n  .text.cordon_startup :\n  {\n")
+        out.write("SECTIONS\n{\n  .text.cordon_startup :\n  {\n    __cordon_startup_text_start = .;\n    *(.text.cordon_entry)\n")
         for line in lines:
             out.write("    %s\n" % line)
-        out.write("  }\n}\nINSERT BEFORE .text;\n")
+        out.write("    __cordon_startup_text_end = .;\n  }\n}\nINSERT BEFORE .text;\n")
     print("startup-order: %d sections, %d KiB" % (len(lines), total // 1024))
 
 

@@ -9,7 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <array>
+#include <memory>
 #include <cstring>
 #include <utility>
 
@@ -36,12 +36,17 @@ UniqueFd open_regular(int root, const std::string& path, struct stat& st) {
 }
 
 bool same_contents(int a, int b, off_t size) {
-    static thread_local std::array<char, 65536> x, y;
+    // On the heap for the call, not in static or thread-local storage: every run would carry
+    // those 128 KiB (a thread-local block is allocated, and placed before the heap, at start-up).
+    constexpr size_t kChunk = 65536;
+    const auto buf = std::make_unique_for_overwrite<char[]>(2 * kChunk);
+    char* const x = buf.get();
+    char* const y = buf.get() + kChunk;
     for (off_t at = 0; at < size;) {
-        const auto want = static_cast<size_t>(std::min<off_t>(size - at, static_cast<off_t>(x.size())));
-        const ssize_t n = retry_eintr([&] { return ::pread(a, x.data(), want, at); });
-        const ssize_t m = retry_eintr([&] { return ::pread(b, y.data(), want, at); });
-        if (n <= 0 || n != m || std::memcmp(x.data(), y.data(), static_cast<size_t>(n)) != 0) return false;
+        const auto want = static_cast<size_t>(std::min<off_t>(size - at, static_cast<off_t>(kChunk)));
+        const ssize_t n = retry_eintr([&] { return ::pread(a, x, want, at); });
+        const ssize_t m = retry_eintr([&] { return ::pread(b, y, want, at); });
+        if (n <= 0 || n != m || std::memcmp(x, y, static_cast<size_t>(n)) != 0) return false;
         at += n;
     }
     return true;
