@@ -1,6 +1,8 @@
 #include "cordon/toml.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace cordon {
 
@@ -77,6 +79,71 @@ void unshield_node(toml::node& node) {
     }
 }
 
+// Whether TEXT is all well-formed UTF-8: shortest forms, no surrogates, nothing past U+10FFFF.
+bool valid_utf8(std::string_view text) {
+    for (size_t i = 0; i < text.size();) {
+        const size_t start = i;
+        char32_t cp = 0;
+        if (!decode(text, i, cp)) return false;
+        const size_t len = i - start;
+        const char32_t least = len == 1 ? 0 : len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+        if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    }
+    return true;
+}
+
+// toml++ reads a comment one character at a time, through its UTF-8 decoder: most of a shipped
+// profile is comments, and they were two thirds of its parse (230 of 330 us on the development
+// VM, every run). Lines that hold only a comment keep only its '#' here, and their line break
+// (so line and column numbers stay those of TEXT), where that cannot change what toml++ makes
+// of the text (fuzz/policy_fuzz.cpp compares the two):
+// - not in a text with a multi-line string, where a line starting with '#' may be a string's;
+// - not in a text with malformed UTF-8, which toml++'s decoder finds ahead of the parse (a
+//   shorter text would show another of its errors first);
+// - only a comment of tabs and printable ASCII: any other character toml++ may refuse in a
+//   comment, and it is left to say so;
+// - not in the lines after the last one with anything but a comment: an error at the end of the
+//   text is placed where the text ends.
+void drop_comment_lines(std::string& text) {
+    if (text.find("\"\"\"") != std::string::npos || text.find("'''") != std::string::npos) return;
+    if (!valid_utf8(text)) return;
+    struct Line {
+        size_t start, end;  // END: its line break, or the end of the text
+        size_t first;       // its first character other than a space or a tab
+    };
+    std::vector<Line> lines;
+    size_t limit = 0;  // where the lines after the last one with more than a comment start
+    for (size_t at = 0; at <= text.size();) {
+        size_t end = std::min(text.find('\n', at), text.size());
+        size_t first = at;
+        while (first < end && (text[first] == ' ' || text[first] == '\t')) ++first;
+        lines.push_back(Line{at, end, first});
+        const bool blank = first == end || (first + 1 == end && text[first] == '\r');
+        if (!blank && text[first] != '#') limit = end + 1;
+        if (end == text.size()) break;
+        at = end + 1;
+    }
+    std::string out;
+    out.reserve(text.size());
+    for (const Line& l : lines) {
+        if (l.start >= limit) {
+            out.append(text, l.start, std::string::npos);
+            break;
+        }
+        size_t keep_to = l.end;
+        if (l.first < l.end && text[l.first] == '#') {
+            const size_t last = text[l.end - 1] == '\r' ? l.end - 1 : l.end;
+            const bool plain = std::all_of(text.begin() + static_cast<std::ptrdiff_t>(l.first),
+                                           text.begin() + static_cast<std::ptrdiff_t>(last),
+                                           [](char c) { return c == '\t' || (c >= 0x20 && c < 0x7F); });
+            if (plain) keep_to = l.first + 1;  // the '#' stays: the line is still there for toml++
+        }
+        out.append(text, l.start, keep_to - l.start);
+        if (l.end < text.size()) out += '\n';
+    }
+    text = std::move(out);
+}
+
 }  // namespace
 
 std::optional<std::string> shield_unicode(std::string_view text) {
@@ -130,6 +197,7 @@ Result<toml::table> parse_toml(std::string_view text, const std::string& path) {
         // Most files are ASCII, or carry non-ASCII text only outside the shielded ranges: then
         // nothing was moved and the tree needs no walk back.
         const bool moved = *shielded != text;
+        drop_comment_lines(*shielded);
         toml::table tbl = toml::parse(*shielded, path);
         if (moved) unshield_node(tbl);
         return tbl;

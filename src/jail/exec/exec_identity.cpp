@@ -9,8 +9,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "cordon/fd.hpp"

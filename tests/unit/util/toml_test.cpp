@@ -1,6 +1,9 @@
 // parse_toml: toml++ never sees the characters it mishandles, and strings come back intact.
 #include <catch2/catch.hpp>
 
+#include <sstream>
+#include <string>
+
 #include "cordon/toml.hpp"
 
 using namespace cordon;
@@ -36,4 +39,59 @@ TEST_CASE("toml shield: parse_toml keeps strings and refuses bad documents clean
     auto syntax = parse_toml("a = [1,\n", "s.toml");
     REQUIRE_FALSE(syntax.ok());
     CHECK(syntax.error().what.rfind("s.toml:", 0) == 0);
+}
+
+namespace {
+
+// What toml++ itself makes of TEXT: the table printed, or the error with its position.
+std::string raw_toml(std::string_view text) {
+    try {
+        std::ostringstream out;
+        out << toml::parse(text, std::string_view("x"));
+        return out.str();
+    } catch (const toml::parse_error& e) {
+        return "error at " + std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column);
+    }
+}
+
+// The same through parse_toml, which drops comment-only lines before toml++ reads the text.
+std::string cordon_toml(std::string_view text) {
+    auto tbl = parse_toml(text, "x");
+    if (!tbl) return "error at " + tbl.error().what.substr(2);
+    std::ostringstream out;
+    out << *tbl;
+    return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("toml comments: dropping comment-only lines changes neither values nor errors", "[toml]") {
+    const char* docs[] = {
+        "# a\na = 1\n  # b\n\t# c\nb = [\n  # in an array\n  \"x\", # after\n]\n",
+        "# a\r\na = 1\r\n# b\r\n",
+        "a = \"# not a comment\"\n# c\nb = '#'\n",
+        // A multi-line string: its lines starting with '#' are the string's.
+        "s = \"\"\"\n# kept\n\"\"\"\n# c\n",
+        "s = '''\n# kept\n'''\n",
+        // Errors after dropped lines keep their line and column.
+        "# one\n# two\na = [1,\n",
+        "# one\n\n  # two\nb = 1\nb = 2\n",
+        // A comment toml++ refuses (a control character) is left for it to refuse.
+        "# bad \x01 comment\na = 1\n",
+        "a = 1\n# del \x7f\n",
+        "# bare CR\r",
+        "# last line, no newline",
+        "a = 1 # trailing comment stays\n[t] # too\n# c\nk = 2\n",
+        "x = { a = 1,\n# c\n b = 2 }\n",
+        // Found by fuzz/policy_fuzz.cpp: errors toml++ places by what follows, or by the text's end.
+        "s = \"\n# x\"\"",
+        "hide = [\n  \"/etc/a\"\n\n# The system, read-only.",
+        "allow-host = [\n# a comment, then the end of the text\n",
+        "# c\nd = \"x\"]\nro = [\"\xf6\x90\x8f\x8b\"]\n",
+        "# c\na = 1]\nb = \"\xff\"\n",
+    };
+    for (const char* doc : docs) {
+        INFO(doc);
+        CHECK(cordon_toml(doc) == raw_toml(doc));
+    }
 }
