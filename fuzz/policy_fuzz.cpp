@@ -1,7 +1,7 @@
 // Policy file text -> loader -> examples and a check. Malformed files must be errors that name
 // FILE:LINE:COLUMN; well-formed ones must be usable. And parse_toml, which drops comment-only
 // lines before toml++ reads the text, must make of it what toml++ makes of it whole: the same
-// table, or an error at the same line and column.
+// table, or the same error at the same line and column.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -21,13 +21,14 @@ std::string raw_toml(const std::string& text) {
         out << toml::parse(std::string_view(text), std::string_view("x"));
         return out.str();
     } catch (const toml::parse_error& e) {
-        return "x:" + std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column);
+        return "x:" + std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column) + ": " +
+               std::string(e.description());
     }
 }
 
 std::string cordon_toml(const std::string& text) {
     auto tbl = cordon::parse_toml(text, "x");
-    if (!tbl) return tbl.error().what;
+    if (!tbl) return tbl.error().what + ": " + tbl.error().why;
     std::ostringstream out;
     out << *tbl;
     return out.str();

@@ -16,8 +16,10 @@ constexpr Range kBad[] = {{0xA1, 0x499}, {0x2C5E, 0x3057}, {0xFB26, 0xFEFE}};
 constexpr char32_t kShieldBase = 0xE000;  // Private Use Area: toml++ classifies it safely
 constexpr char32_t kShieldEnd = kShieldBase + (0x499 - 0xA1 + 1) + (0x3057 - 0x2C5E + 1) + (0xFEFE - 0xFB26 + 1);
 
-// Decode one UTF-8 sequence at s[i]; returns the code point and advances i, or U+FFFD for
-// malformed input (left for toml++ to report: it is passed through byte by byte).
+// Decode one well-formed UTF-8 sequence at s[i]: its code point, and i advanced past it. False
+// for malformed input: a bad or truncated sequence, an overlong form, a surrogate, or past
+// U+10FFFF, which toml++'s decoder refuses too. It is left for toml++ to report, passed through
+// byte by byte (an overlong '/' must not become one).
 bool decode(std::string_view s, size_t& i, char32_t& cp) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
@@ -28,6 +30,8 @@ bool decode(std::string_view s, size_t& i, char32_t& cp) {
         if ((cc >> 6) != 2) return false;
         cp = (cp << 6) | (cc & 0x3F);
     }
+    const char32_t least = len == 1 ? 0 : len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+    if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
     i += len;
     return true;
 }
@@ -69,25 +73,33 @@ std::optional<std::string> remap(std::string_view text, Map map) {
     return out;
 }
 
+// The strings below NODE, and the keys of its tables, as the text had them.
 void unshield_node(toml::node& node) {
     if (auto* s = node.as_string()) {
         s->get() = unshield_unicode(s->get());
     } else if (auto* arr = node.as_array()) {
         for (auto& e : *arr) unshield_node(e);
     } else if (auto* tbl = node.as_table()) {
-        for (auto&& [k, v] : *tbl) unshield_node(v);
+        std::vector<std::string> shielded_keys;
+        for (auto&& [k, v] : *tbl) {
+            unshield_node(v);
+            if (unshield_unicode(k.str()) != k.str()) shielded_keys.emplace_back(k.str());
+        }
+        // Each such entry again under its own key (where the text put it), its node moved over.
+        for (const std::string& from : shielded_keys) {
+            auto at = tbl->find(from);
+            toml::key to(unshield_unicode(from), at->first.source());
+            at->second.visit([&](auto&& v) { tbl->insert_or_assign(std::move(to), std::move(v)); });
+            tbl->erase(tbl->find(from));
+        }
     }
 }
 
-// Whether TEXT is all well-formed UTF-8: shortest forms, no surrogates, nothing past U+10FFFF.
+// Whether TEXT is all well-formed UTF-8 (decode).
 bool valid_utf8(std::string_view text) {
     for (size_t i = 0; i < text.size();) {
-        const size_t start = i;
         char32_t cp = 0;
         if (!decode(text, i, cp)) return false;
-        const size_t len = i - start;
-        const char32_t least = len == 1 ? 0 : len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
-        if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
     }
     return true;
 }

@@ -50,14 +50,15 @@ std::string raw_toml(std::string_view text) {
         out << toml::parse(text, std::string_view("x"));
         return out.str();
     } catch (const toml::parse_error& e) {
-        return "error at " + std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column);
+        return "error at " + std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column) +
+               ": " + std::string(e.description());
     }
 }
 
 // The same through parse_toml, which drops comment-only lines before toml++ reads the text.
 std::string cordon_toml(std::string_view text) {
     auto tbl = parse_toml(text, "x");
-    if (!tbl) return "error at " + tbl.error().what.substr(2);
+    if (!tbl) return "error at " + tbl.error().what.substr(2) + ": " + tbl.error().why;
     std::ostringstream out;
     out << *tbl;
     return out.str();
@@ -94,4 +95,29 @@ TEST_CASE("toml comments: dropping comment-only lines changes neither values nor
         INFO(doc);
         CHECK(cordon_toml(doc) == raw_toml(doc));
     }
+}
+
+TEST_CASE("toml shield: malformed UTF-8 reaches toml++ as it is, and keys come back", "[toml]") {
+    // An overlong '/' (C0 AF), a surrogate (ED A0 80), past U+10FFFF (F4 90 80 80): toml++ refuses
+    // each; the shield must not turn one into a character it accepts.
+    for (const char* doc :
+         {"a = \"\xc0\xaf\"\n", "a = \"\xed\xa0\x80\"\n", "a = \"\xf4\x90\x80\x80\"\n", "a = \"\xe0\x82\xa1\"\n"}) {
+        INFO(doc);
+        auto t = parse_toml(doc, "m.toml");
+        REQUIRE_FALSE(t.ok());
+        CHECK(t.error().what == "m.toml:1:5");
+        CHECK(t.error().why.find("utf-8") != std::string::npos);
+    }
+    // Keys with characters the shield moves come back as the text wrote them, with their place.
+    auto keys =
+        parse_toml("\"caf\xc3\xa9\" = 1\n[t]\n\"\xd0\x96\" = [\"\xd0\x96\"]\n[\"na\xc3\xafve\".x]\ny = 2\n", "k.toml");
+    REQUIRE(keys.ok());
+    CHECK((*keys)["caf\xc3\xa9"].value_or(int64_t{0}) == 1);
+    CHECK((*keys)["t"]["\xd0\x96"][0].value_or(std::string()) == "\xd0\x96");
+    CHECK((*keys)["na\xc3\xafve"]["x"]["y"].value_or(int64_t{0}) == 2);
+    const auto* t = (*keys)["t"].as_table();
+    REQUIRE(t != nullptr);
+    REQUIRE(t->size() == 1);
+    CHECK(t->begin()->first.str() == "\xd0\x96");
+    CHECK(t->begin()->first.source().begin.line == 3);
 }
