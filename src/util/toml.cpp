@@ -89,7 +89,7 @@ void unshield_node(toml::node& node) {
         for (const std::string& from : shielded_keys) {
             auto at = tbl->find(from);
             toml::key to(unshield_unicode(from), at->first.source());
-            at->second.visit([&](auto&& v) { tbl->insert_or_assign(std::move(to), std::move(v)); });
+            at->second.visit([&](auto& v) { tbl->insert_or_assign(std::move(to), std::move(v)); });
             tbl->erase(tbl->find(from));
         }
     }
