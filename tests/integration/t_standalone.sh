@@ -80,7 +80,10 @@ expect_out "^built-in:policies/default.toml: " "policy test --built-in names it"
 
 # The x86-64 static build's entry point maps the code a run executes and the writable segment
 # with madvise(MADV_POPULATE_*) (src/prefault.cpp). Where the kernel refuses (before 5.14), the
-# pages fault in as before: the run is the same. strace makes both calls fail.
+# pages fault in as before: the run is the same. strace makes both calls fail. Under a seccomp
+# filter the entry makes neither call: a filter that kills a process for one (systemd's
+# SystemCallFilter=~madvise) must find cordon running as it did before. Only that build's
+# entry is checked: another build's C library or sanitizer runtime makes calls of its own.
 if ! command -v strace >/dev/null; then
   skip "strace is not installed (scripts/install-deps installs it)"
 else
@@ -95,20 +98,18 @@ else
     [[ $rc -eq 0 ]] && ok "with madvise refused the default jail still runs" ||
       not_ok "with madvise refused: exit $rc: $(head -3 "$OUT/err")"
     expect_out "^inside$" "and the command ran inside"
-  fi
-fi
-# Under a seccomp filter the entry makes no madvise call: a filter that kills a process for one
-# (systemd's SystemCallFilter=~madvise) must find cordon running as it did before.
-if ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
-  skip "python3-seccomp is not installed (scripts/install-deps installs it)"
-else
-  run /usr/bin/python3 -c 'import os, seccomp, sys
+    if ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
+      skip "python3-seccomp is not installed (scripts/install-deps installs it)"
+    else
+      run /usr/bin/python3 -c 'import os, seccomp, sys
 f = seccomp.SyscallFilter(seccomp.ALLOW)
 f.add_rule(seccomp.KILL_PROCESS, "madvise")
 f.load()
 os.execv(sys.argv[1], sys.argv[1:])' "$ALONE" -q -- /bin/sh -c 'echo inside'
-  [[ $rc -eq 0 ]] && ok "under a filter that kills madvise the default jail runs" ||
-    not_ok "under a filter that kills madvise: exit $rc: $(head -3 "$OUT/err")"
-  expect_out "^inside$" "and the command ran inside"
+      [[ $rc -eq 0 ]] && ok "under a filter that kills madvise the default jail runs" ||
+        not_ok "under a filter that kills madvise: exit $rc: $(head -3 "$OUT/err")"
+      expect_out "^inside$" "and the command ran inside"
+    fi
+  fi
 fi
 finish
