@@ -80,17 +80,18 @@ void unshield_node(toml::node& node) {
     } else if (auto* arr = node.as_array()) {
         for (auto& e : *arr) unshield_node(e);
     } else if (auto* tbl = node.as_table()) {
-        std::vector<std::string> shielded_keys;
+        std::vector<std::pair<std::string, std::string>> renamed;  // a shielded key, and its text
         for (auto&& [k, v] : *tbl) {
             unshield_node(v);
-            if (unshield_unicode(k.str()) != k.str()) shielded_keys.emplace_back(k.str());
+            if (std::string key = unshield_unicode(k.str()); key != k.str())
+                renamed.emplace_back(k.str(), std::move(key));
         }
         // Each such entry again under its own key (where the text put it), its node moved over.
-        for (const std::string& from : shielded_keys) {
+        for (auto& [from, text] : renamed) {
             auto at = tbl->find(from);
-            toml::key to(unshield_unicode(from), at->first.source());
+            toml::key to(std::move(text), at->first.source());
             at->second.visit([&](auto& v) { tbl->insert_or_assign(std::move(to), std::move(v)); });
-            tbl->erase(tbl->find(from));
+            tbl->erase(at);
         }
     }
 }
@@ -119,40 +120,33 @@ bool valid_utf8(std::string_view text) {
 void drop_comment_lines(std::string& text) {
     if (text.find("\"\"\"") != std::string::npos || text.find("'''") != std::string::npos) return;
     if (!valid_utf8(text)) return;
-    struct Line {
-        size_t start, end;  // END: its line break, or the end of the text
-        size_t first;       // its first character other than a space or a tab
-    };
-    std::vector<Line> lines;
-    size_t limit = 0;  // where the lines after the last one with more than a comment start
-    for (size_t at = 0; at <= text.size();) {
-        size_t end = std::min(text.find('\n', at), text.size());
-        size_t first = at;
-        while (first < end && (text[first] == ' ' || text[first] == '\t')) ++first;
-        lines.push_back(Line{at, end, first});
-        const bool blank = first == end || (first + 1 == end && text[first] == '\r');
-        if (!blank && text[first] != '#') limit = end + 1;
-        if (end == text.size()) break;
-        at = end + 1;
-    }
     std::string out;
     out.reserve(text.size());
-    for (const Line& l : lines) {
-        if (l.start >= limit) {
-            out.append(text, l.start, std::string::npos);
-            break;
-        }
-        size_t keep_to = l.end;
-        if (l.first < l.end && text[l.first] == '#') {
-            const size_t last = text[l.end - 1] == '\r' ? l.end - 1 : l.end;
-            const bool plain = std::all_of(text.begin() + static_cast<std::ptrdiff_t>(l.first),
+    // Just after the last line with more than blanks or a comment, in TEXT and in OUT: from
+    // there on, TEXT is kept as it is.
+    size_t text_mark = 0, out_mark = 0;
+    for (size_t at = 0; at < text.size();) {
+        const size_t end = std::min(text.find('\n', at), text.size());
+        size_t first = at;
+        while (first < end && (text[first] == ' ' || text[first] == '\t')) ++first;
+        const size_t last = end > first && text[end - 1] == '\r' ? end - 1 : end;  // a comment's end
+        size_t keep_to = end;
+        if (first < end && text[first] == '#') {
+            const bool plain = std::all_of(text.begin() + static_cast<std::ptrdiff_t>(first),
                                            text.begin() + static_cast<std::ptrdiff_t>(last),
                                            [](char c) { return c == '\t' || (c >= 0x20 && c < 0x7F); });
-            if (plain) keep_to = l.first + 1;  // the '#' stays: the line is still there for toml++
+            if (plain) keep_to = first + 1;  // the '#' stays: the line is still there for toml++
         }
-        out.append(text, l.start, keep_to - l.start);
-        if (l.end < text.size()) out += '\n';
+        out.append(text, at, keep_to - at);
+        if (end < text.size()) out += '\n';
+        if (first < last && text[first] != '#') {
+            text_mark = std::min(end + 1, text.size());
+            out_mark = out.size();
+        }
+        at = end + 1;
     }
+    out.resize(out_mark);
+    out.append(text, text_mark, std::string::npos);
     text = std::move(out);
 }
 
