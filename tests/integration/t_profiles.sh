@@ -49,6 +49,15 @@ setenv = { ME = "x" }
 TOML
 run "$CORDON" -p vars -- /bin/cat "$HOME/.toolrc.d/conf"
 expect_out "^tool-config$" "\${HOME} expands in paths"
+# Non-ASCII text in a profile comes back as written, in values and in keys (parse_toml moves
+# some characters aside for toml++ and back); malformed UTF-8 is refused as toml++ refuses it.
+printf 'extends = ["default"]\nsetenv = { "caf\xc3\xa9" = "na\xc3\xafve" }\n' > "$P/unicode.toml"
+run "$CORDON" -q -p unicode -- /usr/bin/env
+expect_rc 0 "a profile with a non-ASCII setenv key runs"
+expect_out $'^caf\xc3\xa9=na\xc3\xafve$' "its key and value reach the jail as written"
+printf 'extends = ["default"]\nsetenv = { X = "\xc0\xaf" }\n' > "$P/overlong.toml"
+expect_exit 125 "an overlong UTF-8 form in a profile is refused" "$CORDON" -p overlong -- true
+expect_err "overlong.toml:2:.*invalid utf-8" "the error names the file and position"
 printf 'ro = ["${NOPE}/x"]\n' > "$P/badvar.toml"
 expect_exit 125 "an unknown variable is an error" "$CORDON" -p badvar -- true
 expect_err "badvar.toml:1:7: .*unknown variable \\\$\{NOPE\}" "the error names the variable and its position"
