@@ -88,6 +88,8 @@ struct Run {
     pid_t init = -1;
     bool late_cgroupns = false;           // the child waits to be moved into its cgroup (admit)
     const ExecGate* exec_gate = nullptr;  // prepared.exec_checks: judges each exec
+    // The CPUs we may run on, when there are others than ours to start init on (start_elsewhere).
+    std::optional<cpu_set_t> affinity;
     // The workdir's repositories, watched from clone on and judged once the jail is gone
     // (leftovers.hpp); it goes first, before the placeholders it sees as they are.
     std::unique_ptr<RepoWatch> repos;
