@@ -3,6 +3,7 @@
 // compiled in is what policies/*.toml says today.
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -164,6 +165,52 @@ TEST_CASE("load() decides the same from the compiled and the parsed default poli
     }
     std::remove(copy.c_str());
     ::rmdir(dir);
+}
+
+TEST_CASE("load() takes the compiled form only for a file that is the shipped policy byte for byte",
+          "[policy][compiled]") {
+    // What load() parses it runs the examples of, and remembers that they passed in the cache:
+    // an entry there shows the file was parsed, not taken for the shipped one.
+    const std::string shipped = source_dir() + "/policies/default.toml";
+    char dir[] = "/tmp/cordon-compiled-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string cache = std::string(dir) + "/cache";
+    const char* saved = std::getenv("XDG_CACHE_HOME");
+    const std::string saved_value = saved ? saved : "";
+    ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+    auto cached = [&] {
+        size_t n = 0;
+        if (DIR* d = ::opendir((cache + "/cordon/policy-ok").c_str())) {
+            while (const dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+            ::closedir(d);
+        }
+        return n;
+    };
+    // The same size, one byte of a comment changed: the same rules, but not the shipped file.
+    std::string text = slurp(shipped);
+    const size_t hash = text.find("# ");
+    REQUIRE(hash != std::string::npos);
+    text[hash + 2] = text[hash + 2] == 'x' ? 'y' : 'x';
+    const std::string variant = std::string(dir) + "/default.toml";
+    {
+        std::ofstream o(variant);
+        o << text;
+    }
+    auto a = load({shipped});
+    REQUIRE(a);
+    CHECK(cached() == 0);
+    auto b = load({variant});
+    REQUIRE(b);
+    CHECK(cached() == 1);
+    CHECK(a->check_script("rm -rf /", "/home/user", "/home/user").allow ==
+          b->check_script("rm -rf /", "/home/user", "/home/user").allow);
+    if (saved) {
+        ::setenv("XDG_CACHE_HOME", saved_value.c_str(), 1);
+    } else {
+        ::unsetenv("XDG_CACHE_HOME");
+    }
+    std::remove(variant.c_str());
+    REQUIRE(std::system(("rm -rf " + std::string(dir)).c_str()) == 0);
 }
 
 TEST_CASE("decoding only what a check needs decides as the whole policy does", "[policy][compiled]") {
