@@ -63,6 +63,8 @@ int openat2_at(int dirfd, const std::string& path, int flags, uint64_t resolve);
 // Whole-buffer I/O; return false with errno set on failure.
 bool write_all(int fd, const void* buf, size_t len);
 Result<std::string> read_file(const std::string& path);
+// The same from FD, opened on PATH (named in errors), from its offset.
+Result<std::string> read_fd(int fd, const std::string& path);
 Status write_file(const std::string& path, const std::string& data);
 
 }  // namespace cordon

@@ -196,20 +196,24 @@ void close_fds_from(int first, int keep_a, int keep_b) {
 Result<std::string> read_file(const std::string& path) {
     UniqueFd fd(retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
     if (!fd) return sys_error("open " + path);
+    return read_fd(fd.get(), path);
+}
+
+Result<std::string> read_fd(int fd, const std::string& path) {
     // A regular file is read into a string of its size: one allocation (the heap pages a run
     // touches are page faults) and no growth for the read that finds the end. What is past that
     // size, and a file whose size says nothing (procfs), is read in 8 KiB steps.
     std::string out;
     struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (1 << 30)) {
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (1 << 30)) {
         out.resize(static_cast<size_t>(st.st_size));
-        const ssize_t n = retry_eintr([&] { return ::read(fd.get(), out.data(), out.size()); });
+        const ssize_t n = retry_eintr([&] { return ::read(fd, out.data(), out.size()); });
         if (n < 0) return sys_error("read " + path);
         out.resize(static_cast<size_t>(n));
     }
     char buf[8192];
     for (;;) {
-        const ssize_t n = retry_eintr([&] { return ::read(fd.get(), buf, sizeof buf); });
+        const ssize_t n = retry_eintr([&] { return ::read(fd, buf, sizeof buf); });
         if (n < 0) return sys_error("read " + path);
         if (n == 0) break;
         out.append(buf, static_cast<size_t>(n));

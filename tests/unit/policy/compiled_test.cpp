@@ -4,12 +4,15 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "cordon/policy.hpp"
 #include "cordon/policy/rules.hpp"
@@ -211,6 +214,30 @@ TEST_CASE("load() takes the compiled form only for a file that is the shipped po
     }
     std::remove(variant.c_str());
     REQUIRE(std::system(("rm -rf " + std::string(dir)).c_str()) == 0);
+}
+
+TEST_CASE("load() reads a policy from a FIFO with one open", "[policy][compiled]") {
+    // Its writer is met by one open only: a second open would wait for another writer.
+    char dir[] = "/tmp/cordon-compiled-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string fifo = std::string(dir) + "/p.toml";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const std::string text =
+        "[[rule]]\nid = \"no-echo\"\ndecision = \"deny\"\nreason = \"echo is denied\"\nprogram = [\"echo\"]\n"
+        "must-match = [\"echo hi\"]\nmust-not-match = [\"true\"]\n";
+    std::thread writer([&] {
+        const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            (void)!::write(fd, text.data(), text.size());
+            ::close(fd);
+        }
+    });
+    auto p = load({fifo});
+    writer.join();
+    REQUIRE(p);
+    CHECK_FALSE(p->check_script("echo hi", "/home/user", "/home/user").allow);
+    std::remove(fifo.c_str());
+    ::rmdir(dir);
 }
 
 TEST_CASE("decoding only what a check needs decides as the whole policy does", "[policy][compiled]") {
