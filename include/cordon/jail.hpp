@@ -2,8 +2,6 @@
 // child sends to the supervisor, and the two entry points.
 #pragma once
 
-#include <sched.h>
-
 #ifdef CORDON_UTIL
 #error "util sees no jail, policy or CLI header: they build on it (CMakeLists.txt defines CORDON_UTIL for src/util)"
 #endif
@@ -118,10 +116,6 @@ struct ChildContext {
     // the environment that names that TMPDIR. Null: the namespace jail.
     const FallbackPlan* fallback = nullptr;
     const std::vector<std::string>* env = nullptr;
-    // The CPUs init may run on, as cordon's caller allowed them: the supervisor started init on
-    // the others than its own (start_elsewhere, supervisor.cpp), and init takes these back once
-    // it has the word to proceed, before anything of the command exists. Null: nothing to undo.
-    const cpu_set_t* affinity = nullptr;
 };
 [[noreturn]] void child_main(const ChildContext& ctx);
 

@@ -357,9 +357,6 @@ void hold_signals() {
 // we build) and that its placeholders exist, unless a placeholder's mount already read it.
 void wait_to_proceed(const ChildContext& ctx, bool proceeded) {
     if (!proceeded && !wait_proceed(ctx.sync_fd)) ::_exit(125);
-    // The supervisor started us on other CPUs than its own (start_elsewhere), and did so before
-    // its word: the caller's CPUs again, for everything we start.
-    if (ctx.affinity) (void)::sched_setaffinity(0, sizeof *ctx.affinity, ctx.affinity);
 }
 
 // What init makes for the payload before the last signal check, so that nothing but the clone

@@ -425,12 +425,13 @@ Result<pid_t> clone_jail(Run& run, bool remap) {
 }
 
 // The CPUs we may run on, when there are others than the one we run on now: init starts there.
+// Not under a seccomp filter: one may kill on sched_setaffinity.
 std::optional<cpu_set_t> spread_affinity() {
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     const int here = ::sched_getcpu();
-    if (here < 0 || ::sched_getaffinity(0, sizeof allowed, &allowed) != 0 || !CPU_ISSET(here, &allowed) ||
-        CPU_COUNT(&allowed) < 2) {
+    if (here < 0 || ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0 || ::sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+        !CPU_ISSET(here, &allowed) || CPU_COUNT(&allowed) < 2) {
         return std::nullopt;
     }
     return allowed;
@@ -439,15 +440,22 @@ std::optional<cpu_set_t> spread_affinity() {
 // Init on another CPU than ours. The scheduler most often puts a new child on its parent's
 // CPU, where it waits until we block: that is what a parent that waits for its child wants
 // (bwrap's), not one that works beside it. We admit the command while init builds the jail,
-// and measured on two CPUs, a child left on ours first ran after a median of 0.9 ms, one on
-// the other after 0.05 (bench/README.md). Init takes back the caller's CPUs once it has the
-// word to proceed (ChildContext::affinity), so the command gets them all; should this call
-// fail (a seccomp policy, a cpuset), init only starts where the scheduler put it.
-void start_elsewhere(const Run& run) {
+// and measured on two CPUs, a child left on ours first ran after a median of 1.4 ms, one on
+// the other after 0.06 (bench/README.md). We give init back the caller's CPUs before the word
+// to proceed (restore_cpus), so the command gets them all; should this call fail, init only
+// starts where the scheduler put it.
+void start_elsewhere(Run& run) {
     if (!run.affinity || run.init <= 0) return;
     cpu_set_t others = *run.affinity;
     CPU_CLR(::sched_getcpu(), &others);
-    if (CPU_COUNT(&others) > 0) (void)::sched_setaffinity(run.init, sizeof others, &others);
+    run.spread = CPU_COUNT(&others) > 0 && ::sched_setaffinity(run.init, sizeof others, &others) == 0;
+}
+
+// Init's CPUs as the caller allowed them again, before anything of the command exists: else
+// the command would run on fewer.
+Status restore_cpus(const Run& run) {
+    if (!run.spread || ::sched_setaffinity(run.init, sizeof *run.affinity, &*run.affinity) == 0) return {};
+    return sys_error("give the jail's init back the caller's CPUs (sched_setaffinity)");
 }
 
 // Start: the cgroup, the signals, and the jail's init, which runs child_main and never returns
@@ -474,7 +482,7 @@ Status start(Run& run) {
         const bool ns = !run.fallback;
         child_main(ChildContext{&run.spec, &run.prepared, child_end.get(), run.late_cgroupns, remap && ns,
                                 remap && ns ? &premounts->fds() : nullptr, ns ? nullptr : &*run.fallback,
-                                ns ? nullptr : &run.fallback_env, run.affinity ? &*run.affinity : nullptr});
+                                ns ? nullptr : &run.fallback_env});
     }
     start_elsewhere(run);
     return {};  // the child has its copies of CHILD_END and the premounts
@@ -547,6 +555,7 @@ Status admit(Run& run, const std::function<std::optional<Outcome>()>& gate, RunF
         if (run.repos) run.repos->own_protections_writable();
     }
     if (ready && run.repos) run.repos->before_command();
+    if (ready) CORDON_TRY(restore_cpus(run));
     if (ready) proceed(run);
     return {};
 }

@@ -88,8 +88,10 @@ struct Run {
     pid_t init = -1;
     bool late_cgroupns = false;           // the child waits to be moved into its cgroup (admit)
     const ExecGate* exec_gate = nullptr;  // prepared.exec_checks: judges each exec
-    // The CPUs we may run on, when there are others than ours to start init on (start_elsewhere).
+    // The CPUs we may run on, when there are others than ours to start init on (start_elsewhere),
+    // and whether init was started there: it gets them back before the word (restore_cpus).
     std::optional<cpu_set_t> affinity;
+    bool spread = false;
     // The workdir's repositories, watched from clone on and judged once the jail is gone
     // (leftovers.hpp); it goes first, before the placeholders it sees as they are.
     std::unique_ptr<RepoWatch> repos;
