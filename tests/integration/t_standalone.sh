@@ -112,4 +112,39 @@ os.execv(sys.argv[1], sys.argv[1:])' "$ALONE" -q -- /bin/sh -c 'echo inside'
     fi
   fi
 fi
+
+# The supervisor starts init on another CPU than its own and gives it the caller's CPUs back
+# before the word to proceed (two sched_setaffinity calls, src/jail/supervisor.cpp). The first
+# refused: init starts where the scheduler puts it, and the command has every CPU. The second
+# refused: the run ends as a setup error, rather than with the command on fewer CPUs. Under a
+# seccomp filter neither call is made, so one that kills for it finds cordon running.
+cpus_line='awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status'
+want=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+if ! command -v strace >/dev/null; then
+  skip "strace is not installed (scripts/install-deps installs it)"
+elif [[ $(nproc) -lt 2 ]]; then
+  skip "one CPU here: init is not moved"
+else
+  run strace -qq -o "$SCRATCH/affinity.trace" -e trace=sched_setaffinity \
+    -e inject=sched_setaffinity:error=EPERM:when=1 "$ALONE" -q -- /bin/sh -c "$cpus_line"
+  [[ $rc -eq 0 ]] && ok "with init's move refused the run goes on" || not_ok "init's move refused: exit $rc: $(head -3 "$OUT/err")"
+  expect_out "^${want}\$" "and the command has the caller's CPUs ($want)"
+  run strace -qq -o "$SCRATCH/affinity.trace" -e trace=sched_setaffinity \
+    -e inject=sched_setaffinity:error=EPERM:when=2 "$ALONE" -q -- /bin/sh -c 'echo RAN'
+  [[ $rc -eq 125 ]] && ok "with the CPUs' return refused the run ends (125)" || not_ok "the CPUs' return refused: exit $rc"
+  expect_no_out "^RAN$" "and the command did not run"
+  expect_err "sched_setaffinity" "the error names the call"
+  if ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
+    skip "python3-seccomp is not installed (scripts/install-deps installs it)"
+  else
+    run /usr/bin/python3 -c 'import os, seccomp, sys
+f = seccomp.SyscallFilter(seccomp.ALLOW)
+f.add_rule(seccomp.KILL_PROCESS, "sched_setaffinity")
+f.load()
+os.execv(sys.argv[1], sys.argv[1:])' "$ALONE" -q -- /bin/sh -c "$cpus_line"
+    [[ $rc -eq 0 ]] && ok "under a filter that kills sched_setaffinity the default jail runs" ||
+      not_ok "under a filter that kills sched_setaffinity: exit $rc: $(head -3 "$OUT/err")"
+    expect_out "^${want}\$" "and the command has the caller's CPUs"
+  fi
+fi
 finish
