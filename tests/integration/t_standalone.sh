@@ -78,6 +78,25 @@ expect_out "^policy: +$POL/default.toml$" "--dry-run names the overriding file"
 expect_exit 0 "policy test --built-in still tests the built-in one" env CORDON_POLICY_PATH="$POL" "$ALONE" policy test --built-in
 expect_out "^built-in:policies/default.toml: " "policy test --built-in names it"
 
+# killed_for SYSCALL OUT_RE CMD...: CMD under a seccomp filter (python3-seccomp) that kills the
+# process on SYSCALL, as systemd's SystemCallFilter= does, must exit 0 with OUT_RE on stdout.
+killed_for() {
+  local syscall=$1 want_out=$2
+  shift 2
+  if ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
+    skip "python3-seccomp is not installed (scripts/install-deps installs it)"
+    return
+  fi
+  run /usr/bin/python3 -c 'import os, seccomp, sys
+f = seccomp.SyscallFilter(seccomp.ALLOW)
+f.add_rule(seccomp.KILL_PROCESS, sys.argv[1])
+f.load()
+os.execv(sys.argv[2], sys.argv[2:])' "$syscall" "$@"
+  [[ $rc -eq 0 ]] && ok "under a filter that kills $syscall the default jail runs" ||
+    not_ok "under a filter that kills $syscall: exit $rc: $(head -3 "$OUT/err")"
+  expect_out "$want_out" "and the command ran as outside"
+}
+
 # The x86-64 static build's entry point maps the code a run executes and the writable segment
 # with madvise(MADV_POPULATE_*) (src/prefault.cpp). Where the kernel refuses (before 5.14), the
 # pages fault in as before: the run is the same. strace makes both calls fail. Under a seccomp
@@ -98,18 +117,7 @@ else
     [[ $rc -eq 0 ]] && ok "with madvise refused the default jail still runs" ||
       not_ok "with madvise refused: exit $rc: $(head -3 "$OUT/err")"
     expect_out "^inside$" "and the command ran inside"
-    if ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
-      skip "python3-seccomp is not installed (scripts/install-deps installs it)"
-    else
-      run /usr/bin/python3 -c 'import os, seccomp, sys
-f = seccomp.SyscallFilter(seccomp.ALLOW)
-f.add_rule(seccomp.KILL_PROCESS, "madvise")
-f.load()
-os.execv(sys.argv[1], sys.argv[1:])' "$ALONE" -q -- /bin/sh -c 'echo inside'
-      [[ $rc -eq 0 ]] && ok "under a filter that kills madvise the default jail runs" ||
-        not_ok "under a filter that kills madvise: exit $rc: $(head -3 "$OUT/err")"
-      expect_out "^inside$" "and the command ran inside"
-    fi
+    killed_for madvise '^inside$' "$ALONE" -q -- /bin/sh -c 'echo inside'
   fi
 fi
 
@@ -134,17 +142,6 @@ else
   [[ $rc -eq 125 ]] && ok "with the CPUs' return refused the run ends (125)" || not_ok "the CPUs' return refused: exit $rc"
   expect_no_out "^RAN$" "and the command did not run"
   expect_err "sched_setaffinity" "the error names the call"
-  if ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
-    skip "python3-seccomp is not installed (scripts/install-deps installs it)"
-  else
-    run /usr/bin/python3 -c 'import os, seccomp, sys
-f = seccomp.SyscallFilter(seccomp.ALLOW)
-f.add_rule(seccomp.KILL_PROCESS, "sched_setaffinity")
-f.load()
-os.execv(sys.argv[1], sys.argv[1:])' "$ALONE" -q -- /bin/sh -c "$cpus_line"
-    [[ $rc -eq 0 ]] && ok "under a filter that kills sched_setaffinity the default jail runs" ||
-      not_ok "under a filter that kills sched_setaffinity: exit $rc: $(head -3 "$OUT/err")"
-    expect_out "^${want}\$" "and the command has the caller's CPUs"
-  fi
+  killed_for sched_setaffinity "^${want}\$" "$ALONE" -q -- /bin/sh -c "$cpus_line"
 fi
 finish
