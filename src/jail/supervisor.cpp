@@ -452,9 +452,11 @@ void start_elsewhere(Run& run) {
 }
 
 // Init's CPUs as the caller allowed them again, before anything of the command exists: else
-// the command would run on fewer.
+// the command would run on fewer. An init that is gone already (ESRCH) left its reason on the
+// socket, for supervise to report.
 Status restore_cpus(const Run& run) {
-    if (!run.spread || ::sched_setaffinity(run.init, sizeof *run.affinity, &*run.affinity) == 0) return {};
+    if (!run.spread || ::sched_setaffinity(run.init, sizeof *run.affinity, &*run.affinity) == 0 || errno == ESRCH)
+        return {};
     return sys_error("give the jail's init back the caller's CPUs (sched_setaffinity)");
 }
 
