@@ -54,7 +54,7 @@ if [[ -z $term_missed ]]; then ok "SIGTERM during jail startup ends the run with
 else not_ok "SIGTERM during jail startup was lost: $term_missed"; fi
 
 # The command runs on every CPU cordon's caller allowed it: the supervisor starts init on
-# another CPU than its own, and init takes the caller's set back before the command exists.
+# another CPU than its own, and gives it the caller's set back before the command exists.
 # Both jails, and a caller restricted to one CPU (taskset), whose one CPU stays the command's.
 cpus_line='awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status'
 want=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
