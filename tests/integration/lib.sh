@@ -151,6 +151,10 @@ landlock_abi() {
   echo "${abi:-0}"
 }
 
+# A script that prints the CPUs its process may run on (sh -c, inside the jail or outside):
+# the jail's command gets its caller's (t_process, t_standalone).
+CPUS_LINE='awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status'
+
 # The guard that every escape attempt runs first, inside the jail: pid 1 must be cordon's init,
 # the bounding set empty and /etc read-only. Otherwise the script exits 99 before trying anything.
 GUARD='grep -q "^CapBnd:[[:space:]]*0000000000000000" /proc/self/status && grep -q "^Name:[[:space:]]*cordon" /proc/1/status && ! [ -w /etc ] || exit 99'

@@ -56,19 +56,18 @@ else not_ok "SIGTERM during jail startup was lost: $term_missed"; fi
 # The command runs on every CPU cordon's caller allowed it: the supervisor starts init on
 # another CPU than its own, and gives it the caller's set back before the command exists.
 # Both jails, and a caller restricted to one CPU (taskset), whose one CPU stays the command's.
-cpus_line='awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status'
-want=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
-jailed "$cpus_line"
+want=$(sh -c "$CPUS_LINE")
+jailed "$CPUS_LINE"
 expect_out "^${want}\$" "the command gets the caller's CPUs ($want)"
 if (($(landlock_abi) >= 2)); then
-  run "$CORDON" -q --isolation landlock -- /bin/sh -c "$cpus_line"
+  run "$CORDON" -q --isolation landlock -- /bin/sh -c "$CPUS_LINE"
   expect_out "^${want}\$" "the Landlock jail's command gets the caller's CPUs ($want)"
 else
   skip "no Landlock jail on this kernel: its CPUs are not checked"
 fi
 if [[ $(nproc) -ge 2 ]]; then
   last=$(($(nproc) - 1))
-  run taskset -c "$last" "$CORDON" -- /bin/sh -c "$GUARD; $cpus_line"
+  run taskset -c "$last" "$CORDON" -- /bin/sh -c "$GUARD; $CPUS_LINE"
   expect_out "^${last}\$" "a caller restricted to CPU $last: the command runs there alone"
 else
   skip "one CPU here: nothing to restrict"

@@ -126,8 +126,7 @@ fi
 # refused: init starts where the scheduler puts it, and the command has every CPU. The second
 # refused: the run ends as a setup error, rather than with the command on fewer CPUs. Under a
 # seccomp filter neither call is made, so one that kills for it finds cordon running.
-cpus_line='awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status'
-want=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+want=$(sh -c "$CPUS_LINE")
 if ! command -v strace >/dev/null; then
   skip "strace is not installed (scripts/install-deps installs it)"
 elif [[ $(nproc) -lt 2 ]]; then
@@ -135,7 +134,7 @@ elif [[ $(nproc) -lt 2 ]]; then
 else
   # A sanitizer build's leak checker cannot run under strace (it traces the process itself).
   run env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -qq -o "$SCRATCH/affinity.trace" \
-    -e trace=sched_setaffinity -e inject=sched_setaffinity:error=EPERM:when=1 "$ALONE" -q -- /bin/sh -c "$cpus_line"
+    -e trace=sched_setaffinity -e inject=sched_setaffinity:error=EPERM:when=1 "$ALONE" -q -- /bin/sh -c "$CPUS_LINE"
   [[ $rc -eq 0 ]] && ok "with init's move refused the run goes on" || not_ok "init's move refused: exit $rc: $(head -3 "$OUT/err")"
   expect_out "^${want}\$" "and the command has the caller's CPUs ($want)"
   run env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -qq -o "$SCRATCH/affinity.trace" \
@@ -143,6 +142,6 @@ else
   [[ $rc -eq 125 ]] && ok "with the CPUs' return refused the run ends (125)" || not_ok "the CPUs' return refused: exit $rc"
   expect_no_out "^RAN$" "and the command did not run"
   expect_err "sched_setaffinity" "the error names the call"
-  killed_for sched_setaffinity "^${want}\$" "$ALONE" -q -- /bin/sh -c "$cpus_line"
+  killed_for sched_setaffinity "^${want}\$" "$ALONE" -q -- /bin/sh -c "$CPUS_LINE"
 fi
 finish
