@@ -226,7 +226,19 @@ std::vector<Finding> check_cgroups() {
             out.push_back({"limits via " + probe.name, missing.empty() ? "ok" : "warn", backend_detail(probe), fix});
             any = any || missing.empty();
         } else {
-            out.push_back({"limits via " + probe.name, "warn", backend_detail(probe), r.error().hint});
+            // Controllers bound to cgroup v1 are the cause that holds for everyone: no delegation
+            // (and no root) gives a cgroup v2 cgroup a controller that v1 holds.
+            std::string bound;
+            for (const char* c : {"memory", "pids", "cpu"}) {
+                if (std::find(host.v1.begin(), host.v1.end(), c) != host.v1.end()) bound += std::string(" ") + c;
+            }
+            std::string fix = r.error().hint;
+            if (!bound.empty())
+                fix = "the" + bound +
+                      " controller(s) are bound to cgroup v1 on this host, so neither root nor a delegated cgroup "
+                      "can have them on cgroup v2: boot with systemd.unified_cgroup_hierarchy=1 (the same for root "
+                      "and every user), or use --limits best-effort";
+            out.push_back({"limits via " + probe.name, "warn", backend_detail(probe), fix});
         }
     }
     if (!any) {
