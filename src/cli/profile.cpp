@@ -18,17 +18,23 @@ namespace cordon {
 
 namespace {
 
+// Edits from A to B: insertions, deletions, substitutions and swaps of two neighbours ("gti"
+// is one from "git"), each counted once (the optimal string alignment distance).
 size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    const size_t w = b.size() + 1;
+    std::vector<size_t> d((a.size() + 1) * w);
+    for (size_t i = 0; i <= a.size(); ++i) d[i * w] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
         for (size_t j = 1; j <= b.size(); ++j) {
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            size_t best = std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1,
+                                    d[(i - 1) * w + j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                best = std::min(best, d[(i - 2) * w + j - 2] + 1);
+            d[i * w + j] = best;
         }
-        std::swap(prev, cur);
     }
-    return prev[b.size()];
+    return d[a.size() * w + b.size()];
 }
 
 // " (did you mean 'NAME'?)" for the one of NAMES nearest to WORD, if one is near; or "".

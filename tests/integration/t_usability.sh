@@ -99,6 +99,8 @@ expect_err "^cordon: --cpus: invalid value 'lots'" "is named as the option, not 
 
 expect_exit 125 "a profile name one letter off" "$CORDON" -p npmm -- true
 expect_err "profile 'npmm': not found \(did you mean 'npm'\?\)" "gets a did-you-mean"
+expect_exit 125 "a profile name with two letters swapped" "$CORDON" -p gti -- true
+expect_err "profile 'gti': not found \(did you mean 'git'\?\)" "gets a did-you-mean too"
 
 expect_exit 125 "--allow-host -- is refused" "$CORDON" --allow-host -- true
 expect_err "--allow-host: invalid value '--': an option, not a host" "as an option, not taken for a host"
