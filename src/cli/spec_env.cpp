@@ -2,10 +2,13 @@
 #include "spec_steps.hpp"
 
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,30 +48,165 @@ Result<std::vector<std::string>> command_environment(const HostInfo& host) {
     return base;
 }
 
-// The last values of user.name and user.email in the git config file PATH (nullopt where the
-// file does not set one). Read with git's own grammar (git_config.hpp); includes are not followed.
+// git's wildmatch with WM_PATHNAME, as includeIf's gitdir: and onbranch: conditions use it:
+// '*' and '?' stop at '/', "**/" is any number of directories, a "**" elsewhere anything;
+// [classes] and backslash escapes as fnmatch(3) has them. FOLD: gitdir/i's case folding.
+bool wildmatch(std::string_view p, std::string_view s, bool fold) {
+    auto same = [fold](char a, char b) {
+        return fold ? std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b))
+                    : a == b;
+    };
+    while (!p.empty()) {
+        if (p[0] == '*') {
+            size_t stars = p.find_first_not_of('*');
+            if (stars == std::string_view::npos) stars = p.size();
+            std::string_view rest = p.substr(stars);
+            if (stars >= 2) {
+                if (!rest.empty() && rest[0] == '/') {  // "**/": zero or more whole directories
+                    rest.remove_prefix(1);
+                    for (size_t at = 0;;) {
+                        if (wildmatch(rest, s.substr(at), fold)) return true;
+                        at = s.find('/', at);
+                        if (at == std::string_view::npos) return false;
+                        ++at;
+                    }
+                }
+                for (size_t at = 0; at <= s.size(); ++at) {
+                    if (wildmatch(rest, s.substr(at), fold)) return true;
+                }
+                return false;
+            }
+            for (size_t at = 0; at <= s.size(); ++at) {
+                if (wildmatch(rest, s.substr(at), fold)) return true;
+                if (at < s.size() && s[at] == '/') return false;
+            }
+            return false;
+        }
+        if (s.empty()) return false;
+        if (p[0] == '?') {
+            if (s[0] == '/') return false;
+        } else if (p[0] == '[') {
+            const size_t close = p.find(']', p.size() > 2 && (p[1] == '!' || p[1] == '^') ? 3 : 2);
+            if (close == std::string_view::npos) return false;
+            const std::string cls(p.substr(0, close + 1));
+            char one[2] = {s[0], '\0'};
+            if (s[0] == '/' || ::fnmatch(cls.c_str(), one, fold ? FNM_CASEFOLD : 0) != 0) return false;
+            p.remove_prefix(close);
+        } else if (p[0] == '\\' && p.size() > 1) {
+            p.remove_prefix(1);
+            if (!same(p[0], s[0])) return false;
+        } else if (!same(p[0], s[0])) {
+            return false;
+        }
+        p.remove_prefix(1);
+        s.remove_prefix(1);
+    }
+    return s.empty();
+}
+
+// Where a config's includes are judged from: HOME for "~/", and the repository the command
+// works in for includeIf's gitdir: and onbranch: conditions.
+struct IncludeContext {
+    std::string home;
+    std::string gitdir;  // the workdir's git directory, as a real path ("" where there is none)
+    std::string branch;  // its HEAD's branch, without refs/heads/ ("" when detached)
+};
+
+// PATH as git's include.path names it, from the config file FROM: "~/" from HOME, a relative
+// path from FROM's directory.
+std::string include_target(const std::string& path, const std::string& from, const IncludeContext& ctx) {
+    if (path.rfind("~/", 0) == 0) return ctx.home.empty() ? std::string() : ctx.home + path.substr(1);
+    if (!path.empty() && path[0] == '/') return path;
+    return std::string(path_parent(from)) + "/" + path;
+}
+
+// Whether git takes includeIf's CONDITION as true for the workdir's repository. hasconfig: and
+// what git does not know are false, as git takes them.
+bool include_if(std::string_view condition, const std::string& from, const IncludeContext& ctx) {
+    const bool fold = condition.rfind("gitdir/i:", 0) == 0;
+    if (fold || condition.rfind("gitdir:", 0) == 0) {
+        if (ctx.gitdir.empty()) return false;
+        std::string pattern(condition.substr(condition.find(':') + 1));
+        if (pattern.rfind("~/", 0) == 0) {
+            if (ctx.home.empty()) return false;
+            pattern = ctx.home + pattern.substr(1);
+        } else if (pattern.rfind("./", 0) == 0) {
+            pattern = std::string(path_parent(from)) + pattern.substr(1);
+        } else if (pattern.empty() || pattern[0] != '/') {
+            pattern = "**/" + pattern;
+        }
+        if (!pattern.empty() && pattern.back() == '/') pattern += "**";
+        return wildmatch(pattern, ctx.gitdir, fold);
+    }
+    if (condition.rfind("onbranch:", 0) == 0) {
+        if (ctx.branch.empty()) return false;
+        std::string pattern(condition.substr(9));
+        if (!pattern.empty() && pattern.back() == '/') pattern += "**";
+        return wildmatch(pattern, ctx.branch, false);
+    }
+    return false;
+}
+
+// The last values of user.name and user.email in the git config file PATH and the files it
+// includes (include.path, and includeIf.*.path where the condition holds), each taking effect
+// where it is included, as git reads them, to git's depth of 10. Read with git's own grammar
+// (git_config.hpp).
 struct GitIdentity {
     std::optional<std::string> name, email;
     [[nodiscard]] const std::optional<std::string>& of(std::string_view key) const {
         return key == "user.name" ? name : email;
     }
 };
-GitIdentity git_identity_in(const std::string& path) {
+void read_git_identity(const std::string& path, const IncludeContext& ctx, int depth, GitIdentity& out) {
     // A regular file only, never waiting on a FIFO, at most 1 MiB (as git reads a config file).
     constexpr off_t kMaxConfig = 1 << 20;
-    GitIdentity out;
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxConfig) return out;
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxConfig) return;
     std::string buf(static_cast<size_t>(st.st_size), '\0');
     const ssize_t got = ::read(fd.get(), buf.data(), buf.size());
-    if (got < 0) return out;
+    if (got < 0) return;
     buf.resize(static_cast<size_t>(got));
     for (const auto& e : parse_git_config(buf).entries) {
         if (e.key == "user.name") out.name = e.value;
         if (e.key == "user.email") out.email = e.value;
+        const std::string_view key = e.key;
+        if (!e.value || e.value->empty() || depth >= 10 || !key.ends_with(".path")) continue;
+        const bool plain = key == "include.path";
+        const bool conditional = key.rfind("includeif.", 0) == 0 && key.size() > 15 &&
+                                 include_if(key.substr(10, key.size() - 15), path, ctx);
+        if (plain || conditional) {
+            const std::string target = include_target(*e.value, path, ctx);
+            if (!target.empty()) read_git_identity(target, ctx, depth + 1, out);
+        }
     }
+}
+GitIdentity git_identity_in(const std::string& path, const IncludeContext& ctx) {
+    GitIdentity out;
+    read_git_identity(path, ctx, 0, out);
     return out;
+}
+
+// The workdir's git directory and branch, for includeIf (IncludeContext).
+IncludeContext include_context(const HostInfo& host, const Spec& s) {
+    IncludeContext ctx;
+    ctx.home = host.home;
+    if (!s.workdir) return ctx;
+    std::string gitdir = s.workdir_gitdir.empty() ? *s.workdir + "/.git" : s.workdir_gitdir;
+    char real[PATH_MAX];
+    struct stat st {};
+    if (!real_path(gitdir, real) || ::stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) return ctx;
+    ctx.gitdir = real;
+    char head[512];
+    UniqueFd fd(::open((ctx.gitdir + "/HEAD").c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    const ssize_t n = fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd.get(), head, sizeof head) : -1;
+    const std::string_view text(head, n > 0 ? static_cast<size_t>(n) : 0);
+    if (text.rfind("ref: refs/heads/", 0) == 0) {
+        std::string branch(text.substr(16));
+        while (!branch.empty() && (branch.back() == '\n' || branch.back() == '\r')) branch.pop_back();
+        ctx.branch = branch;
+    }
+    return ctx;
 }
 
 // The caller's git identity for a private HOME that does not show ~/.gitconfig: user.name and
@@ -86,9 +224,10 @@ void add_git_identity(const SettingsLayer& merged, const HostInfo& host, const S
     const std::string global[] = {xdg.empty() ? std::string() : xdg + "/git/config", gitconfig};
     constexpr size_t kMaxValue = 256;
     // Each file read once, for both keys.
-    const GitIdentity repo = s.workdir ? git_identity_in(*s.workdir + "/.git/config") : GitIdentity{};
-    const GitIdentity globals[] = {global[0].empty() ? GitIdentity{} : git_identity_in(global[0]),
-                                   git_identity_in(global[1])};
+    const IncludeContext ctx = include_context(host, s);
+    const GitIdentity repo = ctx.gitdir.empty() ? GitIdentity{} : git_identity_in(ctx.gitdir + "/config", ctx);
+    const GitIdentity globals[] = {global[0].empty() ? GitIdentity{} : git_identity_in(global[0], ctx),
+                                   git_identity_in(global[1], ctx)};
     int n = 0;
     for (const auto& [key, author, committer] : {std::tuple{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
                                                  std::tuple{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}}) {

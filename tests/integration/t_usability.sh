@@ -179,7 +179,23 @@ pushd "$idrepo" >/dev/null
 run "$CORDON" -- git config user.name
 popd >/dev/null
 expect_out "^Repo Local$" "a repository's own user.name wins, as in git"
-rm -f "$HOME/.gitconfig"
+git -C "$idrepo" config --unset user.name
+# An identity kept in an included file (include.path, includeIf gitdir:/onbranch:), as git reads
+# it: what the host's git says is what the jail's commit says.
+mkdir -p "$WORK/inc/team"
+printf '[include]\n\tpath = ~/.gitid\n[includeIf "gitdir:%s/inc/"]\n\tpath = .gitteam\n[includeIf "onbranch:nomatch/**"]\n\tpath = .gitnever\n' "$WORK" > "$HOME/.gitconfig"
+printf '[user]\n\tname = Included Person\n\temail = inc@example.invalid\n' > "$HOME/.gitid"
+printf '[user]\n\temail = team@example.invalid\n' > "$HOME/.gitteam"
+printf '[user]\n\tname = Never\n' > "$HOME/.gitnever"
+git init -q "$WORK/inc/team/repo"
+for repo in "$idrepo" "$WORK/inc/team/repo"; do
+  want=$(git -C "$repo" config user.name) && want="$want <$(git -C "$repo" config user.email)>"
+  pushd "$repo" >/dev/null
+  run "$CORDON" -- /bin/sh -c 'echo b >> b && git add b && git commit -qm inc && git log -1 --format="author=%an <%ae>"'
+  popd >/dev/null
+  expect_out "^author=$want\$" "an identity through includes, as the host's git reads it ($want)"
+done
+rm -f "$HOME/.gitconfig" "$HOME/.gitid" "$HOME/.gitteam" "$HOME/.gitnever"
 
 # What cordon put there to protect the workdir trips no tool: `git clean -xfd` "removes" the
 # placeholders (they stay, cordon's, until the run ends), `chmod -R u+w .` succeeds where it
