@@ -153,8 +153,12 @@ bool include_if(std::string_view condition, const std::string& from, const Inclu
 // (git_config.hpp).
 struct GitIdentity {
     std::optional<std::string> name, email;
+    std::string name_from, email_from;  // the file each was read from
     [[nodiscard]] const std::optional<std::string>& of(std::string_view key) const {
         return key == "user.name" ? name : email;
+    }
+    [[nodiscard]] const std::string& from(std::string_view key) const {
+        return key == "user.name" ? name_from : email_from;
     }
 };
 void read_git_identity(const std::string& path, const IncludeContext& ctx, int depth, GitIdentity& out) {
@@ -168,8 +172,14 @@ void read_git_identity(const std::string& path, const IncludeContext& ctx, int d
     if (got < 0) return;
     buf.resize(static_cast<size_t>(got));
     for (const auto& e : parse_git_config(buf).entries) {
-        if (e.key == "user.name") out.name = e.value;
-        if (e.key == "user.email") out.email = e.value;
+        if (e.key == "user.name") {
+            out.name = e.value;
+            out.name_from = path;
+        }
+        if (e.key == "user.email") {
+            out.email = e.value;
+            out.email_from = path;
+        }
         const std::string_view key = e.key;
         if (!e.value || e.value->empty() || depth >= 10 || !key.ends_with(".path")) continue;
         const bool plain = key == "include.path";
@@ -210,14 +220,16 @@ IncludeContext include_context(const HostInfo& host, const Spec& s) {
 }
 
 // The caller's git identity for a private HOME that does not show ~/.gitconfig: user.name and
-// user.email of the caller's global git config, and nothing else of it, as GIT_CONFIG_KEY_n /
-// GIT_CONFIG_VALUE_n entries (so `git commit` has an author). Left out where git would not use
-// it: the environment names an author or configures git itself, the workdir's repository sets
-// the key, or --unsetenv GIT_CONFIG_COUNT asks for none.
+// user.email of the caller's global git config and what it includes, and nothing else of it,
+// as GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n entries (so `git commit` has an author). Left out
+// where git would not use it: the environment names an author or configures git itself, the
+// workdir's repository sets the key, or --unsetenv GIT_CONFIG_COUNT asks for none; and where
+// the jail shows ~/.gitconfig (-p git) and the value is in that file itself, not in a file it
+// includes that the jail does not show.
 void add_git_identity(const SettingsLayer& merged, const HostInfo& host, const Spec& s, std::vector<std::string>& env) {
     if (!s.private_home || host.home.empty() || env_value(env, "GIT_CONFIG_COUNT")) return;
     const std::string gitconfig = normalize_path(host.home + "/.gitconfig", "/");
-    if (std::find(s.ro.begin(), s.ro.end(), gitconfig) != s.ro.end()) return;  // shown whole (-p git)
+    const bool shown = std::find(s.ro.begin(), s.ro.end(), gitconfig) != s.ro.end();  // -p git
     const auto unset = get_list(merged, "unsetenv");
     if (std::find(unset.begin(), unset.end(), "GIT_CONFIG_COUNT") != unset.end()) return;
     std::string xdg = config_home(host.home);
@@ -234,9 +246,14 @@ void add_git_identity(const SettingsLayer& merged, const HostInfo& host, const S
         if (env_value(env, author) || env_value(env, committer)) continue;
         if (repo.of(key)) continue;
         std::optional<std::string> value;
+        std::string from;
         for (const auto& file : globals) {  // git reads the XDG file first; ~/.gitconfig wins
-            if (file.of(key)) value = file.of(key);
+            if (file.of(key)) {
+                value = file.of(key);
+                from = file.from(key);
+            }
         }
+        if (shown && from == gitconfig) continue;  // git reads it there itself
         if (!value || value->empty() || value->size() > kMaxValue || value->find('\n') != std::string::npos) continue;
         env.push_back("GIT_CONFIG_KEY_" + std::to_string(n) + "=" + key);
         env.push_back("GIT_CONFIG_VALUE_" + std::to_string(n) + "=" + *value);

@@ -195,6 +195,11 @@ for repo in "$idrepo" "$WORK/inc/team/repo"; do
   popd >/dev/null
   expect_out "^author=$want\$" "an identity through includes, as the host's git reads it ($want)"
 done
+# -p git shows ~/.gitconfig whole, but not the files it includes.
+pushd "$idrepo" >/dev/null
+run "$CORDON" -p git -- /bin/sh -c 'echo c >> c && git add c && git commit -qm inc && git log -1 --format="author=%an <%ae>"'
+popd >/dev/null
+expect_out "^author=Included Person <inc@example.invalid>\$" "-p git: an identity in an included file still reaches git"
 rm -f "$HOME/.gitconfig" "$HOME/.gitid" "$HOME/.gitteam" "$HOME/.gitnever"
 
 # What cordon put there to protect the workdir trips no tool: `git clean -xfd` "removes" the
