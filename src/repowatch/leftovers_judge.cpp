@@ -136,13 +136,15 @@ void RepoWatch::State::judge_config(int gitdir, const std::string& rel, const ch
 }
 
 // The todo list of a rebase or cherry-pick in progress (DIR/NAME in the git directory), where
-// the run made or changed it: an exec line in it is a command the host's git runs on
-// `git rebase --continue` (or `git cherry-pick --continue`). One without is left, so that a
-// rebase the command paused can still be continued.
+// the run made or changed it, or made, changed or moved in DIR (a directory moved back in a
+// later run keeps its files' times, only its own ctime moves): an exec line in it is a command
+// the host's git runs on `git rebase --continue` (or `git cherry-pick --continue`). One without
+// is left, so that a rebase the command paused can still be continued.
 void RepoWatch::State::judge_todo(int gitdir, const std::string& rel, const char* dir, const char* name, bool strict) {
     UniqueFd dfd = open_dir_at(gitdir, dir);
+    auto dsx = dfd ? stat_at(dfd.get(), "") : std::nullopt;
     auto sx = dfd ? stat_at(dfd.get(), name) : std::nullopt;
-    if (!sx || (!strict && !changed(*sx))) return;
+    if (!sx || !dsx || (!strict && !changed(*sx) && !changed(*dsx))) return;
     std::string why;
     if (S_ISLNK(sx->stx_mode)) {
         why = "is a symlink, which the host's git would follow to read the commands it runs";
