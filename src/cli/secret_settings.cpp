@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 #include <string>
 
 #include "env_text.hpp"
@@ -140,6 +141,62 @@ bool has_xml_credential(std::string_view v) {
     return false;
 }
 
+// --KEY VALUE: a command line's option with a credential's KEY and its value as the next word
+// (mysqldump --password s3cret, vault login --token ...). Not a value that is another option,
+// a path, a reference ($PW), a flag word or option syntax of its own (docker build's --secret
+// id=npm,src=.npmrc); not --auth or --sig, whose values are mostly methods and names.
+bool has_option_credential(std::string_view v) {
+    for (size_t at = v.find("--"); at != std::string_view::npos; at = v.find("--", at + 2)) {
+        if (at > 0 && !is_blank(v[at - 1])) continue;
+        const size_t n = run_length(v, at + 2, setting_key_char, 64);
+        const std::string_view key = v.substr(at + 2, n);
+        if (n == 0 || !credential_setting(key)) continue;
+        std::string k;
+        for (char c : key) {
+            if (c != '-' && c != '_') k += to_lower(c);
+        }
+        if (k == "auth" || k == "sig") continue;
+        size_t p = at + 2 + n;
+        const size_t blanks = run_length(v, p, [](char c) { return c == ' ' || c == '\t'; }, 16);
+        if (blanks == 0) continue;
+        p += blanks;
+        std::string_view value = v.substr(p, run_length(v, p, [](char c) { return !is_blank(c); }, 256));
+        if (value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0])
+            value = value.substr(1, value.size() - 2);
+        if (value.size() < 4 || std::string_view("-/~.$").find(value[0]) != std::string_view::npos) continue;
+        if (flag_word(value) || reference(value)) continue;
+        if (const size_t eq = value.find('='); eq != std::string_view::npos && eq + 2 < value.size()) continue;
+        return true;
+    }
+    return false;
+}
+
+// A line of a PostgreSQL password file: HOST:PORT:DATABASE:USER:PASSWORD (a '\\' escapes a
+// ':'), the host with a letter in it or '*', the port digits or '*', every field there, and a
+// password of 4 characters or more; nothing blank.
+bool has_pgpass_line(std::string_view v) {
+    for (size_t start = 0; start < v.size();) {
+        size_t end = v.find('\n', start);
+        if (end == std::string_view::npos) end = v.size();
+        std::string_view line = v.substr(start, std::min<size_t>(end - start, 1024));
+        start = end + 1;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty() || line[0] == '#' || std::any_of(line.begin(), line.end(), is_blank)) continue;
+        std::vector<size_t> colons;
+        for (size_t i = 0; i < line.size() && colons.size() < 5; ++i) {
+            if (line[i] == ':' && (i == 0 || line[i - 1] != '\\')) colons.push_back(i);
+        }
+        if (colons.size() != 4) continue;
+        const std::string_view host = line.substr(0, colons[0]);
+        const std::string_view port = line.substr(colons[0] + 1, colons[1] - colons[0] - 1);
+        const bool host_ok = host == "*" || std::any_of(host.begin(), host.end(), [](char c) { return is_upper(c) || is_lower(c); });
+        const bool port_ok = port == "*" || (!port.empty() && std::all_of(port.begin(), port.end(), is_digit));
+        const bool fields = colons[2] > colons[1] + 1 && colons[3] > colons[2] + 1;
+        if (host_ok && port_ok && fields && line.size() - colons[3] - 1 >= 4) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 // KEY=VALUE (connection strings, query strings, JVM and command-line options), KEY = VALUE
@@ -191,7 +248,8 @@ bool has_credential_setting(std::string_view v) {
         p += run_length(v, p, [](char c) { return c == ' '; });
         if (p + 1 < v.size() && (v[p] == '"' || v[p] == '\'') && v[p + 1] != v[p]) return true;
     }
-    return has_yaml_credential(v) || has_netrc_password(v) || has_xml_credential(v);
+    return has_yaml_credential(v) || has_netrc_password(v) || has_xml_credential(v) || has_option_credential(v) ||
+           has_pgpass_line(v);
 }
 
 // USER:PASSWORD and nothing else, in the variable's own value (ETCDCTL_USER=root:pw, Bundler's

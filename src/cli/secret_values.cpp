@@ -262,6 +262,35 @@ SecretValue token_in(std::string_view v) {
     return SecretValue::None;
 }
 
+// A URL whose path is the secret: whoever has it may post as the hook or the bot (Slack's and
+// Discord's webhooks, Teams' incoming webhooks, a Telegram bot's token after /bot). A marker,
+// then at least MIN characters of the path's alphabet.
+struct SecretPath {
+    std::string_view marker;
+    size_t min;
+};
+constexpr auto kSecretPaths = std::to_array<SecretPath>({
+    {"hooks.slack.com/services/", 20},
+    {"hooks.slack.com/workflows/", 20},
+    {"hooks.slack.com/triggers/", 20},
+    {"discord.com/api/webhooks/", 30},
+    {"discordapp.com/api/webhooks/", 30},
+    {"webhook.office.com/webhookb2/", 30},
+    {"api.telegram.org/bot", 30},
+});
+bool has_secret_path(std::string_view v) {
+    for (const auto& sp : kSecretPaths) {
+        for (size_t at = find_ci(v, sp.marker); at != std::string_view::npos; at = find_ci(v, sp.marker, at + 1)) {
+            const size_t p = at + sp.marker.size();
+            const size_t n = run_length(
+                v, p, [](char c) { return is_alnum(c) || c == '/' || c == '_' || c == '-' || c == ':' || c == '@'; },
+                sp.min);
+            if (n >= sp.min) return true;
+        }
+    }
+    return false;
+}
+
 // What VALUE holds on its face, without decoding anything.
 SecretValue plain_secret(std::string_view value, bool url_passwords, bool others) {
     if (url_passwords && has_url_password(value)) return SecretValue::UrlPassword;
@@ -269,6 +298,7 @@ SecretValue plain_secret(std::string_view value, bool url_passwords, bool others
     if (has_private_key(value)) return SecretValue::PrivateKey;
     if (has_auth_header(value)) return SecretValue::AuthHeader;
     if (SecretValue t = token_in(value); t != SecretValue::None) return t;
+    if (has_secret_path(value)) return SecretValue::Token;
     if (has_credential_setting(value)) return SecretValue::Setting;
     if (plain_user_password(value)) return SecretValue::UserPassword;
     return SecretValue::None;

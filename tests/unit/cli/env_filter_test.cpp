@@ -255,6 +255,18 @@ TEST_CASE("secret_in_value: the second review's false positives and negatives", 
         {"password: \"correct horse\"", S::Setting},
         {"password: ${DB_PASSWORD}x9", S::Setting},
         {"-Dpassword=$PASS$WORD", S::Setting},
+        // The third review: webhook and bot URLs, options with their value as the next word,
+        // a PostgreSQL password file's line.
+        {"https://hooks.slack.com/services/T0ABCDEFG/B0ABCDEFG/aBcDeFgHiJkLmNoPqRsTuVwX", S::Token},
+        {"https://discord.com/api/webhooks/123456789012345678/aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", S::Token},
+        {"https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage", S::Token},
+        {"https://org.webhook.office.com/webhookb2/0184990a-477b-4fa8-9968-496074483cee@x/IncomingWebhook/ab",
+         S::Token},
+        {"--password Pa55word123", S::Setting},
+        {"mysqldump --user app --password 's3cr3t!x' app", S::Setting},
+        {"vault login --token hvsX0123456789", S::Setting},
+        {"db.example.com:5432:app:appuser:Pa55word123", S::Setting},
+        {"# pgpass\nlocalhost:*:*:postgres:hunter2x\n", S::Setting},
     };
     for (const auto& [value, what] : secrets) {
         INFO(value);
@@ -292,6 +304,18 @@ TEST_CASE("secret_in_value: the second review's false positives and negatives", 
              "services:\n  db:\n    environment:\n      password: ${DB_PASSWORD}\n      token: \"${TOKEN}\"\n",
              "-Dpassword=$PASS -Dtoken=${CI_TOKEN}",
              "password = $DB_PASSWORD",
+             // The third review's rules, where they must not reach.
+             "https://hooks.slack.com/services/",
+             "see https://api.telegram.org/bots for the API",
+             "docker login --password-stdin -u ci registry.example",
+             "--password $DB_PASSWORD --token ${CI_TOKEN}",
+             "--token /run/secrets/token --password -",
+             "docker build --secret id=npm,src=.npmrc .",
+             "--auth basic --sig none",
+             "--password true",
+             "fe80:0:0:0:1",
+             "12:30:45:00:0000",
+             "localhost:5432:app:user:",
          }) {
         INFO(value);
         CHECK(secret_in_value(value) == SecretValue::None);
