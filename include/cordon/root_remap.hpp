@@ -7,6 +7,12 @@
 // plan says. The system's trees are bound by the jail itself, as they are: their root-owned
 // files are nobody's to it, as to an unprivileged caller's, and a root-only file there (a key
 // under /etc) is unreadable.
+//
+// A workdir that another user owns (a project of the user's bind-mounted into a root container,
+// a CI runner's checkout) is idmapped from that owner instead, it and the git directories its
+// .git file leads to: the jail (no capabilities, so the owner of what it writes) owns what the
+// owner owns there, and what it writes there is the owner's on disk; root's files there are
+// nobody's to it.
 #pragma once
 
 #ifdef CORDON_UTIL
@@ -40,7 +46,7 @@ public:
     static Result<Premounts> make(const Spec& spec, const MountPlan& plan);
 
     Premounts() = default;
-    Premounts(Premounts&& o) noexcept : fds_(std::move(o.fds_)), helper_(o.helper_) { o.helper_ = -1; }
+    Premounts(Premounts&& o) noexcept : fds_(std::move(o.fds_)), helpers_(std::move(o.helpers_)) {}
     Premounts& operator=(Premounts&&) = delete;
     Premounts(const Premounts&) = delete;
     Premounts& operator=(const Premounts&) = delete;
@@ -50,9 +56,9 @@ public:
 
 private:
     std::vector<int> fds_;
-    // The idmap's helper, killed already: reaped here, after clone, when it has long died (its
-    // death takes some 50 us that start-up need not wait for).
-    pid_t helper_ = -1;
+    // The idmaps' helpers (root's, the workdir owner's), killed already: reaped here, after
+    // clone, when they have long died (a death takes some 50 us that start-up need not wait for).
+    std::vector<pid_t> helpers_;
 };
 
 }  // namespace cordon

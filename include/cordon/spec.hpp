@@ -153,6 +153,9 @@ struct Spec {
     // WORKTREES): a linked worktree's own git directory and the common one it shares, or a
     // submodule's git directory (no common one). Empty: none, or inside the workdir.
     std::string workdir_gitdir, workdir_commondir;
+    // A root caller's writable workdir: its top's owner and group (0: root's, or not root's run).
+    // One another user owns is idmapped from that owner (root_remap.hpp; cordon(1), ROOT CALLERS).
+    uint32_t workdir_owner_uid = 0, workdir_owner_gid = 0;
     std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
     std::vector<std::pair<std::string, std::string>> placeholder_content;  // relative path -> text
     bool private_home = false;

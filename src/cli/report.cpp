@@ -111,7 +111,12 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
     o += "\nuid map:    " + format_id_map(uid_maps(spec, remap));
     o += "gid map:    " + format_id_map(gid_maps(spec, remap));
     if (remap) o += "            (a root caller's jail runs as host uid and gid " + std::to_string(kRootJailId) + ")\n";
-    o += "workdir:    " + (spec.workdir ? *spec.workdir + " (read-write)" : std::string("none (nothing writable)")) +
+    std::string how = spec.workdir_readonly ? "read-only" : "read-write";
+    if (remap && spec.workdir && !spec.workdir_readonly && spec.workdir_owner_uid != 0) {
+        how += "; owned by uid " + std::to_string(spec.workdir_owner_uid) +
+               ", whose files there are the jail's, and what it writes there that uid's; root's are read-only";
+    }
+    o += "workdir:    " + (spec.workdir ? *spec.workdir + " (" + how + ")" : std::string("none (nothing writable)")) +
          "\n";
     if (!options.workdir_note.empty()) o += "            note: " + options.workdir_note + "\n";
     o += "chdir:      " + spec.chdir + "\n";

@@ -231,6 +231,14 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
         const std::string ro = "the workdir " + *s.workdir + " " + why + ": it is shared read-only";
         o.workdir_note = o.workdir_note.empty() ? ro : o.workdir_note + "; " + ro;
     }
+    // A root caller's jail owns what root owns in the workdir, and also what the workdir's owner
+    // owns there (a CI job running as root in a checkout of the runner's user): cordon(1), ROOT
+    // CALLERS.
+    struct stat top {};
+    if (s.workdir && !s.workdir_readonly && host.uid == 0 && ::stat(s.workdir->c_str(), &top) == 0) {
+        s.workdir_owner_uid = top.st_uid;
+        s.workdir_owner_gid = top.st_gid;
+    }
     return {};
 }
 

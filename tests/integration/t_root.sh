@@ -69,6 +69,37 @@ if [[ $me -eq 0 ]]; then
   expect_err "cordon: note: root remap: .*; the jail runs as host root" "-v says so, and why"
   [[ -f $SCRATCH/ramfs/made ]] && ok "and it works there" || not_ok "nothing made on ramfs"
   umount "$SCRATCH/ramfs"
+  # A workdir that another user owns (a project bind-mounted into a root container, a CI
+  # runner's checkout): the jail owns that user's files there, and what it writes there is
+  # theirs on disk; root's files there are nobody's, and root's other trees stay root's.
+  theirs="$WORK/theirs"
+  mkdir -p "$theirs" && git -C "$theirs" init -q && echo mine > "$theirs/owned" && echo r > "$theirs/rootfile"
+  git -C "$theirs" add owned && git -C "$theirs" -c user.name=t -c user.email=t@t commit -qm one
+  chown -R 4242:4243 "$theirs" && chown 0:0 "$theirs/rootfile"
+  mkdir -p "$SCRATCH/rootrw"
+  pushd "$theirs" >/dev/null
+  run "$CORDON" --dry-run -- true
+  expect_out "^workdir: +$theirs \(read-write; owned by uid 4242, " "--dry-run says whose the workdir's files are"
+  jailed "echo new > made && echo made-ok; echo more >> owned && echo append-ok; mkdir d && echo mkdir-ok
+    (echo z >> rootfile) 2>/dev/null || echo rootfile-ro; stat -c '%n %u:%g' owned rootfile
+    echo x > $SCRATCH/rootrw/f && echo rootrw-ok
+    git add made && git -c user.name=t -c user.email=t@t commit -qm two && echo commit-ok" --rw "$SCRATCH/rootrw"
+  popd >/dev/null
+  expect_out "^made-ok$" "another user's workdir: the jail makes files there"
+  expect_out "^append-ok$" "and writes the owner's files"
+  expect_out "^mkdir-ok$" "and makes directories"
+  expect_out "^owned 0:0$" "the owner's files are the jail's inside"
+  expect_out "^rootfile-ro$" "root's file there is not writable"
+  expect_out "^rootfile 65534:65534$" "and is nobody's inside"
+  expect_out "^commit-ok$" "git commits there (no dubious ownership)"
+  expect_out "^rootrw-ok$" "a --rw tree of root's is still written in the same run"
+  [[ $(stat -c %u:%g "$theirs/made" "$theirs/d" | sort -u) == 4242:4243 ]] &&
+    ok "what the jail made there is the owner's on disk" || not_ok "made: $(stat -c %u:%g "$theirs/made" "$theirs/d")"
+  [[ $(stat -c %u "$SCRATCH/rootrw/f") == 0 ]] && ok "and what it wrote in root's tree is root's" ||
+    not_ok "rootrw/f: $(stat -c %u "$SCRATCH/rootrw/f")"
+  [[ $(git -C "$theirs" -c safe.directory='*' log -1 --format=%s) == two && $(find "$theirs/.git/objects" -uid 0 | wc -l) -eq 0 ]] &&
+    ok "the commit is in the repository, its objects the owner's" || not_ok "commit: $(git -C "$theirs" -c safe.directory='*' log --oneline | head -3)"
+  [[ $(cat "$theirs/rootfile") == r ]] && ok "root's file there is unchanged" || not_ok "rootfile: $(cat "$theirs/rootfile")"
 else
   echo "root-only-secret" > "$SCRATCH/mine-only" && chmod 0600 "$SCRATCH/mine-only"
   jailed "cat $SCRATCH/mine-only; stat -c %u /usr/bin/id" --ro "$SCRATCH"

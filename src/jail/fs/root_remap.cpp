@@ -53,15 +53,17 @@ struct IdmapHelper {
     }
 };
 
-Result<UniqueFd> make_idmap(IdmapHelper& helper) {
+// DISK: the on-disk owner and group that become kRootJailId (root's, or the workdir owner's).
+Result<UniqueFd> make_idmap(IdmapHelper& helper, uid_t disk_uid, gid_t disk_gid) {
     alignas(16) static char stack[16 * 1024];
     static pid_t parent = 0;
     parent = ::getpid();
     helper.pid = ::clone(wait_forever, stack + sizeof stack, CLONE_NEWUSER | CLONE_VM | CLONE_FILES, &parent);
     if (helper.pid < 0) return sys_error("root remap: start the idmap's namespace");
-    const IdMap map[] = {{0, kRootJailId, 1}};
+    const IdMap uid[] = {{disk_uid, kRootJailId, 1}};
+    const IdMap gid[] = {{disk_gid, kRootJailId, 1}};
     const std::string proc = "/proc/" + std::to_string(helper.pid);
-    if (kernel::write_id_maps(proc.c_str(), kernel::Setgroups::Leave, map, map) != kernel::IdMapStep::Done) {
+    if (kernel::write_id_maps(proc.c_str(), kernel::Setgroups::Leave, uid, gid) != kernel::IdMapStep::Done) {
         return sys_error("root remap: write the idmap's maps");
     }
     UniqueFd ns(::open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));
@@ -86,16 +88,28 @@ bool remap_idmaps(const Spec& spec, const MountOp& op) {
     return true;
 }
 
+// OP shows the workdir, or the git directories its .git file leads to, of a workdir that
+// another user owns (Spec::workdir_owner_uid): idmapped from that owner.
+bool owner_tree(const Spec& spec, const MountOp& op) {
+    if (spec.workdir_owner_uid == 0 || !spec.workdir) return false;
+    return path_at_or_under(op.source, *spec.workdir) ||
+           (!spec.workdir_gitdir.empty() && path_at_or_under(op.source, spec.workdir_gitdir)) ||
+           (!spec.workdir_commondir.empty() && path_at_or_under(op.source, spec.workdir_commondir));
+}
+
 Result<Premounts> Premounts::make(const Spec& spec, const MountPlan& plan) {
     Premounts p;
     p.fds_.assign(plan.ops.size(), -1);
-    IdmapHelper helper;
-    std::optional<UniqueFd> idmap;
+    IdmapHelper helpers[2];  // root's, the workdir owner's
+    std::optional<UniqueFd> idmaps[2];
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const MountOp& op = plan.ops[i];
         if (!remap_idmaps(spec, op)) continue;
+        const int which = owner_tree(spec, op) ? 1 : 0;
+        std::optional<UniqueFd>& idmap = idmaps[which];
         if (!idmap) {
-            auto ns = make_idmap(helper);
+            auto ns = which == 1 ? make_idmap(helpers[1], spec.workdir_owner_uid, spec.workdir_owner_gid)
+                                 : make_idmap(helpers[0], 0, 0);
             if (!ns) return ns.error();
             idmap = std::move(*ns);
         }
@@ -125,12 +139,14 @@ Result<Premounts> Premounts::make(const Spec& spec, const MountPlan& plan) {
         }
         p.fds_[i] = tree.release();
     }
-    std::swap(p.helper_, helper.pid);
+    for (IdmapHelper& h : helpers) {
+        if (h.pid > 0) p.helpers_.push_back(std::exchange(h.pid, -1));
+    }
     return p;
 }
 
 Premounts::~Premounts() {
-    if (helper_ > 0) reap(helper_);
+    for (pid_t pid : helpers_) reap(pid);
     for (int fd : fds_) {
         if (fd >= 0) ::close(fd);
     }
