@@ -279,6 +279,13 @@ Status write_status_file(int fd, const std::string& path, const Outcome& outcome
 std::string protected_git_note(const Spec& spec, int status) {
     if (status == 0 || status == 1 || spec.argv.empty() || !spec.workdir || spec.workdir_readonly) return "";
     if (path_basename(spec.argv[0]) != "git") return "";
+    // A linked worktree's (or a submodule checkout's) git directories are read-only inside.
+    if (!spec.workdir_gitdir.empty()) {
+        return "git failed: if git said \"Read-only file system\", that is the jail: in a linked worktree or a "
+               "submodule's checkout the repository's git directories are read-only inside, so what writes the "
+               "repository (commit, branch, switch, stash, fetch, rebase) fails (cordon(1), GIT WORKTREES); run "
+               "cordon in the main checkout, or do it outside the jail";
+    }
     if (std::find(spec.protect.begin(), spec.protect.end(), ".git/config") == spec.protect.end()) return "";
     static const std::vector<std::string_view> writers = {"config", "remote",      "submodule", "branch",
                                                           "push",   "maintenance", "lfs",       "worktree"};

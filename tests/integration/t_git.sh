@@ -180,6 +180,10 @@ for what in commit hook config wtconfig commondir reflog rebase; do
 done
 [[ $("${G[@]}" -C "$linked" log --format=%s | tr '\n' ' ') == "one " && ! -L $wtdir/logs/HEAD ]] &&
   ok "the repository is as it was" || not_ok "changed: $("${G[@]}" -C "$linked" log --oneline 2>&1 | head -3)"
+run "$CORDON" -- git commit -q --allow-empty -m three
+expect_err "^cordon: note: git failed: .*linked worktree.*read-only inside.*GIT WORKTREES" \
+  "a git command that fails in a linked worktree gets a note saying why"
+expect_no_err "Device or resource busy" "and not the note about a protected .git/config"
 git -C "$linked" checkout -q -- a
 host_git_runs_nothing "linked worktree (its checkout)" "$linked"
 host_git_runs_nothing "linked worktree (the main checkout)" "$main"
