@@ -217,8 +217,9 @@ cordon::Result<int> open_audit(const cordon::RunOptions& options) {
     return fd;
 }
 
-// The denials shown on stderr: the first kMaxStderrLines, each once in a row (a shell that
-// tries each PATH entry in turn is denied once per entry, for one command).
+// The denials shown on stderr and kept for --status-json: the first kMaxStderrLines on stderr,
+// each once in a row in both (a shell that tries each PATH entry in turn is denied once per
+// entry, for one command).
 struct DenialLines {
     cordon::LineBudget budget;
     pid_t last_pid = 0;
@@ -238,14 +239,15 @@ cordon::ExecVerdict judge(const cordon::Spec& spec, const cordon::RunOptions& op
     cordon::ExecVerdict v;
     if (j.decision.allow) return v;
     std::string line = cordon::exec_denial_line(j);
-    if ((r.pid != shown.last_pid || line != shown.last) && shown.budget.take()) {
-        cordon::diag::write_line(cordon::diag::Show::Always, line);
+    const bool repeat = r.pid == shown.last_pid && line == shown.last;
+    if (!repeat) {
+        if (shown.budget.take()) cordon::diag::write_line(cordon::diag::Show::Always, line);
         shown.last_pid = r.pid;
         shown.last = std::move(line);
+        v.denial_json = cordon::exec_denial_json(j);
     }
     v.allow = false;
     v.end_run = options.kill_on_deny;
-    v.denial_json = cordon::exec_denial_json(j);
     return v;
 }
 

@@ -135,11 +135,17 @@ run "$CORDON" -p git -- git status --short
 popd >/dev/null
 expect_no_err "note: git" "a git command that succeeds gets no note"
 
-# A denial is printed once, though the shell tries each PATH entry that holds rm.
-run "$CORDON" -c 'rm -rf $UNSET_VAR/'
+# A denial is printed once, and recorded once, though the shell tries each PATH entry that
+# holds rm; the same command run twice is two denials.
+run "$CORDON" --status-json "$SCRATCH/denied.json" -c 'rm -rf $UNSET_VAR/'
 [[ $rc -eq 126 ]] && ok "rm -rf \$UNSET/ is denied" || not_ok "rm -rf \$UNSET/ gave $rc"
 [[ $(grep -c "cordon: denied: rm -rf /" "$OUT/err") -eq 1 ]] && ok "and the denial is printed once" ||
   not_ok "denial printed $(grep -c "cordon: denied" "$OUT/err") times"
+[[ $(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["denials"]))' "$SCRATCH/denied.json") -eq 1 ]] && ok "and recorded once in --status-json" ||
+  not_ok "denials in the status: $(cat "$SCRATCH/denied.json")"
+run "$CORDON" --status-json "$SCRATCH/denied.json" -c 'rm -rf $UNSET_VAR/; rm -rf $UNSET_VAR/'
+[[ $(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["denials"]))' "$SCRATCH/denied.json") -eq 2 ]] && ok "the same command twice: two denials" ||
+  not_ok "denials in the status: $(cat "$SCRATCH/denied.json")"
 
 # HOME toolchains: the default jail shows them read-only in the private HOME, so the command
 # is the same program inside as outside; a program in HOME it does not show gets a note.
