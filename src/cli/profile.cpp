@@ -10,6 +10,7 @@
 
 #include "cordon/builtin.hpp"
 #include "cordon/fd.hpp"
+#include "cordon/net.hpp"
 #include "cordon/paths.hpp"
 #include "cordon/toml.hpp"
 #include "cordon/toml_value.hpp"
@@ -283,6 +284,12 @@ Status ProfileReader::read_list(const std::string& key, const TomlValue& node) {
     std::vector<std::string> list;
     for (const auto& e : node.items) {
         CORDON_ASSIGN_OR_RETURN(std::string item, string_at(e, key, true));
+        // An allow-host entry is checked here too, so that its error names the file and line
+        // with the file's other errors (the run checks it again, as the command line's).
+        if (key == "allow-host") {
+            if (auto rule = parse_allow_host(item); !rule)
+                return make_error(where(path_, e), "'allow-host': " + rule.error().why);
+        }
         list.push_back(std::move(item));
         if (item_origins_) layer_.item_where[key].push_back(where(path_, e));
     }

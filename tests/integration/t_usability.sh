@@ -82,14 +82,17 @@ net = "hots"
 memory = "lots"
 bogus = 1
 isolation = "landlok"
+allow-host = ["registry.example.invalid", "http://foo.invalid"]
 EOF
-expect_exit 125 "a profile with four errors is refused" "$CORDON" -p "$SCRATCH/bad.toml" -- true
+expect_exit 125 "a profile with five errors is refused" "$CORDON" -p "$SCRATCH/bad.toml" -- true
 expect_err "bad.toml:1:7: 'net': invalid value 'hots': expected none or host \(did you mean 'host'\?\)" \
   "net = \"hots\" is named with its file and line"
 expect_err "bad.toml:2:10: 'memory': invalid size 'lots'" "the second error too"
 expect_err "bad.toml:3:1: unknown key 'bogus'" "the third too"
-expect_err "bad.toml:4:13: 'isolation': invalid value 'landlok'.*did you mean 'landlock'" "and the fourth"
-[[ $(grep -o "bad.toml:[0-9]*" "$OUT/err" | tr '\n' ' ') == "bad.toml:1 bad.toml:2 bad.toml:3 bad.toml:4 " ]] &&
+expect_err "bad.toml:4:13: 'isolation': invalid value 'landlok'.*did you mean 'landlock'" "the fourth"
+expect_err "bad.toml:5:43: 'allow-host': invalid value 'http://foo.invalid': a URL, not a host" \
+  "and the fifth, an allow-host entry checked with the rest"
+[[ $(grep -o "bad.toml:[0-9]*" "$OUT/err" | tr '\n' ' ') == "bad.toml:1 bad.toml:2 bad.toml:3 bad.toml:4 bad.toml:5 " ]] &&
   ok "in the file's order" || not_ok "not in the file's order: $(cat "$OUT/err")"
 printf 'cpus = "many"\n' > "$SCRATCH/cpus.toml"
 expect_exit 125 "a bad value checked later is still located" "$CORDON" -p "$SCRATCH/cpus.toml" -- true
