@@ -348,8 +348,13 @@ void serve_forward(Shared& sh, const Tracked& client, uint16_t port) {
     auto name = local.ss_family == AF_INET ? fake_name(sh, reinterpret_cast<const sockaddr_in&>(local)) : std::nullopt;
     if (!name && address_allowed(sh.rules, addr, port)) name = address_text(addr);
     if (!name) {
+        // The host's loopback or another refused range, as "localhost" in an entry leads there:
+        // only an entry for the address itself opens it.
+        const char* range = special_range(addr);
         record(sh, address_text(addr), port, "forward",
-               "not an address the jail's resolver gave out or an entry names");
+               range ? std::string("a ") + range + " address no entry names: allow it with --allow-host " +
+                           address_text(addr) + ":" + std::to_string(port)
+                     : std::string("not an address the jail's resolver gave out or an entry names"));
         return;
     }
     Upstream up = open_upstream(sh, *name, port);
