@@ -234,10 +234,22 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
     // A root caller's jail owns what root owns in the workdir, and also what the workdir's owner
     // owns there (a CI job running as root in a checkout of the runner's user): cordon(1), ROOT
     // CALLERS.
+    // Not where that is the owner's HOME, or above it: the jail would write the owner's
+    // dotfiles, which the owner's shell runs (a workdir that is the caller's HOME is refused for
+    // the same reason).
     struct stat top {};
-    if (s.workdir && !s.workdir_readonly && host.uid == 0 && ::stat(s.workdir->c_str(), &top) == 0) {
-        s.workdir_owner_uid = top.st_uid;
-        s.workdir_owner_gid = top.st_gid;
+    if (s.workdir && !s.workdir_readonly && host.uid == 0 && ::stat(s.workdir->c_str(), &top) == 0 &&
+        top.st_uid != 0) {
+        const auto owner = passwd_entry(top.st_uid);
+        if (owner && is_unsafe_workdir(*s.workdir, owner->home)) {
+            const std::string why = "the workdir " + *s.workdir + " is the home directory of " + owner->name +
+                                    " (or holds it): the jail writes only what root owns there, not " + owner->name +
+                                    "'s files (cordon(1), ROOT CALLERS)";
+            o.workdir_note = o.workdir_note.empty() ? why : o.workdir_note + "; " + why;
+        } else {
+            s.workdir_owner_uid = top.st_uid;
+            s.workdir_owner_gid = top.st_gid;
+        }
     }
     return {};
 }

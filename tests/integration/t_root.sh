@@ -100,6 +100,17 @@ if [[ $me -eq 0 ]]; then
   [[ $(git -C "$theirs" -c safe.directory='*' log -1 --format=%s) == two && $(find "$theirs/.git/objects" -uid 0 | wc -l) -eq 0 ]] &&
     ok "the commit is in the repository, its objects the owner's" || not_ok "commit: $(git -C "$theirs" -c safe.directory='*' log --oneline | head -3)"
   [[ $(cat "$theirs/rootfile") == r ]] && ok "root's file there is unchanged" || not_ok "rootfile: $(cat "$theirs/rootfile")"
+  # Not where the workdir is that user's HOME: the jail would write the dotfiles their shell runs.
+  uhome=$(getent passwd cordon-test | cut -d: -f6)
+  probe="$uhome/.cordon-t-root-probe-$$"
+  echo mine > "$probe" && chown cordon-test: "$probe"
+  pushd "$uhome" >/dev/null
+  jailed "echo planted >> $probe; echo rc=\$?"
+  popd >/dev/null
+  expect_out "^rc=[1-9]" "the workdir is another user's HOME: the jail cannot write their files"
+  expect_err "note: the workdir $uhome is the home directory of cordon-test" "and a note says why"
+  [[ $(cat "$probe") == mine ]] && ok "their file is unchanged" || not_ok "probe: $(cat "$probe")"
+  rm -f "$probe"
 else
   echo "root-only-secret" > "$SCRATCH/mine-only" && chmod 0600 "$SCRATCH/mine-only"
   jailed "cat $SCRATCH/mine-only; stat -c %u /usr/bin/id" --ro "$SCRATCH"
