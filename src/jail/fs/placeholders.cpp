@@ -185,7 +185,8 @@ int Placeholders::take_from_pool(int dirfd, const std::string& name) {
         p.entries.pop_back();
         struct stat st {};
         UniqueFd fd(::openat(p.fd.get(), entry.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (!fd || ::fstat(fd.get(), &st) != 0 || !is_placeholder_mode(st.st_mode) || !dir_empty(fd.get())) {
+        if (!fd || ::fstat(fd.get(), &st) != 0 || !is_placeholder_mode(st.st_mode) || st.st_uid != ::geteuid() ||
+            !dir_empty(fd.get())) {
             continue;  // gone (another run took it), or not an empty one of ours
         }
         if (::renameat2(p.fd.get(), entry.c_str(), dirfd, name.c_str(), RENAME_NOREPLACE) == 0) {
@@ -359,11 +360,16 @@ void Placeholders::release() {
             }
             const bool is_dir = S_ISDIR(st.st_mode);
             const bool marked = is_placeholder_mode(st.st_mode);
+            // Only a directory of ours goes to the pool, from which another of our runs, in any
+            // workdir, takes it: one that another user made with the placeholders' mode (their
+            // workdir, their directory) is removed, never pooled, or that user could keep a
+            // descriptor of it and write into our next workdir.
+            const bool ours = st.st_uid == ::geteuid();
             const bool untouched = marked && (is_dir ? dir_empty(h->fd.get()) : holds(h->fd.get(), st, h->content));
-            if (untouched && ((is_dir && return_to_pool(dir.fd.get(), h->name, h->fd.get(), st.st_ino)) ||
+            if (untouched && ((is_dir && ours && return_to_pool(dir.fd.get(), h->name, h->fd.get(), st.st_ino)) ||
                               ::unlinkat(dir.fd.get(), h->name.c_str(), is_dir ? AT_REMOVEDIR : 0) == 0)) {
                 removed = true;
-            } else if (marked && !untouched) {
+            } else if (marked && !untouched && ours) {
                 // The host filled it: it is the host's now, with an ordinary mode.
                 mode_t um = ::umask(0);
                 ::umask(um);
