@@ -70,6 +70,7 @@ std::string untrusted_because(const std::string& path);
 struct PasswdEntry {
     std::string name;
     std::string home;
+    gid_t gid = 0;  // the primary group
 };
 std::optional<PasswdEntry> passwd_entry(uid_t uid);
 

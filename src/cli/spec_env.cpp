@@ -50,8 +50,12 @@ Result<std::vector<std::string>> command_environment(const HostInfo& host) {
 
 // git's wildmatch with WM_PATHNAME, as includeIf's gitdir: and onbranch: conditions use it:
 // '*' and '?' stop at '/', "**/" is any number of directories, a "**" elsewhere anything;
-// [classes] and backslash escapes as fnmatch(3) has them. FOLD: gitdir/i's case folding.
-bool wildmatch(std::string_view p, std::string_view s, bool fold) {
+// [classes] and backslash escapes as fnmatch(3) has them. FOLD: gitdir/i's case folding. STEPS
+// bounds the work: a pattern of many stars backtracks exponentially (git's own hangs on
+// "**a**a**a...b"), and is then taken as no match.
+bool wildmatch(std::string_view p, std::string_view s, bool fold, size_t& steps) {
+    if (steps == 0) return false;
+    --steps;
     auto same = [fold](char a, char b) {
         return fold ? std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b))
                     : a == b;
@@ -65,19 +69,19 @@ bool wildmatch(std::string_view p, std::string_view s, bool fold) {
                 if (!rest.empty() && rest[0] == '/') {  // "**/": zero or more whole directories
                     rest.remove_prefix(1);
                     for (size_t at = 0;;) {
-                        if (wildmatch(rest, s.substr(at), fold)) return true;
+                        if (wildmatch(rest, s.substr(at), fold, steps)) return true;
                         at = s.find('/', at);
                         if (at == std::string_view::npos) return false;
                         ++at;
                     }
                 }
                 for (size_t at = 0; at <= s.size(); ++at) {
-                    if (wildmatch(rest, s.substr(at), fold)) return true;
+                    if (wildmatch(rest, s.substr(at), fold, steps)) return true;
                 }
                 return false;
             }
             for (size_t at = 0; at <= s.size(); ++at) {
-                if (wildmatch(rest, s.substr(at), fold)) return true;
+                if (wildmatch(rest, s.substr(at), fold, steps)) return true;
                 if (at < s.size() && s[at] == '/') return false;
             }
             return false;
@@ -110,6 +114,9 @@ struct IncludeContext {
     std::string home;
     std::string gitdir;  // the workdir's git directory, as a real path ("" where there is none)
     std::string branch;  // its HEAD's branch, without refs/heads/ ("" when detached)
+    // Files still to be read for one identity: includes may branch at every level, and git's
+    // depth of 10 alone would allow a thousand reads of 1 MiB each.
+    mutable int files_left = 64;
 };
 
 // PATH as git's include.path names it, from the config file FROM: "~/" from HOME, a relative
@@ -136,21 +143,23 @@ bool include_if(std::string_view condition, const std::string& from, const Inclu
             pattern = "**/" + pattern;
         }
         if (!pattern.empty() && pattern.back() == '/') pattern += "**";
-        return wildmatch(pattern, ctx.gitdir, fold);
+        size_t steps = 100000;
+        return wildmatch(pattern, ctx.gitdir, fold, steps);
     }
     if (condition.rfind("onbranch:", 0) == 0) {
         if (ctx.branch.empty()) return false;
         std::string pattern(condition.substr(9));
         if (!pattern.empty() && pattern.back() == '/') pattern += "**";
-        return wildmatch(pattern, ctx.branch, false);
+        size_t steps = 100000;
+        return wildmatch(pattern, ctx.branch, false, steps);
     }
     return false;
 }
 
 // The last values of user.name and user.email in the git config file PATH and the files it
 // includes (include.path, and includeIf.*.path where the condition holds), each taking effect
-// where it is included, as git reads them, to git's depth of 10. Read with git's own grammar
-// (git_config.hpp).
+// where it is included, as git reads them, to git's depth of 10 (and 64 files in all). Read with
+// git's own grammar (git_config.hpp).
 struct GitIdentity {
     std::optional<std::string> name, email;
     std::string name_from, email_from;  // the file each was read from
@@ -164,6 +173,8 @@ struct GitIdentity {
 void read_git_identity(const std::string& path, const IncludeContext& ctx, int depth, GitIdentity& out) {
     // A regular file only, never waiting on a FIFO, at most 1 MiB (as git reads a config file).
     constexpr off_t kMaxConfig = 1 << 20;
+    if (ctx.files_left <= 0) return;
+    --ctx.files_left;
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxConfig) return;

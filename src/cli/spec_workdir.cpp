@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -176,6 +177,98 @@ void find_workdir_git_dirs(const std::string& wd, const Unsafe& unsafe, Spec& s,
     s.workdir_commondir = common;
 }
 
+// A /proc file's text, to its end (its size says 0), at most 4 MiB.
+std::optional<std::string> read_proc_text(const char* path) {
+    UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+    if (!fd) return std::nullopt;
+    std::string text;
+    char buf[16384];
+    for (ssize_t n; (n = retry_eintr([&] { return ::read(fd.get(), buf, sizeof buf); })) > 0;) {
+        text.append(buf, static_cast<size_t>(n));
+        if (text.size() > (size_t{4} << 20)) return std::nullopt;
+    }
+    return text;
+}
+
+// PATH as mountinfo writes a mount point: space, tab, newline and backslash in octal.
+std::string mountinfo_escaped(const std::string& path) {
+    std::string out;
+    for (char c : path) {
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
+            char oct[5];
+            std::snprintf(oct, sizeof oct, "\\%03o", static_cast<unsigned char>(c));
+            out += oct;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+// A root caller's workdir WD that another user owns: that owner's uid and the group to idmap it
+// from (cordon(1), ROOT CALLERS), or nullopt, with WHY set where the owner's files stay nobody's
+// for a reason to tell. Never where the jail would write what the owner's shell or tools run:
+// the owner's HOME (compared by device and inode with it and each directory above it, so that
+// no spelling, symlink or bind mount of it passes), a directory that looks like a HOME (shell
+// start-up files, .ssh, .gitconfig: an owner without a passwd line, a HOME bind-mounted into a
+// container), or one with another file system mounted below it (the idmap would take that
+// too). The group is the owner's primary one; without a passwd line, the top's group only where
+// it is the owner's own (gid = uid): else a group the owner is not in would be the jail's.
+std::optional<std::pair<uid_t, gid_t>> owner_idmap(const std::string& wd, std::string& why) {
+    struct stat top {};
+    if (::stat(wd.c_str(), &top) != 0 || top.st_uid == 0) return std::nullopt;
+    const auto owner = passwd_entry(top.st_uid);
+    const std::string who = owner ? owner->name : "uid " + std::to_string(top.st_uid);
+    if (owner && !owner->home.empty()) {
+        char real[PATH_MAX];
+        std::string d = real_path(owner->home, real) ? std::string(real) : owner->home;
+        for (;;) {
+            struct stat st {};
+            if (::stat(d.c_str(), &st) == 0 && st.st_dev == top.st_dev && st.st_ino == top.st_ino) {
+                why = "is the home directory of " + who + ", or holds it";
+                return std::nullopt;
+            }
+            if (d.empty() || d == "/") break;
+            d = std::string(path_parent(d));
+        }
+    }
+    for (const char* dot : {".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
+                            ".ssh", ".gitconfig"}) {
+        struct stat st {};
+        if (::fstatat(AT_FDCWD, (wd + "/" + dot).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            why = "belongs to " + who + " and looks like a home directory (it holds " + dot + ")";
+            return std::nullopt;
+        }
+    }
+    const std::string escaped = mountinfo_escaped(wd);
+    if (auto mounts = read_proc_text("/proc/self/mountinfo")) {
+        for (size_t at = 0; at < mounts->size();) {
+            size_t end = mounts->find('\n', at);
+            if (end == std::string::npos) end = mounts->size();
+            const std::string_view line(mounts->data() + at, end - at);
+            at = end + 1;
+            // "ID PARENT MAJ:MIN ROOT MOUNT-POINT ...": the fifth field, octal escapes kept.
+            size_t f = 0;
+            for (int i = 0; i < 4 && f != std::string_view::npos; ++i) {
+                f = line.find(' ', f);
+                if (f != std::string_view::npos) ++f;
+            }
+            if (f == std::string_view::npos) continue;
+            const std::string_view point = line.substr(f, line.find(' ', f) - f);
+            if (point.size() > escaped.size() && point.compare(0, escaped.size(), escaped) == 0 &&
+                point[escaped.size()] == '/') {
+                why = "belongs to " + who + " and has another file system mounted below it";
+                return std::nullopt;
+            }
+        }
+    }
+    if (owner) return std::pair{top.st_uid, owner->gid};
+    if (top.st_gid == top.st_uid) return std::pair{top.st_uid, top.st_gid};
+    why = "belongs to " + who + ", who has no passwd line, and to group " + std::to_string(top.st_gid) +
+          ", which need not be theirs";
+    return std::nullopt;
+}
+
 }  // namespace
 
 // The workdir: explicit (--workdir / profile) is honoured; the implicit one is the current
@@ -234,21 +327,15 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
     // A root caller's jail owns what root owns in the workdir, and also what the workdir's owner
     // owns there (a CI job running as root in a checkout of the runner's user): cordon(1), ROOT
     // CALLERS.
-    // Not where that is the owner's HOME, or above it: the jail would write the owner's
-    // dotfiles, which the owner's shell runs (a workdir that is the caller's HOME is refused for
-    // the same reason).
-    struct stat top {};
-    if (s.workdir && !s.workdir_readonly && host.uid == 0 && ::stat(s.workdir->c_str(), &top) == 0 &&
-        top.st_uid != 0) {
-        const auto owner = passwd_entry(top.st_uid);
-        if (owner && is_unsafe_workdir(*s.workdir, owner->home)) {
-            const std::string why = "the workdir " + *s.workdir + " is the home directory of " + owner->name +
-                                    " (or holds it): the jail writes only what root owns there, not " + owner->name +
-                                    "'s files (cordon(1), ROOT CALLERS)";
+    if (s.workdir && !s.workdir_readonly && host.uid == 0) {
+        std::string why;
+        if (auto owner = owner_idmap(*s.workdir, why)) {
+            s.workdir_owner_uid = owner->first;
+            s.workdir_owner_gid = owner->second;
+        } else if (!why.empty()) {
+            why = "the workdir " + *s.workdir + " " + why +
+                  ": the jail writes only what root owns there (cordon(1), ROOT CALLERS)";
             o.workdir_note = o.workdir_note.empty() ? why : o.workdir_note + "; " + why;
-        } else {
-            s.workdir_owner_uid = top.st_uid;
-            s.workdir_owner_gid = top.st_gid;
         }
     }
     return {};

@@ -499,8 +499,13 @@ bool RepoWatch::State::quarantine(int dirfd, const std::string& rel, const std::
 // A config the run changed goes back to what it was before, unless something is there again.
 void RepoWatch::State::restore(int dirfd, const std::string& name, const std::string& content, mode_t mode) {
     // Made unreadable to others first (0600), then given its mode, never wider, umask or not.
+    // Root's cordon gives it the owner of the directory that holds it: another user's repository
+    // (a root caller's workdir of theirs, cordon(1) ROOT CALLERS) keeps its config theirs.
     UniqueFd fd(::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (fd && write_all(fd.get(), content.data(), content.size()) && ::fchmod(fd.get(), mode & 0777) == 0)
+    struct stat dir {};
+    const bool owned = ::geteuid() != 0 || (::fstat(dirfd, &dir) == 0 && (dir.st_uid == 0 ||
+                                                                           ::fchown(fd.get(), dir.st_uid, dir.st_gid) == 0));
+    if (fd && owned && write_all(fd.get(), content.data(), content.size()) && ::fchmod(fd.get(), mode & 0777) == 0)
         out.back().restored = true;
 }
 

@@ -230,7 +230,10 @@ std::optional<PasswdEntry> passwd_entry(uid_t uid) {
         uid_t id = 0;
         const auto [end, ec] = std::from_chars(fields[2].data(), fields[2].data() + fields[2].size(), id);
         if (ec != std::errc() || end != fields[2].data() + fields[2].size() || id != uid) continue;
-        return PasswdEntry{std::string(fields[0]), std::string(fields[5])};
+        gid_t gid = 0;
+        const auto [gend, gec] = std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), gid);
+        if (gec != std::errc() || gend != fields[3].data() + fields[3].size()) gid = 0;
+        return PasswdEntry{std::string(fields[0]), std::string(fields[5]), gid};
     }
     return std::nullopt;
 }

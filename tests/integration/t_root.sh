@@ -75,7 +75,7 @@ if [[ $me -eq 0 ]]; then
   theirs="$WORK/theirs"
   mkdir -p "$theirs" && git -C "$theirs" init -q && echo mine > "$theirs/owned" && echo r > "$theirs/rootfile"
   git -C "$theirs" add owned && git -C "$theirs" -c user.name=t -c user.email=t@t commit -qm one
-  chown -R 4242:4243 "$theirs" && chown 0:0 "$theirs/rootfile"
+  chown -R 4242:4242 "$theirs" && chown 0:0 "$theirs/rootfile"
   mkdir -p "$SCRATCH/rootrw"
   pushd "$theirs" >/dev/null
   run "$CORDON" --dry-run -- true
@@ -93,13 +93,60 @@ if [[ $me -eq 0 ]]; then
   expect_out "^rootfile 65534:65534$" "and is nobody's inside"
   expect_out "^commit-ok$" "git commits there (no dubious ownership)"
   expect_out "^rootrw-ok$" "a --rw tree of root's is still written in the same run"
-  [[ $(stat -c %u:%g "$theirs/made" "$theirs/d" | sort -u) == 4242:4243 ]] &&
+  [[ $(stat -c %u:%g "$theirs/made" "$theirs/d" | sort -u) == 4242:4242 ]] &&
     ok "what the jail made there is the owner's on disk" || not_ok "made: $(stat -c %u:%g "$theirs/made" "$theirs/d")"
   [[ $(stat -c %u "$SCRATCH/rootrw/f") == 0 ]] && ok "and what it wrote in root's tree is root's" ||
     not_ok "rootrw/f: $(stat -c %u "$SCRATCH/rootrw/f")"
   [[ $(git -C "$theirs" -c safe.directory='*' log -1 --format=%s) == two && $(find "$theirs/.git/objects" -uid 0 | wc -l) -eq 0 ]] &&
     ok "the commit is in the repository, its objects the owner's" || not_ok "commit: $(git -C "$theirs" -c safe.directory='*' log --oneline | head -3)"
   [[ $(cat "$theirs/rootfile") == r ]] && ok "root's file there is unchanged" || not_ok "rootfile: $(cat "$theirs/rootfile")"
+  # A nested repository's config the jail makes unsafe is put back as it was: the owner's.
+  git init -q "$theirs/nested" && chown -R 4242:4242 "$theirs/nested"
+  sleep 0.1
+  pushd "$theirs" >/dev/null
+  jailed "git -C nested config core.pager 'echo harmless' && echo set"
+  popd >/dev/null
+  expect_out "^set$" "the jail sets core.pager in a nested repository of the owner's"
+  [[ -e $theirs/nested/.git/config.cordon-unsafe && $(stat -c %u:%g "$theirs/nested/.git/config") == 4242:4242 ]] &&
+    ok "the config put back is the owner's" || not_ok "config: $(ls -ln "$theirs/nested/.git" | grep config)"
+  # includeIf patterns that backtrack without end (git's own wildmatch hangs on them) cost a
+  # bounded time.
+  long="$WORK/w$(printf 'a%.0s' $(seq 60))"
+  mkdir -p "$long" && git -C "$long" init -q && git -C "$long" config 'includeIf.gitdir:**a**a**a**a**a**a**a**a**a**a**a**a**a**a**b.path' x
+  pushd "$long" >/dev/null
+  run timeout 30 "$CORDON" -q -- true
+  popd >/dev/null
+  [[ $rc -eq 0 ]] && ok "an includeIf pattern that backtracks does not stall the run" || not_ok "includeIf backtracking: exit $rc"
+  # A directory another user made in their workdir with the placeholders' mode, joined as a
+  # placeholder, is not taken into root's pool of placeholders (which root's next run, in any
+  # workdir, takes from): that user could keep a descriptor of it and write into root's project.
+  planted="$WORK/theirs2"
+  mkdir -p "$planted/.claude" && chmod 01755 "$planted/.claude" && chown -R 4242:4242 "$planted"
+  pushd "$planted" >/dev/null
+  jailed "true"
+  popd >/dev/null
+  [[ -z $(find "$HOME/.cache/cordon" -uid 4242 2>/dev/null) ]] &&
+    ok "another user's placeholder-like directory is not pooled" ||
+    not_ok "pooled: $(find "$HOME/.cache/cordon" -uid 4242 -ls 2>&1 | head -3)"
+  # Not where the jail would take a group that need not be the owner's, a HOME's dotfiles, or
+  # another file system mounted below the workdir: there the owner's files stay nobody's.
+  refused_owner() {  # DIR DESCRIPTION NOTE
+    echo mine > "$1/probe" && chown 4242:4242 "$1/probe"
+    pushd "$1" >/dev/null
+    jailed "echo planted >> probe; echo rc=\$?"
+    popd >/dev/null
+    expect_out "^rc=[1-9]" "$2: the owner's files are not the jail's"
+    expect_err "note: the workdir $1 $3" "$2: a note says why"
+    [[ $(cat "$1/probe") == mine ]] && ok "$2: the probe is unchanged" || not_ok "$2: probe: $(cat "$1/probe")"
+  }
+  mkdir -p "$WORK/othergroup" && chown 4242:6 "$WORK/othergroup"
+  refused_owner "$WORK/othergroup" "another group, no passwd line" "belongs to uid 4242, who has no passwd line, and to group 6"
+  mkdir -p "$WORK/homelike" && touch "$WORK/homelike/.bashrc" && chown -R 4242:4242 "$WORK/homelike"
+  refused_owner "$WORK/homelike" "a directory with a .bashrc" "belongs to uid 4242 and looks like a home directory \(it holds \.bashrc\)"
+  mkdir -p "$WORK/withmount/sub" && chown -R 4242:4242 "$WORK/withmount"
+  mount -t tmpfs tmpfs "$WORK/withmount/sub"
+  refused_owner "$WORK/withmount" "a file system mounted below" "belongs to uid 4242 and has another file system mounted below it"
+  umount "$WORK/withmount/sub"
   # Not where the workdir is that user's HOME: the jail would write the dotfiles their shell runs.
   uhome=$(getent passwd cordon-test | cut -d: -f6)
   probe="$uhome/.cordon-t-root-probe-$$"
@@ -110,6 +157,13 @@ if [[ $me -eq 0 ]]; then
   expect_out "^rc=[1-9]" "the workdir is another user's HOME: the jail cannot write their files"
   expect_err "note: the workdir $uhome is the home directory of cordon-test" "and a note says why"
   [[ $(cat "$probe") == mine ]] && ok "their file is unchanged" || not_ok "probe: $(cat "$probe")"
+  # Nor through another path to it: a bind mount of that HOME (a container's -v $HOME:/work).
+  mkdir -p "$SCRATCH/alias"
+  echo mine > "$probe" && chown cordon-test: "$probe"
+  run unshare -m sh -c 'mount --bind "$1" "$2" && cd "$2" && shift 2 && exec "$@"' sh "$uhome" "$SCRATCH/alias" \
+    "$CORDON" -- /bin/sh -c "$GUARD; echo planted >> $(basename "$probe"); echo rc=\$?"
+  expect_out "^rc=[1-9]" "a bind mount of that HOME: the jail cannot write their files"
+  [[ $(cat "$probe") == mine ]] && ok "and their file is unchanged" || not_ok "probe: $(cat "$probe")"
   rm -f "$probe"
 else
   echo "root-only-secret" > "$SCRATCH/mine-only" && chmod 0600 "$SCRATCH/mine-only"
