@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <array>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "env_text.hpp"
 
@@ -157,10 +157,12 @@ bool has_option_credential(std::string_view v) {
         }
         if (k == "auth" || k == "sig") continue;
         size_t p = at + 2 + n;
-        const size_t blanks = run_length(v, p, [](char c) { return c == ' ' || c == '\t'; }, 16);
+        const size_t blanks = run_length(
+            v, p, [](char c) { return c == ' ' || c == '\t'; }, 16);
         if (blanks == 0) continue;
         p += blanks;
-        std::string_view value = v.substr(p, run_length(v, p, [](char c) { return !is_blank(c); }, 256));
+        std::string_view value = v.substr(p, run_length(
+                                                 v, p, [](char c) { return !is_blank(c); }, 256));
         if (value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0])
             value = value.substr(1, value.size() - 2);
         if (value.size() < 4 || std::string_view("-/~.$").find(value[0]) != std::string_view::npos) continue;
@@ -189,7 +191,8 @@ bool has_pgpass_line(std::string_view v) {
         if (colons.size() != 4) continue;
         const std::string_view host = line.substr(0, colons[0]);
         const std::string_view port = line.substr(colons[0] + 1, colons[1] - colons[0] - 1);
-        const bool host_ok = host == "*" || std::any_of(host.begin(), host.end(), [](char c) { return is_upper(c) || is_lower(c); });
+        const bool host_ok =
+            host == "*" || std::any_of(host.begin(), host.end(), [](char c) { return is_upper(c) || is_lower(c); });
         const bool port_ok = port == "*" || (!port.empty() && std::all_of(port.begin(), port.end(), is_digit));
         const bool fields = colons[2] > colons[1] + 1 && colons[3] > colons[2] + 1;
         if (host_ok && port_ok && fields && line.size() - colons[3] - 1 >= 4) return true;

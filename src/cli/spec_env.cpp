@@ -220,7 +220,8 @@ IncludeContext include_context(const HostInfo& host, const Spec& s) {
     ctx.gitdir = real;
     char head[512];
     UniqueFd fd(::open((ctx.gitdir + "/HEAD").c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    const ssize_t n = fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd.get(), head, sizeof head) : -1;
+    const ssize_t n =
+        fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd.get(), head, sizeof head) : -1;
     const std::string_view text(head, n > 0 ? static_cast<size_t>(n) : 0);
     if (text.rfind("ref: refs/heads/", 0) == 0) {
         std::string branch(text.substr(16));

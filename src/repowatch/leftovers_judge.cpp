@@ -503,8 +503,8 @@ void RepoWatch::State::restore(int dirfd, const std::string& name, const std::st
     // (a root caller's workdir of theirs, cordon(1) ROOT CALLERS) keeps its config theirs.
     UniqueFd fd(::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     struct stat dir {};
-    const bool owned = ::geteuid() != 0 || (::fstat(dirfd, &dir) == 0 && (dir.st_uid == 0 ||
-                                                                           ::fchown(fd.get(), dir.st_uid, dir.st_gid) == 0));
+    const bool owned = ::geteuid() != 0 || (::fstat(dirfd, &dir) == 0 &&
+                                            (dir.st_uid == 0 || ::fchown(fd.get(), dir.st_uid, dir.st_gid) == 0));
     if (fd && owned && write_all(fd.get(), content.data(), content.size()) && ::fchmod(fd.get(), mode & 0777) == 0)
         out.back().restored = true;
 }
