@@ -248,10 +248,14 @@ jailed "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" ${G[*]} rebase -q -i HEAD~1 >/
   printf 'exec $evil\n' >> .git/rebase-merge/git-rebase-todo && echo paused"
 expect_out "^paused$" "the command pauses a rebase and adds an exec line"
 quarantined "a rebase's todo list" ".git/rebase-merge/git-rebase-todo"
-rm -f "$marker"
-(GIT_EDITOR=true "${G[@]}" rebase --continue >/dev/null 2>&1; true)
-[[ ! -e $marker ]] && ok "a rebase's todo list: the host's git rebase --continue runs nothing planted" ||
-  not_ok "a rebase's todo list: git rebase --continue ran the planted exec"
+# continue_runs_nothing DESCRIPTION: the host's `git rebase --continue` runs no planted exec line.
+continue_runs_nothing() {
+  rm -f "$marker"
+  (GIT_EDITOR=true "${G[@]}" rebase --continue >/dev/null 2>&1; true)
+  [[ ! -e $marker ]] && ok "$1: the host's git rebase --continue runs nothing planted" ||
+    not_ok "$1: git rebase --continue ran the planted exec"
+}
+continue_runs_nothing "a rebase's todo list"
 # 18b. The same in two runs: the first moves the paused rebase's state aside with an exec line
 #      (it is no todo list there), the second moves it back. Its files keep their times; the
 #      directory moved in is what the run changed.
@@ -266,10 +270,7 @@ sleep 0.2
 jailed "mv .git/aside .git/rebase-merge && echo moved-back"
 expect_out "^moved-back$" "two runs: the second moves it back"
 quarantined "a todo list moved back by a later run" ".git/rebase-merge/git-rebase-todo"
-rm -f "$marker"
-(GIT_EDITOR=true "${G[@]}" rebase --continue >/dev/null 2>&1; true)
-[[ ! -e $marker ]] && ok "a todo list moved back: the host's git rebase --continue runs nothing planted" ||
-  not_ok "a todo list moved back: git rebase --continue ran the planted exec"
+continue_runs_nothing "a todo list moved back"
 # 13. The Landlock jail (--isolation landlock) is judged the same way. (Its workdir's top takes
 #     no new entries there, so the repository goes into an existing directory.)
 fresh_project
