@@ -156,6 +156,7 @@ struct Spec {
     // A root caller's writable workdir: its top's owner and group (0: root's, or not root's run).
     // One another user owns is idmapped from that owner (root_remap.hpp; cordon(1), ROOT CALLERS).
     uint32_t workdir_owner_uid = 0, workdir_owner_gid = 0;
+    uint64_t workdir_dev = 0, workdir_ino = 0;  // the directory those checks looked at
     std::vector<std::string> ro, rw, hide, tmpfs, protect, protect_existing;
     std::vector<std::pair<std::string, std::string>> placeholder_content;  // relative path -> text
     bool private_home = false;

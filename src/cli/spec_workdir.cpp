@@ -214,14 +214,15 @@ std::string mountinfo_escaped(const std::string& path) {
 // container), or one with another file system mounted below it (the idmap would take that
 // too). The group is the owner's primary one; without a passwd line, the top's group only where
 // it is the owner's own (gid = uid): else a group the owner is not in would be the jail's.
-std::optional<std::pair<uid_t, gid_t>> owner_idmap(const std::string& wd, std::string& why) {
-    struct stat top {};
+std::optional<std::pair<uid_t, gid_t>> owner_idmap(const std::string& wd, struct stat& top, std::string& why) {
     if (::stat(wd.c_str(), &top) != 0 || top.st_uid == 0) return std::nullopt;
     const auto owner = passwd_entry(top.st_uid);
     const std::string who = owner ? owner->name : "uid " + std::to_string(top.st_uid);
     if (owner && !owner->home.empty()) {
         char real[PATH_MAX];
         std::string d = real_path(owner->home, real) ? std::string(real) : owner->home;
+        struct stat home {};
+        const bool have_home = ::stat(d.c_str(), &home) == 0;
         for (;;) {
             struct stat st {};
             if (::stat(d.c_str(), &st) == 0 && st.st_dev == top.st_dev && st.st_ino == top.st_ino) {
@@ -230,6 +231,21 @@ std::optional<std::pair<uid_t, gid_t>> owner_idmap(const std::string& wd, std::s
             }
             if (d.empty() || d == "/") break;
             d = std::string(path_parent(d));
+        }
+        // Below that HOME, in a dot directory or ~/bin: where their tools and PATH take from
+        // (~/.local/bin, ~/.config, ~/.cargo). Found by device and inode too.
+        for (std::string below = wd; have_home && below != "/";) {
+            const std::string up(path_parent(below));
+            struct stat st {};
+            if (::stat(up.c_str(), &st) == 0 && st.st_dev == home.st_dev && st.st_ino == home.st_ino) {
+                const std::string_view first = path_basename(below);
+                if (first.starts_with(".") || first == "bin") {
+                    why = "is in " + std::string(first) + " of " + who + "'s home directory, where their tools run from";
+                    return std::nullopt;
+                }
+                break;
+            }
+            below = up;
         }
     }
     for (const char* dot : {".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
@@ -329,9 +345,12 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
     // CALLERS.
     if (s.workdir && !s.workdir_readonly && host.uid == 0) {
         std::string why;
-        if (auto owner = owner_idmap(*s.workdir, why)) {
+        struct stat top {};
+        if (auto owner = owner_idmap(*s.workdir, top, why)) {
             s.workdir_owner_uid = owner->first;
             s.workdir_owner_gid = owner->second;
+            s.workdir_dev = top.st_dev;
+            s.workdir_ino = top.st_ino;
         } else if (!why.empty()) {
             why = "the workdir " + *s.workdir + " " + why +
                   ": the jail writes only what root owns there (cordon(1), ROOT CALLERS)";

@@ -257,12 +257,16 @@ Status create_cgroup(Run& run) {
 // A root caller's jail runs as kRootJailId, not as host root, wherever the caller's trees can
 // be idmapped: these are its ready-made mounts. Elsewhere (nullopt) it is the classic jail,
 // whose uid 0 is the host's (cordon(1), ROOT CALLERS).
-std::optional<Premounts> make_premounts(const Run& run) {
-    if (run.spec.host_uid != 0) return std::nullopt;
+// A root caller's idmapped trees (root_remap.hpp), or nullopt where this host or file system
+// cannot idmap them: the classic jail then. A tree swapped for a symlink or another directory
+// since it was chosen (ELOOP, ESTALE) is no such case: the run ends.
+Result<std::optional<Premounts>> make_premounts(const Run& run) {
+    if (run.spec.host_uid != 0) return std::optional<Premounts>();
     auto p = Premounts::make(run.spec, run.prepared.mounts);
-    if (p) return std::move(*p);
+    if (p) return std::optional<Premounts>(std::move(*p));
+    if (p.error().err == ELOOP || p.error().err == ESTALE) return p.error();
     diag::verbose("{}; the jail runs as host root (cordon(1), ROOT CALLERS)", p.error().message().substr(8));
-    return std::nullopt;
+    return std::optional<Premounts>();
 }
 
 // The jail's init, in its cgroup from the start where the kernel can; returns its pid (0 in
@@ -470,7 +474,12 @@ Status start(Run& run) {
     run.signals.emplace();
     run.sigfd.reset(::signalfd(-1, &run.signals->mask(), SFD_CLOEXEC | SFD_NONBLOCK));
     if (!run.sigfd) return sys_error("signalfd");
-    std::optional<Premounts> premounts = run.fallback ? std::nullopt : make_premounts(run);
+    std::optional<Premounts> premounts;
+    if (!run.fallback) {
+        auto made = make_premounts(run);
+        if (!made) return made.error();
+        if (*made) premounts.emplace(std::move(**made));
+    }
     const bool remap = premounts.has_value();
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return sys_error("socketpair");

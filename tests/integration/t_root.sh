@@ -128,6 +128,24 @@ if [[ $me -eq 0 ]]; then
   [[ -z $(find "$HOME/.cache/cordon" -uid 4242 2>/dev/null) ]] &&
     ok "another user's placeholder-like directory is not pooled" ||
     not_ok "pooled: $(find "$HOME/.cache/cordon" -uid 4242 -ls 2>&1 | head -3)"
+  # Nor one that cordon made there itself but that inherited the user's default ACL
+  # (user:4242:rwx): it is removed, not pooled (an empty pool, so that placeholders are made).
+  acldir="$WORK/theirs-acl"
+  mkdir -p "$acldir" && chown 4242:4242 "$acldir"
+  /usr/bin/python3 -c '
+import os, struct, sys
+entries = [(0x01, 7, 0xffffffff), (0x02, 7, 4242), (0x04, 5, 0xffffffff), (0x10, 7, 0xffffffff), (0x20, 5, 0xffffffff)]
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+os.setxattr(sys.argv[1], "system.posix_acl_default", acl)' "$acldir"
+  pushd "$acldir" >/dev/null
+  XDG_CACHE_HOME="$SCRATCH/acl-cache" run "$CORDON" -- /bin/sh -c "$GUARD; true"
+  popd >/dev/null
+  acl_pooled=$(/usr/bin/python3 -c '
+import os, sys
+root = sys.argv[1]
+print(sum(1 for d, _, _ in os.walk(root) if any(x.startswith("system.posix_acl") for x in os.listxattr(d))))' "$SCRATCH/acl-cache")
+  [[ $rc -eq 0 && $acl_pooled -eq 0 ]] && ok "a placeholder that inherited another user's ACL is not pooled" ||
+    not_ok "ACL placeholders pooled: $acl_pooled (exit $rc)"
   # Not where the jail would take a group that need not be the owner's, a HOME's dotfiles, or
   # another file system mounted below the workdir: there the owner's files stay nobody's.
   refused_owner() {  # DIR DESCRIPTION NOTE
@@ -157,6 +175,15 @@ if [[ $me -eq 0 ]]; then
   expect_out "^rc=[1-9]" "the workdir is another user's HOME: the jail cannot write their files"
   expect_err "note: the workdir $uhome is the home directory of cordon-test" "and a note says why"
   [[ $(cat "$probe") == mine ]] && ok "their file is unchanged" || not_ok "probe: $(cat "$probe")"
+  # Nor in a dot directory of that HOME (~/.local/bin, ~/.config), where their tools run from.
+  dotdir="$uhome/.cordon-t-root-$$/proj"
+  mkdir -p "$dotdir" && chown -R cordon-test: "$uhome/.cordon-t-root-$$"
+  pushd "$dotdir" >/dev/null
+  run "$CORDON" --dry-run -- true
+  popd >/dev/null
+  expect_out "note: the workdir $dotdir is in \.cordon-t-root-$$ of cordon-test's home directory" \
+    "a dot directory of that HOME: no owner idmap, and a note says why"
+  rm -rf "$uhome/.cordon-t-root-$$"
   # Nor through another path to it: a bind mount of that HOME (a container's -v $HOME:/work).
   mkdir -p "$SCRATCH/alias"
   echo mine > "$probe" && chown cordon-test: "$probe"

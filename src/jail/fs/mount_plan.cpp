@@ -174,10 +174,13 @@ HostFs caching(const HostFs& host) {
 
 void Planner::plan_workdir() {
     if (!spec_.workdir) return;
+    // The workdir is a real path: a symlink on it now is another process's swap since the
+    // checks that chose it (a root caller's owner idmap, root_remap.hpp), not to be followed.
     add(Rank::Workdir, MountOp{.kind = K::Bind,
                                .source = *spec_.workdir,
                                .dest = *spec_.workdir,
                                .readonly = spec_.workdir_readonly,
+                               .no_symlinks = true,
                                .why = spec_.workdir_readonly ? "workdir, read-only" : "workdir"});
     plan_workdir_git();
 }

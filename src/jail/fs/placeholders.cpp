@@ -5,6 +5,7 @@
 #include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -64,6 +65,16 @@ int create_with_content(int dirfd, const char* name, const std::string& content)
     if (rc != 0) ::unlinkat(dirfd, tmp, 0);
     errno = err;
     return rc;
+}
+
+// FD carries a POSIX ACL: its own, or a default one that what is made in it inherits. A
+// directory made in another user's directory with a default ACL inherits theirs (user:U:rwx):
+// never pooled, or our next workdir would hold a directory that user may write.
+bool has_acl(int fd) {
+    for (const char* name : {"system.posix_acl_access", "system.posix_acl_default"}) {
+        if (::fgetxattr(fd, name, nullptr, 0) >= 0) return true;
+    }
+    return false;
 }
 
 // The creating call carries the mark: the mode is exact only with no umask in the way.
@@ -186,7 +197,7 @@ int Placeholders::take_from_pool(int dirfd, const std::string& name) {
         struct stat st {};
         UniqueFd fd(::openat(p.fd.get(), entry.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!fd || ::fstat(fd.get(), &st) != 0 || !is_placeholder_mode(st.st_mode) || st.st_uid != ::geteuid() ||
-            !dir_empty(fd.get())) {
+            has_acl(fd.get()) || !dir_empty(fd.get())) {
             continue;  // gone (another run took it), or not an empty one of ours
         }
         if (::renameat2(p.fd.get(), entry.c_str(), dirfd, name.c_str(), RENAME_NOREPLACE) == 0) {
@@ -363,8 +374,8 @@ void Placeholders::release() {
             // Only a directory of ours goes to the pool, from which another of our runs, in any
             // workdir, takes it: one that another user made with the placeholders' mode (their
             // workdir, their directory) is removed, never pooled, or that user could keep a
-            // descriptor of it and write into our next workdir.
-            const bool ours = st.st_uid == ::geteuid();
+            // descriptor of it and write into our next workdir; so is one with an ACL (has_acl).
+            const bool ours = st.st_uid == ::geteuid() && !has_acl(h->fd.get());
             const bool untouched = marked && (is_dir ? dir_empty(h->fd.get()) : holds(h->fd.get(), st, h->content));
             if (untouched && ((is_dir && ours && return_to_pool(dir.fd.get(), h->name, h->fd.get(), st.st_ino)) ||
                               ::unlinkat(dir.fd.get(), h->name.c_str(), is_dir ? AT_REMOVEDIR : 0) == 0)) {

@@ -4,6 +4,7 @@
 #include <linux/openat2.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -88,13 +89,11 @@ bool remap_idmaps(const Spec& spec, const MountOp& op) {
     return true;
 }
 
-// OP shows the workdir, or the git directories its .git file leads to, of a workdir that
-// another user owns (Spec::workdir_owner_uid): idmapped from that owner.
+// OP shows the workdir, or something in it, of a workdir that another user owns
+// (Spec::workdir_owner_uid): idmapped from that owner. (The git directories a linked worktree's
+// .git file leads to are shown only where they are the caller's: spec_workdir.cpp.)
 bool owner_tree(const Spec& spec, const MountOp& op) {
-    if (spec.workdir_owner_uid == 0 || !spec.workdir) return false;
-    return path_at_or_under(op.source, *spec.workdir) ||
-           (!spec.workdir_gitdir.empty() && path_at_or_under(op.source, spec.workdir_gitdir)) ||
-           (!spec.workdir_commondir.empty() && path_at_or_under(op.source, spec.workdir_commondir));
+    return spec.workdir_owner_uid != 0 && spec.workdir && path_at_or_under(op.source, *spec.workdir);
 }
 
 Result<Premounts> Premounts::make(const Spec& spec, const MountPlan& plan) {
@@ -121,6 +120,14 @@ Result<Premounts> Premounts::make(const Spec& spec, const MountPlan& plan) {
                 continue;
             }
             return sys_error("root remap: open " + op.source);
+        }
+        // The owner's workdir is the directory the checks chose, not one swapped in since.
+        struct stat st {};
+        if (which == 1 && op.source == *spec.workdir &&
+            (::fstat(src.get(), &st) != 0 || st.st_dev != spec.workdir_dev || st.st_ino != spec.workdir_ino)) {
+            Error e = make_error("root remap", "the workdir " + op.source + " was replaced while cordon started");
+            e.err = ESTALE;
+            return e;
         }
         UniqueFd tree(::open_tree(src.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
         if (!tree) return sys_error("root remap: clone " + op.source);
