@@ -92,6 +92,25 @@ std::string describe_ssh_agent(const Spec& spec) {
     return o;
 }
 
+// The id maps and the workdir, with whose files the jail owns there.
+std::string ids_and_workdir_lines(const Spec& spec, const RunOptions& options) {
+    std::string o;
+    // A root caller's jail is remapped where the file systems allow it (cordon(1), ROOT CALLERS).
+    const bool remap = spec.host_uid == 0;
+    o += "uid map:    " + format_id_map(uid_maps(spec, remap));
+    o += "gid map:    " + format_id_map(gid_maps(spec, remap));
+    if (remap) o += "            (a root caller's jail runs as host uid and gid " + std::to_string(kRootJailId) + ")\n";
+    std::string how = spec.workdir_readonly ? "read-only" : "read-write";
+    if (remap && spec.workdir && !spec.workdir_readonly && spec.workdir_owner_uid != 0) {
+        how += "; owned by uid " + std::to_string(spec.workdir_owner_uid) +
+               ", whose files there are the jail's, and what it writes there that uid's; root's are read-only";
+    }
+    o += "workdir:    " + (spec.workdir ? *spec.workdir + " (" + how + ")" : std::string("none (nothing writable)")) +
+         "\n";
+    if (!options.workdir_note.empty()) o += "            note: " + options.workdir_note + "\n";
+    return o;
+}
+
 }  // namespace
 
 std::string format_dry_run(const Spec& spec, const RunOptions& options, const Prepared& prepared) {
@@ -106,19 +125,7 @@ std::string format_dry_run(const Spec& spec, const RunOptions& options, const Pr
     o += spec.share_net ? " (network: host)" : " net (loopback only)";
     o += describe_allowed_hosts(spec);
     o += describe_ssh_agent(spec);
-    // A root caller's jail is remapped where the file systems allow it (cordon(1), ROOT CALLERS).
-    const bool remap = spec.host_uid == 0;
-    o += "\nuid map:    " + format_id_map(uid_maps(spec, remap));
-    o += "gid map:    " + format_id_map(gid_maps(spec, remap));
-    if (remap) o += "            (a root caller's jail runs as host uid and gid " + std::to_string(kRootJailId) + ")\n";
-    std::string how = spec.workdir_readonly ? "read-only" : "read-write";
-    if (remap && spec.workdir && !spec.workdir_readonly && spec.workdir_owner_uid != 0) {
-        how += "; owned by uid " + std::to_string(spec.workdir_owner_uid) +
-               ", whose files there are the jail's, and what it writes there that uid's; root's are read-only";
-    }
-    o += "workdir:    " + (spec.workdir ? *spec.workdir + " (" + how + ")" : std::string("none (nothing writable)")) +
-         "\n";
-    if (!options.workdir_note.empty()) o += "            note: " + options.workdir_note + "\n";
+    o += "\n" + ids_and_workdir_lines(spec, options);
     o += "chdir:      " + spec.chdir + "\n";
     o += "hostname:   " + spec.hostname.value_or("(unchanged)") + "\n";
     o += "mounts (in order):\n";

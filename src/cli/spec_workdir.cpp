@@ -183,7 +183,7 @@ std::optional<std::string> read_proc_text(const char* path) {
     if (!fd) return std::nullopt;
     std::string text;
     char buf[16384];
-    for (ssize_t n; (n = retry_eintr([&] { return ::read(fd.get(), buf, sizeof buf); })) > 0;) {
+    for (ssize_t n = 0; (n = retry_eintr([&] { return ::read(fd.get(), buf, sizeof buf); })) > 0;) {
         text.append(buf, static_cast<size_t>(n));
         if (text.size() > (size_t{4} << 20)) return std::nullopt;
     }
@@ -240,7 +240,8 @@ std::optional<std::pair<uid_t, gid_t>> owner_idmap(const std::string& wd, struct
             if (::stat(up.c_str(), &st) == 0 && st.st_dev == home.st_dev && st.st_ino == home.st_ino) {
                 const std::string_view first = path_basename(below);
                 if (first.starts_with(".") || first == "bin") {
-                    why = "is in " + std::string(first) + " of " + who + "'s home directory, where their tools run from";
+                    why =
+                        "is in " + std::string(first) + " of " + who + "'s home directory, where their tools run from";
                     return std::nullopt;
                 }
                 break;
