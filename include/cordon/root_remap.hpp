@@ -9,8 +9,8 @@
 // under /etc) is unreadable.
 //
 // A workdir that another user owns (a project of the user's bind-mounted into a root container,
-// a CI runner's checkout) is idmapped from that owner instead: the jail (no capabilities, so the owner of what it writes) owns what the
-// owner owns there, and what it writes there is the owner's on disk; root's files there are
+// a CI runner's checkout) is idmapped from that owner instead: the jail (no capabilities, so the owner of what it
+// writes) owns what the owner owns there, and what it writes there is the owner's on disk; root's files there are
 // nobody's to it.
 #pragma once
 
