@@ -341,9 +341,9 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
         const std::string ro = "the workdir " + *s.workdir + " " + why + ": it is shared read-only";
         o.workdir_note = o.workdir_note.empty() ? ro : o.workdir_note + "; " + ro;
     }
-    // A root caller's jail owns what root owns in the workdir, and also what the workdir's owner
-    // owns there (a CI job running as root in a checkout of the runner's user): cordon(1), ROOT
-    // CALLERS.
+    // A root caller's jail owns what root owns in the workdir; in one another user owns (a CI
+    // job running as root in a checkout of the runner's user), what that owner owns there
+    // instead, where owner_idmap allows it: cordon(1), ROOT CALLERS.
     if (s.workdir && !s.workdir_readonly && host.uid == 0) {
         std::string why;
         struct stat top {};
