@@ -74,4 +74,9 @@ struct PasswdEntry {
 };
 std::optional<PasswdEntry> passwd_entry(uid_t uid);
 
+// Whether a file system is mounted anywhere below DIR (a real path, not "/"), as
+// /proc/self/mountinfo lists the mounts (its octal escapes undone); true where that cannot be
+// read.
+bool mounts_below(const std::string& dir);
+
 }  // namespace cordon

@@ -109,15 +109,42 @@ bool wildmatch(std::string_view p, std::string_view s, bool fold, size_t& steps)
 }
 
 // Where a config's includes are judged from: HOME for "~/", and the repository the command
-// works in for includeIf's gitdir: and onbranch: conditions.
+// works in for includeIf's gitdir: and onbranch: conditions, looked at only when one is met.
 struct IncludeContext {
     std::string home;
-    std::string gitdir;  // the workdir's git directory, as a real path ("" where there is none)
-    std::string branch;  // its HEAD's branch, without refs/heads/ ("" when detached)
+    const Spec* spec = nullptr;
     // Files still to be read for one identity: includes may branch at every level, and git's
     // depth of 10 alone would allow a thousand reads of 1 MiB each.
     mutable int files_left = 64;
+    // The workdir's git directory as a real path ("" where there is none) and its HEAD's
+    // branch without refs/heads/ ("" when detached), once a condition asks.
+    struct Repo {
+        std::string gitdir, branch;
+    };
+    mutable std::optional<Repo> repo;
+    const Repo& repository() const;
 };
+
+// The workdir's git directory (a linked worktree's own, else .git), as git names it.
+std::string workdir_git_dir(const Spec& s) {
+    return s.workdir_gitdir.empty() ? *s.workdir + "/.git" : s.workdir_gitdir;
+}
+
+const IncludeContext::Repo& IncludeContext::repository() const {
+    if (repo) return *repo;
+    repo.emplace();
+    if (spec == nullptr || !spec->workdir) return *repo;
+    char real[PATH_MAX];
+    struct stat st {};
+    if (!real_path(workdir_git_dir(*spec), real) || ::stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) return *repo;
+    repo->gitdir = real;
+    if (auto head = read_small_file(repo->gitdir + "/HEAD"); head && head->rfind("ref: refs/heads/", 0) == 0) {
+        std::string branch = head->substr(16);
+        while (!branch.empty() && (branch.back() == '\n' || branch.back() == '\r')) branch.pop_back();
+        repo->branch = branch;
+    }
+    return *repo;
+}
 
 // PATH as git's include.path names it, from the config file FROM: "~/" from HOME, a relative
 // path from FROM's directory.
@@ -132,7 +159,8 @@ std::string include_target(const std::string& path, const std::string& from, con
 bool include_if(std::string_view condition, const std::string& from, const IncludeContext& ctx) {
     const bool fold = condition.rfind("gitdir/i:", 0) == 0;
     if (fold || condition.rfind("gitdir:", 0) == 0) {
-        if (ctx.gitdir.empty()) return false;
+        const std::string& gitdir = ctx.repository().gitdir;
+        if (gitdir.empty()) return false;
         std::string pattern(condition.substr(condition.find(':') + 1));
         if (pattern.rfind("~/", 0) == 0) {
             if (ctx.home.empty()) return false;
@@ -144,14 +172,15 @@ bool include_if(std::string_view condition, const std::string& from, const Inclu
         }
         if (!pattern.empty() && pattern.back() == '/') pattern += "**";
         size_t steps = 100000;
-        return wildmatch(pattern, ctx.gitdir, fold, steps);
+        return wildmatch(pattern, gitdir, fold, steps);
     }
     if (condition.rfind("onbranch:", 0) == 0) {
-        if (ctx.branch.empty()) return false;
+        const std::string& branch = ctx.repository().branch;
+        if (branch.empty()) return false;
         std::string pattern(condition.substr(9));
         if (!pattern.empty() && pattern.back() == '/') pattern += "**";
         size_t steps = 100000;
-        return wildmatch(pattern, ctx.branch, false, steps);
+        return wildmatch(pattern, branch, false, steps);
     }
     return false;
 }
@@ -208,29 +237,6 @@ GitIdentity git_identity_in(const std::string& path, const IncludeContext& ctx) 
     return out;
 }
 
-// The workdir's git directory and branch, for includeIf (IncludeContext).
-IncludeContext include_context(const HostInfo& host, const Spec& s) {
-    IncludeContext ctx;
-    ctx.home = host.home;
-    if (!s.workdir) return ctx;
-    std::string gitdir = s.workdir_gitdir.empty() ? *s.workdir + "/.git" : s.workdir_gitdir;
-    char real[PATH_MAX];
-    struct stat st {};
-    if (!real_path(gitdir, real) || ::stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) return ctx;
-    ctx.gitdir = real;
-    char head[512];
-    UniqueFd fd(::open((ctx.gitdir + "/HEAD").c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    const ssize_t n =
-        fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd.get(), head, sizeof head) : -1;
-    const std::string_view text(head, n > 0 ? static_cast<size_t>(n) : 0);
-    if (text.rfind("ref: refs/heads/", 0) == 0) {
-        std::string branch(text.substr(16));
-        while (!branch.empty() && (branch.back() == '\n' || branch.back() == '\r')) branch.pop_back();
-        ctx.branch = branch;
-    }
-    return ctx;
-}
-
 // The caller's git identity for a private HOME that does not show ~/.gitconfig: user.name and
 // user.email of the caller's global git config and what it includes, and nothing else of it,
 // as GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n entries (so `git commit` has an author). Left out
@@ -248,8 +254,10 @@ void add_git_identity(const SettingsLayer& merged, const HostInfo& host, const S
     const std::string global[] = {xdg.empty() ? std::string() : xdg + "/git/config", gitconfig};
     constexpr size_t kMaxValue = 256;
     // Each file read once, for both keys.
-    const IncludeContext ctx = include_context(host, s);
-    const GitIdentity repo = ctx.gitdir.empty() ? GitIdentity{} : git_identity_in(ctx.gitdir + "/config", ctx);
+    IncludeContext ctx;
+    ctx.home = host.home;
+    ctx.spec = &s;
+    const GitIdentity repo = s.workdir ? git_identity_in(workdir_git_dir(s) + "/config", ctx) : GitIdentity{};
     const GitIdentity globals[] = {global[0].empty() ? GitIdentity{} : git_identity_in(global[0], ctx),
                                    git_identity_in(global[1], ctx)};
     int n = 0;

@@ -23,5 +23,8 @@ Status set_ssh_agent(const SettingsLayer& merged, const HostInfo& host, Spec& s)
 void set_agent_environment(Spec& s);
 // --timeout, the cgroup limits (SPEC §7) and --rlimit.
 Status set_limits(const SettingsLayer& merged, Spec& s);
+// A small file's text (a .git file, HEAD), read without following a final symlink; nullopt
+// where it is not a regular file of 4 KiB or less (spec_workdir.cpp).
+std::optional<std::string> read_small_file(const std::string& path);
 
 }  // namespace cordon::spec_steps

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -32,16 +31,6 @@ Result<std::string> explicit_workdir(const std::string& wd, const HostInfo& host
     char real[PATH_MAX];
     if (!real_path(n, real)) return sys_error("--workdir: " + wd);
     return std::string(real);
-}
-
-// A small file's text (a .git file, HEAD), read without following a final symlink.
-std::optional<std::string> read_small_file(const std::string& path) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096) return std::nullopt;
-    std::string text(static_cast<size_t>(st.st_size), '\0');
-    if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return std::nullopt;
-    return text;
 }
 
 // GITDIR is a git directory as git's is_git_directory takes one: a valid HEAD (a symlink into
@@ -177,34 +166,6 @@ void find_workdir_git_dirs(const std::string& wd, const Unsafe& unsafe, Spec& s,
     s.workdir_commondir = common;
 }
 
-// A /proc file's text, to its end (its size says 0), at most 4 MiB.
-std::optional<std::string> read_proc_text(const char* path) {
-    UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-    if (!fd) return std::nullopt;
-    std::string text;
-    char buf[16384];
-    for (ssize_t n = 0; (n = retry_eintr([&] { return ::read(fd.get(), buf, sizeof buf); })) > 0;) {
-        text.append(buf, static_cast<size_t>(n));
-        if (text.size() > (size_t{4} << 20)) return std::nullopt;
-    }
-    return text;
-}
-
-// PATH as mountinfo writes a mount point: space, tab, newline and backslash in octal.
-std::string mountinfo_escaped(const std::string& path) {
-    std::string out;
-    for (char c : path) {
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
-            char oct[5];
-            std::snprintf(oct, sizeof oct, "\\%03o", static_cast<unsigned char>(c));
-            out += oct;
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
-
 // A root caller's workdir WD that another user owns: that owner's uid and the group to idmap it
 // from (cordon(1), ROOT CALLERS), or nullopt, with WHY set where the owner's files stay nobody's
 // for a reason to tell. Never where the jail would write what the owner's shell or tools run:
@@ -257,27 +218,9 @@ std::optional<std::pair<uid_t, gid_t>> owner_idmap(const std::string& wd, struct
             return std::nullopt;
         }
     }
-    const std::string escaped = mountinfo_escaped(wd);
-    if (auto mounts = read_proc_text("/proc/self/mountinfo")) {
-        for (size_t at = 0; at < mounts->size();) {
-            size_t end = mounts->find('\n', at);
-            if (end == std::string::npos) end = mounts->size();
-            const std::string_view line(mounts->data() + at, end - at);
-            at = end + 1;
-            // "ID PARENT MAJ:MIN ROOT MOUNT-POINT ...": the fifth field, octal escapes kept.
-            size_t f = 0;
-            for (int i = 0; i < 4 && f != std::string_view::npos; ++i) {
-                f = line.find(' ', f);
-                if (f != std::string_view::npos) ++f;
-            }
-            if (f == std::string_view::npos) continue;
-            const std::string_view point = line.substr(f, line.find(' ', f) - f);
-            if (point.size() > escaped.size() && point.compare(0, escaped.size(), escaped) == 0 &&
-                point[escaped.size()] == '/') {
-                why = "belongs to " + who + " and has another file system mounted below it";
-                return std::nullopt;
-            }
-        }
+    if (mounts_below(wd)) {
+        why = "belongs to " + who + " and has another file system mounted below it";
+        return std::nullopt;
     }
     if (owner) return std::pair{top.st_uid, owner->gid};
     if (top.st_gid == top.st_uid) return std::pair{top.st_uid, top.st_gid};
@@ -287,6 +230,15 @@ std::optional<std::pair<uid_t, gid_t>> owner_idmap(const std::string& wd, struct
 }
 
 }  // namespace
+
+std::optional<std::string> read_small_file(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096) return std::nullopt;
+    std::string text(static_cast<size_t>(st.st_size), '\0');
+    if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return std::nullopt;
+    return text;
+}
 
 // The workdir: explicit (--workdir / profile) is honoured; the implicit one is the current
 // directory, or the top of the git repository that holds it (so that git works from a

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +31,7 @@
 
 #include "cordon/fd.hpp"
 #include "cordon/git_config.hpp"
+#include "cordon/paths.hpp"
 #include "leftovers_state.hpp"
 
 namespace cordon {
@@ -48,52 +48,11 @@ constexpr uint64_t kEventMask =
 constexpr size_t kMaxEventDirs = size_t{1} << 15;
 constexpr size_t kMaxMadeNames = size_t{1} << 16;
 
-// A field of /proc/self/mountinfo with its octal escapes (\040 for a space) undone.
-std::string unescape(std::string_view s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])) != 0) {
-            out += static_cast<char>(((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) | (s[i + 3] - '0'));
-            i += 3;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
 // Whether a file system is mounted anywhere below the workdir (its events are not the mark's).
 bool RepoWatch::State::mounts_below() const {
-    if (root_real.empty() || root_real == "/") return true;
-    UniqueFd fd(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
-    if (!fd) return true;
-    std::string text;
-    char chunk[8192];
-    for (;;) {
-        const ssize_t n = retry_eintr([&] { return ::read(fd.get(), chunk, sizeof chunk); });
-        if (n < 0) return true;
-        if (n == 0) break;
-        text.append(chunk, static_cast<size_t>(n));
-    }
-    const std::string prefix = root_real + "/";
-    for (size_t at = 0; at < text.size();) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        const std::string_view line(text.data() + at, end - at);
-        at = end + 1;
-        // ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...
-        size_t field = 0, pos = 0;
-        for (; field < 4 && pos != std::string_view::npos; ++field) {
-            pos = line.find(' ', pos);
-            if (pos != std::string_view::npos) ++pos;
-        }
-        if (pos == std::string_view::npos) continue;
-        const std::string point = unescape(line.substr(pos, line.find(' ', pos) - pos));
-        if (point.compare(0, prefix.size(), prefix) == 0) return true;
-    }
-    return false;
+    return root_real.empty() || root_real == "/" || cordon::mounts_below(root_real);
 }
 
 // The fanotify group, where the kernel and the caller allow one and its events can be complete.

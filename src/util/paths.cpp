@@ -15,6 +15,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "cordon/fd.hpp"
+
 namespace cordon {
 
 std::string normalize_path(const std::string& path, const std::string& cwd) {
@@ -236,6 +238,38 @@ std::optional<PasswdEntry> passwd_entry(uid_t uid) {
         return PasswdEntry{std::string(fields[0]), std::string(fields[5]), gid};
     }
     return std::nullopt;
+}
+
+bool mounts_below(const std::string& dir) {
+    auto text = read_file("/proc/self/mountinfo");
+    if (!text) return true;
+    const std::string prefix = dir + "/";
+    for (size_t at = 0; at < text->size();) {
+        size_t end = text->find('\n', at);
+        if (end == std::string::npos) end = text->size();
+        const std::string_view line(text->data() + at, end - at);
+        at = end + 1;
+        // ID PARENT MAJOR:MINOR ROOT MOUNT-POINT ...; the mount point's \ooo escapes undone
+        size_t pos = 0;
+        for (int field = 0; field < 4 && pos != std::string_view::npos; ++field) {
+            pos = line.find(' ', pos);
+            if (pos != std::string_view::npos) ++pos;
+        }
+        if (pos == std::string_view::npos) continue;
+        const std::string_view escaped = line.substr(pos, line.find(' ', pos) - pos);
+        std::string point;
+        for (size_t i = 0; i < escaped.size(); ++i) {
+            if (escaped[i] == '\\' && i + 3 < escaped.size() && escaped[i + 1] >= '0' && escaped[i + 1] <= '7') {
+                point += static_cast<char>(((escaped[i + 1] - '0') << 6) | ((escaped[i + 2] - '0') << 3) |
+                                           (escaped[i + 3] - '0'));
+                i += 3;
+            } else {
+                point += escaped[i];
+            }
+        }
+        if (point.compare(0, prefix.size(), prefix) == 0) return true;
+    }
+    return false;
 }
 
 }  // namespace cordon
