@@ -1,10 +1,13 @@
 // RAII for file descriptors and small EINTR-safe syscall helpers.
 #pragma once
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "cordon/error.hpp"
@@ -66,5 +69,21 @@ Result<std::string> read_file(const std::string& path);
 // The same from FD, opened on PATH (named in errors), from its offset.
 Result<std::string> read_fd(int fd, const std::string& path);
 Status write_file(const std::string& path, const std::string& data);
+// The regular file open at FD holds TEXT, byte for byte: compared in 16 KiB steps without
+// moving FD's offset, so the file is not copied onto the heap (whose fresh pages are page
+// faults at start-up). A file that changed while it was compared (its size, times or inode,
+// before and after) does not hold it.
+bool fd_holds(int fd, std::string_view text);
+// The entry of SHIPPED (built-in files, each with its .text) that the file open at FD holds, or
+// null: one fstat, and fd_holds for an entry of the file's size.
+template <class Entry>
+const Entry* shipped_file_at(int fd, std::span<const Entry> shipped) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return nullptr;
+    for (const Entry& e : shipped) {
+        if (static_cast<uint64_t>(st.st_size) == e.text.size() && fd_holds(fd, e.text)) return &e;
+    }
+    return nullptr;
+}
 
 }  // namespace cordon

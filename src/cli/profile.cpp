@@ -1,5 +1,6 @@
 #include "cordon/profile.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <toml++/toml.h>
@@ -349,10 +350,12 @@ SettingsLayer ProfileReader::finish() && {
 
 }  // namespace
 
-Result<SettingsLayer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
-                                    std::vector<std::string>* extends, std::vector<std::string>* extends_where,
-                                    bool item_origins) {
-    CORDON_ASSIGN_OR_RETURN(const TomlValue tbl, profile_tree(text, path));
+namespace {
+
+// A profile's settings from its tree (parse_profile's, or a shipped profile's compiled one).
+Result<SettingsLayer> profile_from_tree(const TomlValue& tbl, const std::string& path, const Vars& vars,
+                                        std::vector<std::string>* extends, std::vector<std::string>* extends_where,
+                                        bool item_origins) {
     ProfileReader reader(path, vars, item_origins);
     // The keys in the file's order (the tree holds them in key order), every bad one reported.
     std::vector<size_t> order(tbl.items.size());
@@ -389,6 +392,35 @@ Result<SettingsLayer> parse_profile(const std::string& text, const std::string& 
         first->also.push_back("cordon: " + path + ": ... and " + std::to_string(more) + " more errors");
     if (first) return std::move(*first);
     return std::move(reader).finish();
+}
+
+// The profile at PATH (a file, or a built-in one): a shipped profile's compiled tree where the
+// file is one byte for byte (without reading it onto the heap), else its text parsed.
+Result<SettingsLayer> load_profile_file(const std::string& path, const Vars& vars, std::vector<std::string>* extends,
+                                        std::vector<std::string>* extends_where, bool item_origins) {
+    if (!is_builtin(path)) {
+        UniqueFd fd(retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
+        if (!fd) return make_error(path, "cannot read this profile", errno);
+        if (const EmbeddedToml* e = shipped_file_at(fd.get(), embedded_profiles())) {
+            CORDON_ASSIGN_OR_RETURN(const TomlValue tbl, deserialize_toml_value(e->compiled));
+            return profile_from_tree(tbl, path, vars, extends, extends_where, item_origins);
+        }
+        auto text = read_fd(fd.get(), path);
+        if (!text) return make_error(path, "cannot read this profile", text.error().err);
+        return parse_profile(*text, path, vars, extends, extends_where, item_origins);
+    }
+    auto text = read_data_file(path);
+    if (!text) return make_error(path, "cannot read this profile", text.error().err);
+    return parse_profile(*text, path, vars, extends, extends_where, item_origins);
+}
+
+}  // namespace
+
+Result<SettingsLayer> parse_profile(const std::string& text, const std::string& path, const Vars& vars,
+                                    std::vector<std::string>* extends, std::vector<std::string>* extends_where,
+                                    bool item_origins) {
+    CORDON_ASSIGN_OR_RETURN(const TomlValue tbl, profile_tree(text, path));
+    return profile_from_tree(tbl, path, vars, extends, extends_where, item_origins);
 }
 
 Result<std::string> find_profile(const std::string& name) {
@@ -431,10 +463,8 @@ Status load_one(const std::string& name, const std::string& at, const Vars& vars
         return make_error(at.empty() ? *path : at, "profiles extend each other in a cycle: " + chain + *path);
     }
     if (done.count(*path)) return {};
-    auto text = read_data_file(*path);
-    if (!text) return make_error(*path, "cannot read this profile", text.error().err);
     std::vector<std::string> parents, parents_where;
-    auto layer = parse_profile(*text, *path, vars, &parents, &parents_where, item_origins);
+    auto layer = load_profile_file(*path, vars, &parents, &parents_where, item_origins);
     if (!layer) return layer.error();
     stack.push_back(*path);
     for (size_t i = 0; i < parents.size(); ++i) {

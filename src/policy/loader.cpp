@@ -449,39 +449,6 @@ void remember_examples_good(const std::string& dir, const std::string& key, cons
     if (!ok || ::rename(tmp.c_str(), (dir + "/" + key).c_str()) != 0) ::unlink(tmp.c_str());
 }
 
-// The shipped policy that the file open at FD is, byte for byte, or null. Compared in steps
-// through a small buffer, without moving FD's offset: the file need not be copied onto the heap,
-// whose fresh pages are page faults while init builds the jail. A file that changed while it
-// was compared (its size, times or inode, before and after) is not taken for one.
-const EmbeddedPolicy* embedded_file(int fd) {
-    struct stat before {};
-    if (::fstat(fd, &before) != 0 || !S_ISREG(before.st_mode)) return nullptr;
-    for (const EmbeddedPolicy& e : embedded_policies()) {
-        if (static_cast<uint64_t>(before.st_size) != e.text.size()) continue;
-        char buf[4096];
-        size_t at = 0;
-        for (;;) {
-            const ssize_t n = retry_eintr([&] { return ::pread(fd, buf, sizeof buf, static_cast<off_t>(at)); });
-            if (n < 0) return nullptr;
-            const size_t got = static_cast<size_t>(n);
-            if (got == 0) break;
-            if (at + got > e.text.size() || std::memcmp(buf, e.text.data() + at, got) != 0) break;
-            at += got;
-        }
-        if (at != e.text.size()) continue;
-        struct stat after {};
-        const auto same = [](const timespec& a, const timespec& b) {
-            return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
-        };
-        if (::fstat(fd, &after) != 0 || after.st_size != before.st_size || after.st_ino != before.st_ino ||
-            !same(after.st_mtim, before.st_mtim) || !same(after.st_ctim, before.st_ctim)) {
-            return nullptr;
-        }
-        return &e;
-    }
-    return nullptr;
-}
-
 }  // namespace
 
 Result<PolicySet> load(const std::vector<std::string>& names_or_paths) {
@@ -496,7 +463,7 @@ Result<PolicySet> load(const std::vector<std::string>& names_or_paths) {
         // Opened once: a FIFO's writer is met by this open alone.
         const UniqueFd fd(retry_eintr([&] { return ::open(path->c_str(), O_RDONLY | O_CLOEXEC); }));
         if (!fd) return sys_error("open " + *path);
-        if (const EmbeddedPolicy* e = embedded_file(fd.get())) {
+        if (const EmbeddedPolicy* e = shipped_file_at(fd.get(), embedded_policies())) {
             set.add_compiled(e->compiled, *path);
             continue;
         }

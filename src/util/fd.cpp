@@ -221,6 +221,27 @@ Result<std::string> read_fd(int fd, const std::string& path) {
     return out;
 }
 
+bool fd_holds(int fd, std::string_view text) {
+    struct stat before {};
+    if (::fstat(fd, &before) != 0 || !S_ISREG(before.st_mode) || static_cast<uint64_t>(before.st_size) != text.size())
+        return false;
+    char buf[16384];
+    // Up to the size fstat gave: a file that grew meanwhile has another size, or times, after.
+    for (size_t at = 0; at < text.size();) {
+        const ssize_t n = retry_eintr([&] { return ::pread(fd, buf, sizeof buf, static_cast<off_t>(at)); });
+        if (n <= 0) return false;
+        const auto got = static_cast<size_t>(n);
+        if (at + got > text.size() || std::memcmp(buf, text.data() + at, got) != 0) return false;
+        at += got;
+    }
+    struct stat after {};
+    const auto same = [](const timespec& a, const timespec& b) {
+        return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+    };
+    return ::fstat(fd, &after) == 0 && after.st_size == before.st_size && after.st_ino == before.st_ino &&
+           after.st_dev == before.st_dev && same(after.st_mtim, before.st_mtim) && same(after.st_ctim, before.st_ctim);
+}
+
 Status write_file(const std::string& path, const std::string& data) {
     UniqueFd fd(retry_eintr([&] { return ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC); }));
     if (!fd) return sys_error("open " + path);
