@@ -17,7 +17,7 @@
 // call with page-table isolation and without PCIDs (the development VM), every system call
 // also empties the TLB, and a run makes hundreds before the jail's clone: with the code on one
 // 2 MiB mapping, the walks that refill it after each call are one instead of dozens (about
-// 0.5 ms of a 14 ms run; bench/README.md, "Pages mapped at entry").
+// 0.5 ms of a 14 ms run; bench/README.md, "The start-up code on one huge page").
 // The 2 MiB folio is the page cache's to make: a file read from disk (after boot, or once its
 // pages were evicted) is read ahead into it; a file just written by cp(1) keeps the small
 // folios its writes made until they are evicted, and a run then maps 4 KiB pages as before.
