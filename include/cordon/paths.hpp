@@ -74,6 +74,9 @@ struct PasswdEntry {
 };
 std::optional<PasswdEntry> passwd_entry(uid_t uid);
 
+// A field of /proc/self/mountinfo (a mount point, a root) with its \ooo escapes undone: the
+// kernel writes space, tab, newline and backslash so.
+std::string unescape_mountinfo(std::string_view field);
 // Whether a file system is mounted anywhere below DIR (a real path, not "/"), as
 // /proc/self/mountinfo lists the mounts (its octal escapes undone); true where that cannot be
 // read.

@@ -398,18 +398,16 @@ Result<SettingsLayer> profile_from_tree(const TomlValue& tbl, const std::string&
 // file is one byte for byte (without reading it onto the heap), else its text parsed.
 Result<SettingsLayer> load_profile_file(const std::string& path, const Vars& vars, std::vector<std::string>* extends,
                                         std::vector<std::string>* extends_where, bool item_origins) {
+    UniqueFd fd;
     if (!is_builtin(path)) {
-        UniqueFd fd(retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
+        fd.reset(retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
         if (!fd) return make_error(path, "cannot read this profile", errno);
         if (const EmbeddedToml* e = shipped_file_at(fd.get(), embedded_profiles())) {
             CORDON_ASSIGN_OR_RETURN(const TomlValue tbl, deserialize_toml_value(e->compiled));
             return profile_from_tree(tbl, path, vars, extends, extends_where, item_origins);
         }
-        auto text = read_fd(fd.get(), path);
-        if (!text) return make_error(path, "cannot read this profile", text.error().err);
-        return parse_profile(*text, path, vars, extends, extends_where, item_origins);
     }
-    auto text = read_data_file(path);
+    auto text = fd ? read_fd(fd.get(), path) : read_data_file(path);
     if (!text) return make_error(path, "cannot read this profile", text.error().err);
     return parse_profile(*text, path, vars, extends, extends_where, item_origins);
 }

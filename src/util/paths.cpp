@@ -240,6 +240,20 @@ std::optional<PasswdEntry> passwd_entry(uid_t uid) {
     return std::nullopt;
 }
 
+std::string unescape_mountinfo(std::string_view field) {
+    std::string out;
+    for (size_t i = 0; i < field.size(); ++i) {
+        const auto octal = [&](size_t k) { return field[k] >= '0' && field[k] <= '7'; };
+        if (field[i] == '\\' && i + 3 < field.size() && octal(i + 1) && octal(i + 2) && octal(i + 3)) {
+            out += static_cast<char>(((field[i + 1] - '0') << 6) | ((field[i + 2] - '0') << 3) | (field[i + 3] - '0'));
+            i += 3;
+        } else {
+            out += field[i];
+        }
+    }
+    return out;
+}
+
 bool mounts_below(const std::string& dir) {
     auto text = read_file("/proc/self/mountinfo");
     if (!text) return true;
@@ -256,17 +270,7 @@ bool mounts_below(const std::string& dir) {
             if (pos != std::string_view::npos) ++pos;
         }
         if (pos == std::string_view::npos) continue;
-        const std::string_view escaped = line.substr(pos, line.find(' ', pos) - pos);
-        std::string point;
-        for (size_t i = 0; i < escaped.size(); ++i) {
-            if (escaped[i] == '\\' && i + 3 < escaped.size() && escaped[i + 1] >= '0' && escaped[i + 1] <= '7') {
-                point += static_cast<char>(((escaped[i + 1] - '0') << 6) | ((escaped[i + 2] - '0') << 3) |
-                                           (escaped[i + 3] - '0'));
-                i += 3;
-            } else {
-                point += escaped[i];
-            }
-        }
+        const std::string point = unescape_mountinfo(line.substr(pos, line.find(' ', pos) - pos));
         if (point.compare(0, prefix.size(), prefix) == 0) return true;
     }
     return false;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 
 #include "cordon/cgroup.hpp"
 #include "cordon/paths.hpp"
@@ -13,20 +12,6 @@
 namespace cordon {
 
 namespace {
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape_octal(std::string_view s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
-            out += static_cast<char>(std::strtol(std::string(s.substr(i + 1, 3)).c_str(), nullptr, 8));
-            i += 3;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
-}
 
 std::vector<std::string_view> lines_of(std::string_view text) {
     std::vector<std::string_view> out;
@@ -150,7 +135,7 @@ std::optional<Cgroup2Mount> parse_cgroup2_mount(std::string_view mountinfo) {
         if (after.empty() || after[0] != "cgroup2") continue;
         auto before = split_words(line.substr(0, dash));
         if (before.size() < 5) continue;
-        return Cgroup2Mount{unescape_octal(before[4]), unescape_octal(before[3])};
+        return Cgroup2Mount{unescape_mountinfo(before[4]), unescape_mountinfo(before[3])};
     }
     return std::nullopt;
 }

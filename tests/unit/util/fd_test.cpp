@@ -282,3 +282,29 @@ TEST_CASE("read_file reads the whole file: regular at its size, empty, and /proc
     CHECK(status->find("VmPeak:") != std::string::npos);
     CHECK(!read_file("/nonexistent/cordon-read-file"));
 }
+
+TEST_CASE("fd_holds: the file's bytes exactly, across its 16 KiB steps, offset kept", "[fd]") {
+    char tmpl[] = "/tmp/cordon-fd-holds.XXXXXX";
+    const int fd = ::mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    std::string data(40000, '\0');  // three steps, the last a partial one
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + i % 26);
+    REQUIRE(write_all(fd, data.data(), data.size()));
+    REQUIRE(::lseek(fd, 5, SEEK_SET) == 5);
+    CHECK(fd_holds(fd, data));
+    CHECK(::lseek(fd, 0, SEEK_CUR) == 5);  // compared with pread: the offset is the caller's
+    std::string other = data;
+    other[39999] = '#';  // differs in the last byte of the last step
+    CHECK_FALSE(fd_holds(fd, other));
+    other = data;
+    other[16384] = '#';  // the first byte of the second step
+    CHECK_FALSE(fd_holds(fd, other));
+    CHECK_FALSE(fd_holds(fd, std::string_view(data).substr(0, 39999)));  // a prefix: another size
+    CHECK_FALSE(fd_holds(fd, data + "x"));
+    ::close(fd);
+    ::unlink(tmpl);
+    const int dir = ::open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(dir >= 0);
+    CHECK_FALSE(fd_holds(dir, ""));  // not a regular file
+    ::close(dir);
+}

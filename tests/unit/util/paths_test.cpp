@@ -108,3 +108,14 @@ TEST_CASE("real_path agrees with realpath(3)", "[paths]") {
     }
     CHECK(::rmdir(base.c_str()) == 0);
 }
+
+TEST_CASE("unescape_mountinfo undoes the kernel's \\ooo escapes and nothing else", "[paths]") {
+    CHECK(unescape_mountinfo("/mnt/plain") == "/mnt/plain");
+    CHECK(unescape_mountinfo("/mnt/my\\040dir") == "/mnt/my dir");
+    CHECK(unescape_mountinfo("/a\\011b\\012c\\134d") == "/a\tb\nc\\d");
+    CHECK(unescape_mountinfo("/end\\040") == "/end ");        // an escape that ends the field
+    CHECK(unescape_mountinfo("/short\\04") == "/short\\04");  // too short to be one: kept
+    CHECK(unescape_mountinfo("/not\\9ab") == "/not\\9ab");    // not octal: kept
+    CHECK(unescape_mountinfo("/not\\0a7") == "/not\\0a7");
+    CHECK(unescape_mountinfo("") == "");
+}
