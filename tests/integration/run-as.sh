@@ -32,7 +32,7 @@ echo "[default]" > "$stage/home/.aws/credentials"
 chmod 0700 "$stage/home/.ssh"
 
 lib=$(dirname "$(readlink -f "$0")")/lib.sh
-envs=(CORDON="$stage/bin/cordon" WORK="$stage/work" SCRATCH="$stage/scratch" HOME="$stage/home" STAGE="$stage" TESTLIB="$lib"
+envs=(CORDON="$stage/bin/cordon" CORDON_BUILD="$(dirname "$(dirname "$bin")")" WORK="$stage/work" SCRATCH="$stage/scratch" HOME="$stage/home" STAGE="$stage" TESTLIB="$lib"
       CORDON_SANITIZE="${CORDON_SANITIZE:-}"
       RUN_AS="$as" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
 if [[ $as == root ]]; then

@@ -124,28 +124,54 @@ else
     # huge page (FilePmdMapped). The copy's page cache, which cp's writes made, is dropped first
     # (the same as after boot); a file system without large folios (ext4 before Linux 6.16) reads
     # it in small ones, and only then is this skipped.
+    # FilePmdMapped (kB) of BINARY running a command, read once the background shell has
+    # become cordon.
+    pmd_of() {
+      local binary=$1 pid pmd=
+      "$binary" -q -- /bin/sh -c 'sleep 3' &
+      pid=$!
+      for _ in $(seq 50); do
+        if [[ $(readlink "/proc/$pid/exe") == "$binary" ]]; then
+          pmd=$(awk '/^FilePmdMapped:/ { print $2 }' "/proc/$pid/smaps_rollup" 2>/dev/null)
+          break
+        fi
+        sleep 0.1
+      done
+      wait "$pid"
+      echo "$pmd"
+    }
+    # WHAT's start-up code on a huge page (FilePmdMapped), given its FilePmdMapped.
+    check_pmd() {
+      local what=$1 pmd=$2
+      if [[ -z $pmd ]]; then
+        not_ok "$what: no FilePmdMapped line for the running cordon"
+      elif [[ $pmd -ge 2048 ]]; then
+        ok "$what: the start-up code is mapped as a huge page (FilePmdMapped ${pmd} kB)"
+      elif [[ $(awk '/^FileHugePages:/ { print $2 }' /proc/meminfo) -eq 0 ]]; then
+        skip "$what: the page cache holds no 2 MiB folio of any file (no large folios on this file system)"
+      else
+        not_ok "$what: the start-up code is not on a huge page (FilePmdMapped ${pmd} kB)"
+      fi
+    }
     hp_dir="$SCRATCH/hugepage"
     mkdir -m 0755 "$hp_dir" && cp "$CORDON" "$hp_dir/cordon" && sync "$hp_dir/cordon" &&
       dd if="$hp_dir/cordon" iflag=nocache count=0 status=none
-    "$hp_dir/cordon" -q -- /bin/sh -c 'sleep 3' &
-    hp_pid=$!
-    pmd=
-    for _ in $(seq 50); do  # once the background shell has become cordon
-      if [[ $(readlink "/proc/$hp_pid/exe") == "$hp_dir/cordon" ]]; then
-        pmd=$(awk '/^FilePmdMapped:/ { print $2 }' "/proc/$hp_pid/smaps_rollup" 2>/dev/null)
-        break
+    check_pmd "read from disk" "$(pmd_of "$hp_dir/cordon")"
+    # `cmake --install` drops the page cache of the executable it wrote, as the packages do
+    # (CMakeLists.txt): the installed cordon's first run maps its start-up code as a huge page.
+    # Checked in the root run only: cmake --install also writes its manifest into the build
+    # directory, which is root's.
+    if [[ $RUN_AS == root ]]; then
+      if [[ ! -f $CORDON_BUILD/cmake_install.cmake ]]; then
+        not_ok "no cmake_install.cmake in the build directory '$CORDON_BUILD'"
+      else
+        mkdir -m 0755 "$SCRATCH/prefix"
+        if cmake --install "$CORDON_BUILD" --prefix "$SCRATCH/prefix" >"$SCRATCH/install.log" 2>&1; then
+          check_pmd "installed by cmake --install" "$(pmd_of "$SCRATCH/prefix/bin/cordon")"
+        else
+          not_ok "cmake --install $CORDON_BUILD failed: $(tail -3 "$SCRATCH/install.log")"
+        fi
       fi
-      sleep 0.1
-    done
-    wait "$hp_pid"
-    if [[ -z $pmd ]]; then
-      not_ok "no FilePmdMapped line for the running cordon ($hp_pid)"
-    elif [[ $pmd -ge 2048 ]]; then
-      ok "read from disk, the start-up code is mapped as a huge page (FilePmdMapped ${pmd} kB)"
-    elif [[ $(awk '/^FileHugePages:/ { print $2 }' /proc/meminfo) -eq 0 ]]; then
-      skip "the page cache holds no 2 MiB folio of any file (no large folios on this file system)"
-    else
-      not_ok "read from disk, the start-up code is not on a huge page (FilePmdMapped ${pmd} kB)"
     fi
   fi
 fi
