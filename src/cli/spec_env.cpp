@@ -2,7 +2,6 @@
 #include "spec_steps.hpp"
 
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "cordon/fd.hpp"
 #include "cordon/git_config.hpp"
 #include "cordon/paths.hpp"
+#include "cordon/wildmatch.hpp"
 
 namespace cordon::spec_steps {
 
@@ -46,66 +46,6 @@ Result<std::vector<std::string>> command_environment(const HostInfo& host) {
     }
     std::erase_if(base, [&var](const std::string& kv) { return kv.rfind(var + "=", 0) == 0; });
     return base;
-}
-
-// git's wildmatch with WM_PATHNAME, as includeIf's gitdir: and onbranch: conditions use it:
-// '*' and '?' stop at '/', "**/" is any number of directories, a "**" elsewhere anything;
-// [classes] and backslash escapes as fnmatch(3) has them. FOLD: gitdir/i's case folding. STEPS
-// bounds the work: a pattern of many stars backtracks exponentially (git's own hangs on
-// "**a**a**a...b"), and is then taken as no match.
-bool wildmatch(std::string_view p, std::string_view s, bool fold, size_t& steps) {
-    if (steps == 0) return false;
-    --steps;
-    auto same = [fold](char a, char b) {
-        return fold ? std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b))
-                    : a == b;
-    };
-    while (!p.empty()) {
-        if (p[0] == '*') {
-            size_t stars = p.find_first_not_of('*');
-            if (stars == std::string_view::npos) stars = p.size();
-            std::string_view rest = p.substr(stars);
-            if (stars >= 2) {
-                if (!rest.empty() && rest[0] == '/') {  // "**/": zero or more whole directories
-                    rest.remove_prefix(1);
-                    for (size_t at = 0;;) {
-                        if (wildmatch(rest, s.substr(at), fold, steps)) return true;
-                        at = s.find('/', at);
-                        if (at == std::string_view::npos) return false;
-                        ++at;
-                    }
-                }
-                for (size_t at = 0; at <= s.size(); ++at) {
-                    if (wildmatch(rest, s.substr(at), fold, steps)) return true;
-                }
-                return false;
-            }
-            for (size_t at = 0; at <= s.size(); ++at) {
-                if (wildmatch(rest, s.substr(at), fold, steps)) return true;
-                if (at < s.size() && s[at] == '/') return false;
-            }
-            return false;
-        }
-        if (s.empty()) return false;
-        if (p[0] == '?') {
-            if (s[0] == '/') return false;
-        } else if (p[0] == '[') {
-            const size_t close = p.find(']', p.size() > 2 && (p[1] == '!' || p[1] == '^') ? 3 : 2);
-            if (close == std::string_view::npos) return false;
-            const std::string cls(p.substr(0, close + 1));
-            char one[2] = {s[0], '\0'};
-            if (s[0] == '/' || ::fnmatch(cls.c_str(), one, fold ? FNM_CASEFOLD : 0) != 0) return false;
-            p.remove_prefix(close);
-        } else if (p[0] == '\\' && p.size() > 1) {
-            p.remove_prefix(1);
-            if (!same(p[0], s[0])) return false;
-        } else if (!same(p[0], s[0])) {
-            return false;
-        }
-        p.remove_prefix(1);
-        s.remove_prefix(1);
-    }
-    return s.empty();
 }
 
 // Where a config's includes are judged from: HOME for "~/", and the repository the command
@@ -154,25 +94,44 @@ std::string include_target(const std::string& path, const std::string& from, con
     return std::string(path_parent(from)) + "/" + path;
 }
 
-// Whether git takes includeIf's CONDITION as true for the workdir's repository. hasconfig: and
-// what git does not know are false, as git takes them.
+// Whether git takes includeIf's CONDITION as true for the workdir's repository, as git 2.39
+// decides it (config.c, include_by_gitdir and include_by_branch): "~/" is HOME, a relative
+// pattern gets "**/" before it, one ending in '/' gets "**" after it, and "./" is the directory
+// of the including file (its real path), which is compared as written and not as a pattern.
+// hasconfig: and what git does not know are false, as git takes them.
 bool include_if(std::string_view condition, const std::string& from, const IncludeContext& ctx) {
     const bool fold = condition.rfind("gitdir/i:", 0) == 0;
     if (fold || condition.rfind("gitdir:", 0) == 0) {
         const std::string& gitdir = ctx.repository().gitdir;
         if (gitdir.empty()) return false;
         std::string pattern(condition.substr(condition.find(':') + 1));
+        size_t prefix = 0;  // the part compared as written
         if (pattern.rfind("~/", 0) == 0) {
             if (ctx.home.empty()) return false;
             pattern = ctx.home + pattern.substr(1);
         } else if (pattern.rfind("./", 0) == 0) {
-            pattern = std::string(path_parent(from)) + pattern.substr(1);
+            char real[PATH_MAX];
+            if (!real_path(from, real)) return false;
+            const std::string dir(path_parent(real));
+            pattern = dir + pattern.substr(1);
+            prefix = dir.size() + 1;
         } else if (pattern.empty() || pattern[0] != '/') {
             pattern = "**/" + pattern;
         }
         if (!pattern.empty() && pattern.back() == '/') pattern += "**";
+        if (prefix > 0) {
+            if (gitdir.size() < prefix) return false;
+            const auto same = [fold](char a, char b) {
+                return fold ? std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b))
+                            : a == b;
+            };
+            if (!std::equal(pattern.begin(), pattern.begin() + static_cast<std::ptrdiff_t>(prefix), gitdir.begin(),
+                            same))
+                return false;
+        }
         size_t steps = 100000;
-        return wildmatch(pattern, gitdir, fold, steps);
+        return git_wildmatch(std::string_view(pattern).substr(prefix), std::string_view(gitdir).substr(prefix), fold,
+                             steps);
     }
     if (condition.rfind("onbranch:", 0) == 0) {
         const std::string& branch = ctx.repository().branch;
@@ -180,7 +139,7 @@ bool include_if(std::string_view condition, const std::string& from, const Inclu
         std::string pattern(condition.substr(9));
         if (!pattern.empty() && pattern.back() == '/') pattern += "**";
         size_t steps = 100000;
-        return wildmatch(pattern, branch, false, steps);
+        return git_wildmatch(pattern, branch, false, steps);
     }
     return false;
 }
