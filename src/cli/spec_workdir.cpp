@@ -59,7 +59,10 @@ bool is_git_directory(const std::string& gitdir) {
 
 // What DIR's .git entry makes of DIR for git: a repository's top (Yes), nothing (No: git looks
 // further up), or one git refuses for its owner (Refused: "dubious ownership", safe.directory's
-// default, which stops git's search too).
+// default, which stops git's search too). For a root caller, a repository that one other user
+// owns whole (its top and its .git directory) is a top too: there the jail takes that owner's
+// ids (owner_idmap), so git inside finds it its own, as a CI job's root finds a runner's
+// checkout with safe.directory set.
 enum class Top { Yes, No, Refused };
 Top repository_at(const std::string& dir) {
     const std::string dotgit = dir == "/" ? std::string("/.git") : dir + "/.git";
@@ -78,7 +81,9 @@ Top repository_at(const std::string& dir) {
     struct stat top {
     }, git{};
     if (::stat(dir.c_str(), &top) != 0 || ::stat(gitdir.c_str(), &git) != 0) return Top::No;
-    return top.st_uid == ::geteuid() && git.st_uid == ::geteuid() ? Top::Yes : Top::Refused;
+    if (top.st_uid == ::geteuid() && git.st_uid == ::geteuid()) return Top::Yes;
+    const bool git_dir_here = gitdir == dotgit;  // not a worktree's or submodule's .git file
+    return ::geteuid() == 0 && git_dir_here && top.st_uid == git.st_uid ? Top::Yes : Top::Refused;
 }
 
 // The top of the git repository that holds DIR (a real path), found as git finds it: the first
