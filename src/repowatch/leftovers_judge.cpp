@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "cordon/git_config.hpp"
 #include "cordon/paths.hpp"
@@ -150,7 +151,13 @@ void RepoWatch::State::judge_todo(int gitdir, const std::string& rel, const char
         why = "is a symlink, which the host's git would follow to read the commands it runs";
     } else if (auto text = read_small(dfd.get(), name)) {
         why = git_todo_unsafe(*text);
-        if (!why.empty()) why += ", which the host's git would run on --continue";
+        // And what to do now: the paused rebase or pick has no todo list left to go on with.
+        if (!why.empty()) {
+            const char* abort = std::string_view(dir) == "sequencer" ? "git cherry-pick --abort or git revert --abort"
+                                                                     : "git rebase --abort";
+            why += ", which the host's git would run on --continue (to go on: read it, then move it back; or " +
+                   std::string(abort) + ")";
+        }
     } else if (S_ISREG(sx->stx_mode)) {
         why = "is too large to judge (over 1 MiB)";
     }

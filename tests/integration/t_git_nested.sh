@@ -256,6 +256,10 @@ continue_runs_nothing() {
     not_ok "$1: git rebase --continue ran the planted exec"
 }
 continue_runs_nothing "a rebase's todo list"
+expect_err "on --continue \(to go on: read it, then move it back; or git rebase --abort\)" \
+  "the warning says how to go on from the paused rebase"
+"${G[@]}" rebase --abort >/dev/null 2>&1 && [[ ! -d .git/rebase-merge ]] &&
+  ok "and the host's git rebase --abort ends it" || not_ok "git rebase --abort: $(ls .git)"
 # 18b. The same in two runs: the first moves the paused rebase's state aside with an exec line
 #      (it is no todo list there), the second moves it back. Its files keep their times; the
 #      directory moved in is what the run changed.
