@@ -255,4 +255,23 @@ rm -rf "$cleanrepo/.vscode"
   ok "after the runs: the placeholders are gone, the config unchanged, build/ removed" ||
   not_ok "after the runs: $(ls -A "$cleanrepo" | tr '\n' ' ') config $(stat -c %a "$cleanrepo/.git/config")"
 
+# Beside the workdir: the directories the jail makes on the way to it in its private /tmp are
+# read-only, so that what a command writes there (git worktree add ../wt) fails instead of
+# vanishing with the run. /tmp itself and the workdir stay writable.
+beside="$WORK/beside/proj"
+mkdir -p "$beside" && git -C "$beside" init -q && echo a > "$beside/a" && git -C "$beside" add a &&
+  git -C "$beside" -c user.name=t -c user.email=t@t commit -qm one
+pushd "$beside" >/dev/null
+run "$CORDON" -q -- /bin/sh -c '(echo x > ../sibling) 2>/dev/null && echo sibling-written || echo sibling-refused
+  git worktree add -q ../wt >/dev/null 2>&1 && echo worktree-added || echo worktree-refused
+  echo y > /tmp/in-tmp && echo tmp-ok; echo z > made && echo made-ok'
+popd >/dev/null
+expect_out "^sibling-refused$" "a file beside the workdir is refused, not written into the jail's /tmp"
+expect_out "^worktree-refused$" "git worktree add ../wt fails instead of vanishing"
+expect_out "^tmp-ok$" "the jail's /tmp is still writable"
+expect_out "^made-ok$" "and the workdir"
+[[ -f $beside/made && ! -e $WORK/beside/wt && ! -e $beside/.git/worktrees/wt ]] &&
+  ok "on the host: the file made in the workdir, no worktree left half-made" ||
+  not_ok "host: $(ls -A "$WORK/beside") / $(git -C "$beside" worktree list)"
+
 finish

@@ -15,6 +15,7 @@
 #include <climits>
 #include <functional>
 #include <memory>
+#include <tuple>
 
 namespace cordon {
 
@@ -206,6 +207,27 @@ void Planner::plan_workdir_git() {
     if (common.empty() || !path_at_or_under(gitdir, common)) bind(gitdir);
 }
 
+// The directories the jail makes on the way to the workdir inside a fresh tmpfs of its own
+// (/tmp/a/b for a workdir /tmp/a/b/repo, ~/src for ~/src/proj): read-only (0555) to the
+// command, which holds no capability to pass that. What it would write there, beside the
+// workdir (`git worktree add ../wt`), is lost when the run ends; it fails instead. The tmpfs's
+// own top (/tmp, HOME) stays writable, and so does a directory a host path holds.
+void Planner::plan_workdir_parents() {
+    if (!spec_.workdir) return;
+    const std::string& wd = *spec_.workdir;
+    const Ranked* holder = nullptr;  // the op applied last above the workdir: it makes its parent
+    for (const Ranked& r : ranked_) {
+        if (!path_under(wd, r.op.dest)) continue;
+        if (holder == nullptr || std::tie(r.depth, r.rank, r.seq) > std::tie(holder->depth, holder->rank, holder->seq))
+            holder = &r;
+    }
+    if (holder == nullptr || holder->op.kind != K::Tmpfs) return;
+    const std::string top = holder->op.dest;
+    for (std::string d(path_parent(wd)); path_under(d, top); d = std::string(path_parent(d))) {
+        add(Rank::Workdir, MountOp{.kind = K::Dir, .dest = d, .mode = 0555, .why = "on the way to the workdir"});
+    }
+}
+
 void Planner::plan_fresh_filesystems() {
     for (const auto& path : spec_.tmpfs) {
         add(Rank::Fresh,
@@ -345,6 +367,7 @@ Result<MountPlan> plan_mounts(const Spec& spec, const HostFs& host) {
         planner.plan_host_paths();
         planner.plan_hides();
         planner.plan_protected_paths();
+        planner.plan_workdir_parents();
     }
     planner.order_ranked();
     for (const MountRequest& req : spec.mount_requests) planner.plan_mount_request(req);

@@ -56,6 +56,7 @@ public:
     void plan_host_paths();
     void plan_hides();
     void plan_protected_paths();
+    void plan_workdir_parents();
     void order_ranked();
     void plan_mount_request(const MountRequest& req);
     void find_handoff();

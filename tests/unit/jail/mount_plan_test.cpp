@@ -103,6 +103,48 @@ TEST_CASE("mount plan: a tmpfs parent is mounted before the workdir below it", "
     CHECK(plan.placeholders.empty());
 }
 
+TEST_CASE("mount plan: the directories on the way to the workdir in a tmpfs are read-only", "[mount_plan]") {
+    FakeFs f;
+    f.dir("/tmp");
+    f.dir("/tmp/a");
+    f.dir("/tmp/a/b");
+    f.dir("/tmp/a/b/proj");
+    f.dir("/tmp/a/ref");
+    Spec s;
+    s.workdir = "/tmp/a/b/proj";
+    s.tmpfs = {"/tmp"};
+    auto plan = plan_ok(s, f);
+    const long tmp = find_op(plan, K::Tmpfs, "/tmp");
+    const long a = find_op(plan, K::Dir, "/tmp/a", "on the way to the workdir");
+    const long b = find_op(plan, K::Dir, "/tmp/a/b", "on the way to the workdir");
+    const long wd = find_op(plan, K::Bind, "/tmp/a/b/proj", "workdir");
+    REQUIRE((tmp >= 0 && a >= 0 && b >= 0 && wd >= 0));
+    CHECK((tmp < a && a < b && b < wd));
+    CHECK(plan.ops[static_cast<size_t>(a)].mode == 0555);
+    CHECK(plan.ops[static_cast<size_t>(b)].mode == 0555);
+    CHECK(find_op(plan, K::Dir, "/tmp") == -1);  // the tmpfs's top stays writable
+    CHECK(count_dest(plan, "/tmp/a/b/proj") == 1);
+
+    // A host directory on the way (--rw /tmp/a): what is beside the workdir below it is the
+    // host's, and nothing is made read-only.
+    s.rw = {"/tmp/a"};
+    auto shown = plan_ok(s, f);
+    CHECK(find_op(shown, K::Dir, "/tmp/a/b") == -1);
+    CHECK(find_op(shown, K::Dir, "/tmp/a") == -1);
+
+    // The workdir right below the tmpfs's top, or in no tmpfs: nothing to do.
+    s.rw.clear();
+    s.workdir = "/tmp/a";
+    const auto top = plan_ok(s, f);
+    CHECK(std::none_of(top.ops.begin(), top.ops.end(),
+                       [](const MountOp& o) { return o.why == "on the way to the workdir"; }));
+    s.tmpfs.clear();
+    s.workdir = "/tmp/a/b/proj";
+    const auto plain = plan_ok(s, f);
+    CHECK(std::none_of(plain.ops.begin(), plain.ops.end(),
+                       [](const MountOp& o) { return o.why == "on the way to the workdir"; }));
+}
+
 TEST_CASE("mount plan: the private HOME comes before read-only entries inside it", "[mount_plan]") {
     FakeFs f;
     f.dir("/home/u");
