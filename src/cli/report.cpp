@@ -284,8 +284,22 @@ Status write_status_file(int fd, const std::string& path, const Outcome& outcome
 // protected path that rename fails with EBUSY, which git reports without saying why. The
 // subcommands that write the repository's config, failing: say why, once, after the run.
 std::string protected_git_note(const Spec& spec, int status) {
-    if (status == 0 || status == 1 || spec.argv.empty() || !spec.workdir || spec.workdir_readonly) return "";
+    if (status == 0 || spec.argv.empty() || !spec.workdir || spec.workdir_readonly) return "";
     if (path_basename(spec.argv[0]) != "git") return "";
+    // The subcommand: the first word after git's own options (-C DIR and -c NAME=VALUE take one).
+    std::string sub;
+    for (size_t i = 1; i < spec.argv.size(); ++i) {
+        const std::string& a = spec.argv[i];
+        if (a == "-C" || a == "-c") {
+            ++i;
+        } else if (a.empty() || a[0] != '-') {
+            sub = a;
+            break;
+        }
+    }
+    // Exit 1 is an answer for most of git (diff --exit-code, grep, nothing to commit); git stash
+    // fails with it, and says nothing where its git directory cannot be written.
+    if (status == 1 && sub != "stash") return "";
     // A linked worktree's (or a submodule checkout's) git directories are read-only inside.
     if (!spec.workdir_gitdir.empty()) {
         return "git failed: if git said \"Read-only file system\", that is the jail: in a linked worktree or a "
@@ -295,22 +309,17 @@ std::string protected_git_note(const Spec& spec, int status) {
     }
     if (std::find(spec.protect.begin(), spec.protect.end(), ".git/config") == spec.protect.end()) return "";
     static const std::vector<std::string_view> writers = {"config", "remote",      "submodule", "branch",
-                                                          "push",   "maintenance", "lfs",       "worktree"};
-    // The subcommand: the first word after git's own options (-C DIR and -c NAME=VALUE take one).
-    for (size_t i = 1; i < spec.argv.size(); ++i) {
-        const std::string& a = spec.argv[i];
-        if (a == "-C" || a == "-c") {
-            ++i;
-            continue;
-        }
-        if (!a.empty() && a[0] == '-') continue;
-        if (std::find(writers.begin(), writers.end(), a) == writers.end()) return "";
-        return "git " + a +
-               " failed: if git said \"Device or resource busy\" about .git/config, that is "
-               "the jail: the repository's config is a protected path, read-only inside (cordon(1), PROTECTED "
-               "PATHS); change it outside the jail";
+                                                          "push",   "maintenance", "lfs"};
+    if (sub == "worktree") {
+        return "git worktree failed: if git said \"Device or resource busy\" about .git/config or a directory in "
+               ".git/worktrees, that is the jail: those are protected paths or hold them, read-only inside "
+               "(cordon(1), PROTECTED PATHS); remove or prune the worktree outside the jail";
     }
-    return "";
+    if (std::find(writers.begin(), writers.end(), sub) == writers.end()) return "";
+    return "git " + sub +
+           " failed: if git said \"Device or resource busy\" about .git/config, that is "
+           "the jail: the repository's config is a protected path, read-only inside (cordon(1), PROTECTED "
+           "PATHS); change it outside the jail";
 }
 
 }  // namespace cordon

@@ -65,6 +65,13 @@ for what in commit branch switch fetch worktree; do expect_out "^$what=0$" "git 
 [[ $(git log --format=%s -1 topic 2>/dev/null) == in-jail && -n $(git rev-parse -q --verify refs/remotes/origin/main 2>/dev/null) ]] &&
   ok "the commit, branches and fetched refs are there on the host afterwards" || not_ok "host repo: $(git log --oneline --all | head -5)"
 [[ $(git worktree list | grep -c wt2) -eq 1 ]] && ok "and so is the new worktree" || not_ok "worktree list: $(git worktree list)"
+# Removing it inside fails on its directory in .git/worktrees, which holds protected paths: the
+# note says so, and what to do.
+run "$CORDON" -- "${G[@]}" worktree remove wt2
+expect_err "^cordon: note: git worktree failed: .*\.git/worktrees.*outside the jail" \
+  "git worktree remove inside: a note names .git/worktrees and says to do it outside"
+"${G[@]}" worktree remove --force wt2 2>/dev/null; "${G[@]}" worktree prune
+[[ $(git worktree list | grep -c wt2) -eq 0 ]] && ok "outside, the worktree is removed" || not_ok "worktree list: $(git worktree list)"
 host_git_runs_nothing "after ordinary work" "$WORK/repo"
 
 # From a subdirectory of a repository (issue 28): the workdir is the repository's top, so git
@@ -184,6 +191,13 @@ run "$CORDON" -- git commit -q --allow-empty -m three
 expect_err "^cordon: note: git failed: .*linked worktree.*read-only inside.*GIT WORKTREES" \
   "a git command that fails in a linked worktree gets a note saying why"
 expect_no_err "Device or resource busy" "and not the note about a protected .git/config"
+# git stash fails there with exit 1 and says nothing: the note is all the user gets.
+run "$CORDON" -- git stash
+expect_rc 1 "git stash in a linked worktree fails"
+expect_err "^cordon: note: git failed: .*linked worktree.*read-only inside" "and gets the note too"
+run "$CORDON" -- git diff --quiet
+expect_rc 1 "git diff --quiet answers 1 (a change)"
+expect_no_err "note: git failed" "and is no failure: no note"
 git -C "$linked" checkout -q -- a
 host_git_runs_nothing "linked worktree (its checkout)" "$linked"
 host_git_runs_nothing "linked worktree (the main checkout)" "$main"
