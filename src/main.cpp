@@ -331,6 +331,8 @@ int run(const std::vector<std::string>& args) {
     if (outcome.reason == cordon::Outcome::Reason::Exited) {
         if (const std::string note = cordon::protected_git_note(spec, outcome.exit_code); !note.empty())
             cordon::diag::note("{}", note);
+        if (const std::string note = cordon::no_network_note(spec, outcome.exit_code); !note.empty())
+            cordon::diag::note("{}", note);
     }
     return finish(conclude(outcome, options, status_file.get()));
 }

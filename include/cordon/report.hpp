@@ -30,5 +30,8 @@ Status write_status_file(int fd, const std::string& path, const Outcome& outcome
 // Why a git command that failed with STATUS may have failed because of the jail (it cannot
 // change the repository's protected config: git says "Device or resource busy"), or "".
 std::string protected_git_note(const Spec& spec, int status);
+// Why a package manager's or git's network command that failed with STATUS may have failed
+// because of the jail: it has no network (the default), and says so only as a DNS error; or "".
+std::string no_network_note(const Spec& spec, int status);
 
 }  // namespace cordon

@@ -283,6 +283,51 @@ Status write_status_file(int fd, const std::string& path, const Outcome& outcome
 // git changes .git/config by renaming config.lock over it; onto the read-only bind of a
 // protected path that rename fails with EBUSY, which git reports without saying why. The
 // subcommands that write the repository's config, failing: say why, once, after the run.
+std::string no_network_note(const Spec& spec, int status) {
+    if (status == 0 || spec.argv.empty() || spec.share_net || !spec.allow_hosts.empty()) return "";
+    struct Tool {
+        std::string_view name;
+        std::vector<std::string_view> subcommands;  // empty: any
+        std::string_view profile;                   // that reaches its registry, or empty
+    };
+    static const std::vector<Tool> tools = {
+        {"npm",
+         {"install", "i", "ci", "add", "update", "upgrade", "view", "info", "outdated", "audit", "publish"},
+         "npm"},
+        {"npx", {}, "npm"},
+        {"pnpm", {"install", "i", "add", "update", "up"}, "npm"},
+        {"yarn", {"install", "add", "upgrade"}, "npm"},
+        {"pip", {"install", "download"}, "pip"},
+        {"pip3", {"install", "download"}, "pip"},
+        {"cargo", {"fetch", "install", "update", "search", "publish"}, "cargo"},
+        {"go", {"get", "install"}, "go"},
+        {"git", {"fetch", "pull", "push", "clone", "ls-remote"}, ""},
+        {"curl", {}, ""},
+        {"wget", {}, ""},
+    };
+    const std::string name(path_basename(spec.argv[0]));
+    const auto tool = std::find_if(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; });
+    if (tool == tools.end()) return "";
+    std::string sub;
+    for (size_t i = 1; i < spec.argv.size() && sub.empty(); ++i) {
+        const std::string& a = spec.argv[i];
+        if (name == "git" && (a == "-C" || a == "-c")) {
+            ++i;  // git's own options that take a value
+        } else if (!a.empty() && a[0] != '-') {
+            sub = a;
+        }
+    }
+    if (!tool->subcommands.empty() &&
+        std::find(tool->subcommands.begin(), tool->subcommands.end(), sub) == tool->subcommands.end())
+        return "";
+    std::string what = name + (tool->subcommands.empty() ? "" : " " + sub);
+    std::string give =
+        tool->profile.empty() ? std::string() : "-p " + std::string(tool->profile) + " reaches its registry, ";
+    return what + " failed: if it could not resolve or reach a host, that is the jail: it has no network (the " +
+           "default); " + give + "--allow-host HOST lets one host through, --net host shares the host's (cordon(1), " +
+           "NETWORK)";
+}
+
 std::string protected_git_note(const Spec& spec, int status) {
     if (status == 0 || spec.argv.empty() || !spec.workdir || spec.workdir_readonly) return "";
     if (path_basename(spec.argv[0]) != "git") return "";

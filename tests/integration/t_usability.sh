@@ -274,4 +274,19 @@ expect_out "^made-ok$" "and the workdir"
   ok "on the host: the file made in the workdir, no worktree left half-made" ||
   not_ok "host: $(ls -A "$WORK/beside") / $(git -C "$beside" worktree list)"
 
+# A package manager's or git's network command that fails in the default jail (no network)
+# gets a note saying so; other failures do not. The host name is reserved (.invalid), and the
+# jail has no route out anyway.
+mkdir -p "$WORK/nonet" && git -C "$WORK/nonet" init -q
+pushd "$WORK/nonet" >/dev/null
+run "$CORDON" -- git -c core.askPass=true fetch -q https://cordon-test.invalid/r.git
+expect_rc 128 "git fetch with no network fails"
+expect_err "^cordon: note: git fetch failed: if it could not resolve or reach a host, that is the jail: it has no network" \
+  "and a note says the jail has no network"
+run "$CORDON" -- git log -1
+expect_no_err "no network" "a git command that needs none gets no such note"
+run "$CORDON" -- /bin/sh -c 'exit 3'
+expect_no_err "no network" "nor does any other failing command"
+popd >/dev/null
+
 finish
