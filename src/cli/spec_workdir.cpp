@@ -60,9 +60,9 @@ bool is_git_directory(const std::string& gitdir) {
 // What DIR's .git entry makes of DIR for git: a repository's top (Yes), nothing (No: git looks
 // further up), or one git refuses for its owner (Refused: "dubious ownership", safe.directory's
 // default, which stops git's search too). For a root caller, a repository that one other user
-// owns whole (its top and its .git directory) is a top too: there the jail takes that owner's
-// ids (owner_idmap), so git inside finds it its own, as a CI job's root finds a runner's
-// checkout with safe.directory set.
+// owns whole (its top and its .git directory) is a top too: there the jail may take that
+// owner's ids (owner_idmap; root_may_take says where), so git inside finds it its own, as a
+// CI job's root finds a runner's checkout with safe.directory set.
 enum class Top { Yes, No, Refused };
 Top repository_at(const std::string& dir) {
     const std::string dotgit = dir == "/" ? std::string("/.git") : dir + "/.git";
@@ -245,6 +245,21 @@ std::optional<std::string> read_small_file(const std::string& path) {
     return text;
 }
 
+// Whether a root caller's workdir may be TOP, the repository that holds the current directory
+// CWD, instead of CWD alone: where root owns TOP, or where another user owns TOP, CWD and the
+// repository's .git (repository_at), has a passwd line, and TOP may be idmapped from them
+// (owner_idmap: not their HOME or a directory in it that their tools read, nothing that looks
+// like a HOME). A directory of root's own inside their checkout stays root's workdir.
+bool root_may_take(const std::string& top, const std::string& cwd) {
+    if (::geteuid() != 0) return true;  // repository_at took only the caller's own
+    struct stat t {
+    }, c{};
+    if (::stat(top.c_str(), &t) != 0 || ::stat(cwd.c_str(), &c) != 0) return false;
+    if (t.st_uid == 0) return true;
+    std::string why;
+    return c.st_uid == t.st_uid && passwd_entry(t.st_uid) && owner_idmap(top, t, why);
+}
+
 // The workdir: explicit (--workdir / profile) is honoured; the implicit one is the current
 // directory, or the top of the git repository that holds it (so that git works from a
 // subdirectory, and the repository's protections apply where its .git is), and it is refused
@@ -279,7 +294,7 @@ Status set_workdir(const SettingsLayer& merged, const HostInfo& host, Spec& s, R
             s.workdir = cwd;
             // A subdirectory of a repository: the repository's top, unless that is one of the
             // places above (a HOME kept in git): then the current directory alone, as before.
-            if (auto top = repository_top(cwd, host); top && *top != cwd && !unsafe(*top)) {
+            if (auto top = repository_top(cwd, host); top && *top != cwd && !unsafe(*top) && root_may_take(*top, cwd)) {
                 s.workdir = *top;
                 o.workdir_note = "the workdir is the git repository " + *top +
                                  ", which holds the current directory (pass --workdir . for the directory alone)";

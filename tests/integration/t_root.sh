@@ -100,19 +100,35 @@ if [[ $me -eq 0 ]]; then
   [[ $(git -C "$theirs" -c safe.directory='*' log -1 --format=%s) == two && $(find "$theirs/.git/objects" -uid 0 | wc -l) -eq 0 ]] &&
     ok "the commit is in the repository, its objects the owner's" || not_ok "commit: $(git -C "$theirs" -c safe.directory='*' log --oneline | head -3)"
   [[ $(cat "$theirs/rootfile") == r ]] && ok "root's file there is unchanged" || not_ok "rootfile: $(cat "$theirs/rootfile")"
-  # From a subdirectory of that checkout (a CI step's working-directory): the workdir is the
-  # repository's top, idmapped from its owner, and git works there as from the top.
-  mkdir -p "$theirs/sub/dir" && chown -R 4242:4242 "$theirs/sub"
-  pushd "$theirs/sub/dir" >/dev/null
-  jailed "echo s > made-sub && git add made-sub && git -c user.name=t -c user.email=t@t commit -qm three &&
+  # From a subdirectory of a checkout another user owns (a CI step's working-directory): the
+  # workdir is the repository's top, idmapped from its owner, and git works there as from the
+  # top. Only for an owner with a passwd line (whose HOME cordon can tell), and only from a
+  # directory of theirs: uid 4242 has none, and root's own directory there stays root's.
+  runner="$WORK/runner-repo"
+  mkdir -p "$runner/sub/dir" && git -C "$runner" init -q && echo r > "$runner/r" && git -C "$runner" add r &&
+    git -C "$runner" -c user.name=t -c user.email=t@t commit -qm one && chown -R cordon-test: "$runner"
+  pushd "$runner/sub/dir" >/dev/null
+  jailed "echo s > made-sub && git add made-sub && git -c user.name=t -c user.email=t@t commit -qm two &&
     echo subcommit-ok; git rev-parse --show-toplevel"
   popd >/dev/null
-  expect_err "the workdir is the git repository $theirs, which holds the current directory" \
+  expect_err "the workdir is the git repository $runner, which holds the current directory" \
     "another user's checkout, from a subdirectory: the workdir is the repository's top"
   expect_out "^subcommit-ok$" "and git commits from the subdirectory"
-  expect_out "^$theirs$" "git finds the repository's top"
-  [[ $(git -C "$theirs" -c safe.directory='*' log -1 --format=%s) == three && $(stat -c %u "$theirs/sub/dir/made-sub") == 4242 ]] &&
-    ok "the commit is in the repository, the file the owner's" || not_ok "sub commit: $(git -C "$theirs" -c safe.directory='*' log --oneline | head -3)"
+  expect_out "^$runner$" "git finds the repository's top"
+  [[ $(git -C "$runner" -c safe.directory='*' log -1 --format=%s) == two &&
+    $(stat -c %U "$runner/sub/dir/made-sub") == cordon-test ]] &&
+    ok "the commit is in the repository, the file the owner's" ||
+    not_ok "sub commit: $(git -C "$runner" -c safe.directory='*' log --oneline | head -3)"
+  mkdir -p "$runner/rootbuild" && pushd "$runner/rootbuild" >/dev/null
+  jailed "touch out.o && echo rootdir-ok"
+  popd >/dev/null
+  expect_out "^rootdir-ok$" "root's own directory in that checkout stays root's workdir, writable"
+  expect_no_err "the workdir is the git repository" "and is not widened to the repository"
+  mkdir -p "$theirs/sub2" && chown 4242:4242 "$theirs/sub2" && pushd "$theirs/sub2" >/dev/null
+  jailed "echo x > f && echo nopasswd-ok"
+  popd >/dev/null
+  expect_out "^nopasswd-ok$" "an owner without a passwd line: the subdirectory alone is the workdir"
+  expect_no_err "the workdir is the git repository" "and the repository is not taken"
   # A nested repository's config the jail makes unsafe is put back as it was: the owner's.
   git init -q "$theirs/nested" && chown -R 4242:4242 "$theirs/nested"
   sleep 0.1
