@@ -208,10 +208,11 @@ void Planner::plan_workdir_git() {
 }
 
 // The directories the jail makes on the way to the workdir inside a fresh tmpfs of its own
-// (/tmp/a/b for a workdir /tmp/a/b/repo, ~/src for ~/src/proj): read-only (0555) to the
-// command, which holds no capability to pass that. What it would write there, beside the
-// workdir (`git worktree add ../wt`), is lost when the run ends; it fails instead. The tmpfs's
-// own top (/tmp, HOME) stays writable, and so does a directory a host path holds.
+// (/tmp/a/b for a workdir /tmp/a/b/repo, ~/src for ~/src/proj): mode 0555. What the command
+// would write there, beside the workdir (`git worktree add ../wt`), is lost when the run ends;
+// it fails instead. A guard against that mistake, not a wall: the jail owns them, and a chmod
+// makes them writable again. The tmpfs's own top (/tmp, HOME) stays writable, and so do a
+// directory a host path holds and one that is TMPDIR or holds it.
 void Planner::plan_workdir_parents() {
     if (!spec_.workdir) return;
     const std::string& wd = *spec_.workdir;
@@ -223,7 +224,12 @@ void Planner::plan_workdir_parents() {
     }
     if (holder == nullptr || holder->op.kind != K::Tmpfs) return;
     const std::string top = holder->op.dest;
+    std::string tmpdir;
+    for (const std::string& kv : spec_.env) {
+        if (kv.rfind("TMPDIR=", 0) == 0) tmpdir = normalize_path(kv.substr(7), "/");
+    }
     for (std::string d(path_parent(wd)); path_under(d, top); d = std::string(path_parent(d))) {
+        if (!tmpdir.empty() && path_at_or_under(tmpdir, d) && !path_at_or_under(tmpdir, wd)) continue;
         add(Rank::Workdir, MountOp{.kind = K::Dir, .dest = d, .mode = 0555, .why = "on the way to the workdir"});
     }
 }

@@ -125,6 +125,15 @@ TEST_CASE("mount plan: the directories on the way to the workdir in a tmpfs are 
     CHECK(find_op(plan, K::Dir, "/tmp") == -1);  // the tmpfs's top stays writable
     CHECK(count_dest(plan, "/tmp/a/b/proj") == 1);
 
+    // TMPDIR on the way (or below a directory on it): that directory stays writable.
+    s.env = {"TMPDIR=/tmp/a"};
+    const auto with_tmpdir = plan_ok(s, f);
+    CHECK(find_op(with_tmpdir, K::Dir, "/tmp/a") == -1);
+    CHECK(find_op(with_tmpdir, K::Dir, "/tmp/a/b") >= 0);
+    s.env = {"TMPDIR=/tmp/a/b/proj/tmp"};  // in the workdir: nothing changes
+    CHECK(find_op(plan_ok(s, f), K::Dir, "/tmp/a") >= 0);
+    s.env.clear();
+
     // A host directory on the way (--rw /tmp/a): what is beside the workdir below it is the
     // host's, and nothing is made read-only.
     s.rw = {"/tmp/a"};
