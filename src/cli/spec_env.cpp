@@ -56,6 +56,10 @@ struct IncludeContext {
     // Files still to be read for one identity: includes may branch at every level, and git's
     // depth of 10 alone would allow a thousand reads of 1 MiB each.
     mutable int files_left = 64;
+    // The matching steps left for all the conditions met (git_wildmatch): a config of another
+    // user's repository may hold thousands of costly ones. About 0.1 s in all; past it every
+    // condition is false.
+    mutable size_t steps_left = 4000000;
     // The workdir's git directory as a real path ("" where there is none) and its HEAD's
     // branch without refs/heads/ ("" when detached), once a condition asks.
     struct Repo {
@@ -78,11 +82,25 @@ const IncludeContext::Repo& IncludeContext::repository() const {
     struct stat st {};
     if (!real_path(workdir_git_dir(*spec), real) || ::stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) return *repo;
     repo->gitdir = real;
-    if (auto head = read_small_file(repo->gitdir + "/HEAD"); head && head->rfind("ref: refs/heads/", 0) == 0) {
-        std::string branch = head->substr(16);
-        while (!branch.empty() && (branch.back() == '\n' || branch.back() == '\r')) branch.pop_back();
-        repo->branch = branch;
+    // HEAD's branch as git resolves it: "ref:" and blanks, then the name, trailing blanks
+    // dropped; a branch that is itself a symbolic ref followed (from the common directory, up
+    // to git's 5 levels); the name without refs/heads/ where the last one is a branch.
+    const std::string common = spec->workdir_commondir.empty() ? repo->gitdir : spec->workdir_commondir;
+    auto target = [](const std::optional<std::string>& text) -> std::optional<std::string> {
+        if (!text || text->rfind("ref:", 0) != 0) return std::nullopt;
+        const size_t from = text->find_first_not_of(" \t\n\r\v\f", 4);
+        const size_t to = text->find_last_not_of(" \t\n\r\v\f");
+        if (from == std::string::npos || to < from) return std::nullopt;
+        return text->substr(from, to - from + 1);
+    };
+    std::optional<std::string> name = target(read_small_file(repo->gitdir + "/HEAD"));
+    for (int depth = 0; name && depth < 5 && name->rfind("refs/", 0) == 0; ++depth) {
+        if (name->find("..") != std::string::npos) return *repo;  // git refuses such a name
+        auto next = target(read_small_file(common + "/" + *name));
+        if (!next) break;
+        name = std::move(next);
     }
+    if (name && name->rfind("refs/heads/", 0) == 0) repo->branch = name->substr(11);
     return *repo;
 }
 
@@ -106,6 +124,9 @@ bool include_if(std::string_view condition, const std::string& from, const Inclu
         if (gitdir.empty()) return false;
         std::string pattern(condition.substr(condition.find(':') + 1));
         size_t prefix = 0;  // the part compared as written
+        // Another user's HOME (~user/) and git's %(prefix)/: not looked up, taken as no match.
+        if ((pattern.rfind('~', 0) == 0 && pattern.rfind("~/", 0) != 0) || pattern.rfind("%(prefix)/", 0) == 0)
+            return false;
         if (pattern.rfind("~/", 0) == 0) {
             if (ctx.home.empty()) return false;
             pattern = ctx.home + pattern.substr(1);
@@ -129,17 +150,15 @@ bool include_if(std::string_view condition, const std::string& from, const Inclu
                             same))
                 return false;
         }
-        size_t steps = 100000;
         return git_wildmatch(std::string_view(pattern).substr(prefix), std::string_view(gitdir).substr(prefix), fold,
-                             steps);
+                             ctx.steps_left);
     }
     if (condition.rfind("onbranch:", 0) == 0) {
         const std::string& branch = ctx.repository().branch;
         if (branch.empty()) return false;
         std::string pattern(condition.substr(9));
         if (!pattern.empty() && pattern.back() == '/') pattern += "**";
-        size_t steps = 100000;
-        return git_wildmatch(pattern, branch, false, steps);
+        return git_wildmatch(pattern, branch, false, ctx.steps_left);
     }
     return false;
 }

@@ -136,5 +136,25 @@ total=$(wc -l < "$SCRATCH/conditions")
 # A run whose patterns never matched (or always did) would prove little.
 ((yes >= total / 10 && yes <= total - total / 10)) && ok "the cases both include ($yes) and do not ($((agreed - yes)))" ||
   not_ok "the generated cases are one-sided: $yes of $total include"
+# HEAD as git reads it for onbranch: "ref:" without a blank, trailing blanks, and a branch that
+# is itself a symbolic ref (git follows it to the branch it names).
+printf 'ref: refs/heads/real\n' > "$repo/.git/refs/heads/alias"
+for head in 'ref:refs/heads/main' 'ref: refs/heads/main \t ' 'ref: refs/heads/alias' 'ref:  refs/heads/main'; do
+  printf "$head\n" > "$repo/.git/HEAD"
+  for cond in onbranch:main onbranch:real onbranch:alias; do
+    write_config "$cond"
+    want=$(host_name) got=$(jail_name)
+    [[ $want == "$got" ]] && ok "HEAD '$head', $cond: $want, as git says" ||
+      not_ok "HEAD '$head', $cond: git says $want, the jail $got"
+  done
+done
+# Other users' HOMEs (~user/) and %(prefix)/ are not looked up: taken as no match, which git
+# agrees with here (the repository is in neither).
+printf 'ref: refs/heads/main\n' > "$repo/.git/HEAD"
+for cond in "gitdir:~root/x/" "gitdir:%(prefix)/x/"; do
+  write_config "$cond"
+  [[ $(host_name) == No && $(jail_name) == No ]] && ok "$cond: no match, as git says" ||
+    not_ok "$cond: host $(host_name), jail $(jail_name)"
+done
 rm -f "$HOME/.gitconfig"
 finish
