@@ -280,9 +280,8 @@ Status write_status_file(int fd, const std::string& path, const Outcome& outcome
     return {};
 }
 
-// git changes .git/config by renaming config.lock over it; onto the read-only bind of a
-// protected path that rename fails with EBUSY, which git reports without saying why. The
-// subcommands that write the repository's config, failing: say why, once, after the run.
+// A network command that failed where the jail has no network: the tools report only a name
+// that did not resolve (EAI_AGAIN, "Could not resolve host"). Said once, after the run.
 std::string no_network_note(const Spec& spec, int status) {
     if (status == 0 || spec.argv.empty() || spec.share_net || !spec.allow_hosts.empty()) return "";
     struct Tool {
@@ -328,6 +327,9 @@ std::string no_network_note(const Spec& spec, int status) {
            "NETWORK)";
 }
 
+// git changes .git/config by renaming config.lock over it; onto the read-only bind of a
+// protected path that rename fails with EBUSY, which git reports without saying why. The
+// subcommands that write the repository's config, failing: say why, once, after the run.
 std::string protected_git_note(const Spec& spec, int status) {
     if (status == 0 || spec.argv.empty() || !spec.workdir || spec.workdir_readonly) return "";
     if (path_basename(spec.argv[0]) != "git") return "";

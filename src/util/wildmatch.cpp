@@ -1,6 +1,5 @@
 #include "cordon/wildmatch.hpp"
 
-#include <cstring>
 #include <string_view>
 
 namespace cordon {
@@ -167,12 +166,7 @@ Wm match_from(std::string_view pat, size_t p, std::string_view text, size_t t, b
                         // A literal next: the star takes everything before it (within one
                         // directory's name unless "**").
                         const unsigned char want = fold_char(pat[p]);
-                        unsigned char c = 0;
-                        while (t < text.size() && (match_slash || text[t] != '/')) {
-                            c = fold_char(text[t]);
-                            if (c == want) break;
-                            ++t;
-                        }
+                        while (t < text.size() && (match_slash || text[t] != '/') && fold_char(text[t]) != want) ++t;
                         if (t >= text.size() || fold_char(text[t]) != want) return Wm::NoMatch;
                     }
                     const Wm m = match_from(pat, p, text, t, fold, steps);
