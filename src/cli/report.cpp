@@ -280,6 +280,25 @@ Status write_status_file(int fd, const std::string& path, const Outcome& outcome
     return {};
 }
 
+namespace {
+
+// The command's subcommand: the first word of ARGV after the program that is not an option
+// (for git, after its own options: -C DIR and -c NAME=VALUE take one); "" where there is none.
+std::string subcommand_of(const std::vector<std::string>& argv) {
+    const bool git = !argv.empty() && path_basename(argv[0]) == "git";
+    for (size_t i = 1; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (git && (a == "-C" || a == "-c")) {
+            ++i;
+        } else if (a.empty() || a[0] != '-') {
+            return a;
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
 // A network command that failed where the jail has no network: the tools report only a name
 // that did not resolve (EAI_AGAIN, "Could not resolve host"). Said once, after the run.
 std::string no_network_note(const Spec& spec, int status) {
@@ -307,15 +326,7 @@ std::string no_network_note(const Spec& spec, int status) {
     const std::string name(path_basename(spec.argv[0]));
     const auto tool = std::find_if(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; });
     if (tool == tools.end()) return "";
-    std::string sub;
-    for (size_t i = 1; i < spec.argv.size() && sub.empty(); ++i) {
-        const std::string& a = spec.argv[i];
-        if (name == "git" && (a == "-C" || a == "-c")) {
-            ++i;  // git's own options that take a value
-        } else if (!a.empty() && a[0] != '-') {
-            sub = a;
-        }
-    }
+    const std::string sub = subcommand_of(spec.argv);
     if (!tool->subcommands.empty() &&
         std::find(tool->subcommands.begin(), tool->subcommands.end(), sub) == tool->subcommands.end())
         return "";
@@ -333,17 +344,7 @@ std::string no_network_note(const Spec& spec, int status) {
 std::string protected_git_note(const Spec& spec, int status) {
     if (status == 0 || spec.argv.empty() || !spec.workdir || spec.workdir_readonly) return "";
     if (path_basename(spec.argv[0]) != "git") return "";
-    // The subcommand: the first word after git's own options (-C DIR and -c NAME=VALUE take one).
-    std::string sub;
-    for (size_t i = 1; i < spec.argv.size(); ++i) {
-        const std::string& a = spec.argv[i];
-        if (a == "-C" || a == "-c") {
-            ++i;
-        } else if (a.empty() || a[0] != '-') {
-            sub = a;
-            break;
-        }
-    }
+    const std::string sub = subcommand_of(spec.argv);
     // Exit 1 is an answer for most of git (diff --exit-code, grep, nothing to commit); git stash
     // fails with it, and says nothing where its git directory cannot be written.
     if (status == 1 && sub != "stash") return "";
